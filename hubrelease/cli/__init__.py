@@ -1,0 +1,1 @@
+"""Command-line layer: parses options, calls library functions, formats output. The only layer that exits."""

@@ -1,0 +1,16 @@
+"""`hubrelease build ...`: the builder command group. Each builder family registers its commands here."""
+
+from __future__ import annotations
+
+import typer
+
+build_app = typer.Typer(
+    name="build",
+    help="Build release artifacts: drafters, evaluation JSON, dataset cards.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    # Builder command modules add themselves to ``build_app`` on import.
+    app.add_typer(build_app, name="build")

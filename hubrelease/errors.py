@@ -1,0 +1,100 @@
+"""One error tree for the whole package.
+
+Every error a user can cause is a ``HubReleaseError`` subclass carrying an exit code and the
+context (file, line, field, repo) the CLI needs to print one actionable line. Drift is *not* an
+error: it is data in a report, and the CLI maps it to exit code 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class HubReleaseError(Exception):
+    """Base class: a one-line, user-facing failure. ``exit_code`` 2 = usage or invalid input."""
+
+    exit_code: int = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+
+    def __str__(self) -> str:
+        prefix = ""
+        if self.path is not None:
+            prefix = self.path
+            if self.line is not None:
+                prefix += f":{self.line}"
+            prefix += ": "
+        if self.field:
+            prefix += f"{self.field}: "
+        return prefix + self.message
+
+    def to_dict(self) -> dict[str, object]:
+        """Fields for ``--json`` error output."""
+        return {
+            "error": type(self).__name__,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "field": self.field,
+            "exit_code": self.exit_code,
+        }
+
+
+class ManifestError(HubReleaseError):
+    """The manifest cannot be parsed or does not validate."""
+
+
+class InputError(HubReleaseError):
+    """A file, folder or option given by the user is unusable (missing, unreadable, wrong kind)."""
+
+
+class FormatError(HubReleaseError):
+    """A model or data file is malformed (truncated GGUF, lying length field, bad safetensors header)."""
+
+
+class BuildError(HubReleaseError):
+    """A builder refused its input (tensor set does not match the config, unknown key...)."""
+
+
+class CheckFailed(HubReleaseError):
+    """A check the user asked for did not pass (e.g. ``render-card --check``). Exit code 1."""
+
+    exit_code = 1
+
+
+class HubError(HubReleaseError):
+    """The Hub (or the loopback Hub) refused or failed a request."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, repo_id: str | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.repo_id = repo_id
+        self.status = status
+
+    def to_dict(self) -> dict[str, object]:
+        data = super().to_dict()
+        data.update(repo_id=self.repo_id, status=self.status)
+        return data
+
+
+class RemoteMovedError(HubError):
+    """The branch moved since the push was planned (HTTP 412): someone else pushed."""
+
+
+class NotFoundError(HubError):
+    """A repository or revision does not exist on the Hub. Invalid input, so exit code 2."""
+
+    exit_code = 2

@@ -1,0 +1,83 @@
+"""Filesystem helpers every layer may use: atomic writes and safe release-relative paths."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from hubrelease.errors import InputError
+
+# Folder inside a release that hubrelease owns (stat cache, embedded state); never published.
+STATE_DIR = ".hubrelease"
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[str] | IO[bytes]]:
+    """Write to a temp file beside ``path`` and rename it into place only if the block succeeds.
+
+    Readers never see a half-written file, and a failure leaves the old file untouched.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        binary = "b" in mode
+        with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Atomically replace ``path`` with ``text`` (UTF-8, ``\\n`` newlines)."""
+    with atomic_open(path, "w") as handle:
+        handle.write(text)  # type: ignore[arg-type]
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Atomically replace ``path`` with ``data``."""
+    with atomic_open(path, "wb", encoding=None) as handle:
+        handle.write(data)  # type: ignore[arg-type]
+
+
+def check_release_path(value: str) -> str:
+    """Return ``value`` if it is a clean POSIX path inside a release folder, else raise ``ValueError``.
+
+    Refuses absolute paths, ``..`` segments, empty segments, backslashes and the state folder,
+    mirroring huggingface_hub's ``path_in_repo`` rules so a manifest can never point outside.
+    """
+    if not value or value.strip() != value:
+        raise ValueError("path must be a non-empty relative path without surrounding spaces")
+    if "\\" in value:
+        raise ValueError(f"path {value!r} uses a backslash; use '/'")
+    pure = PurePosixPath(value)
+    if pure.is_absolute() or value.startswith("/"):
+        raise ValueError(f"path {value!r} is absolute; it must be relative to the release folder")
+    parts = value.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"path {value!r} must not contain '..', '.' or empty segments")
+    if parts[0] in (STATE_DIR, ".git"):
+        raise ValueError(f"path {value!r} is inside a reserved folder ({parts[0]})")
+    return value
+
+
+def resolve_inside(root: Path, relative: str) -> Path:
+    """Join ``relative`` to ``root`` and refuse results that escape ``root`` through symlinked folders."""
+    candidate = root / relative
+    try:
+        real_root = root.resolve()
+        real_parent = candidate.parent.resolve()
+    except OSError as exc:
+        raise InputError(f"cannot resolve {relative}: {exc.strerror}", path=candidate) from exc
+    if real_parent != real_root and real_root not in real_parent.parents:
+        raise InputError(f"{relative} resolves outside the release folder", path=candidate)
+    return candidate

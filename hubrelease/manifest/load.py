@@ -1,0 +1,149 @@
+"""YAML on disk -> ``Manifest``, or a ``ManifestError`` naming file, line and field.
+
+This is the only module that catches YAML and pydantic errors. ruamel.yaml's round-trip loader
+is used (rather than PyYAML) because it keeps each key's line number, which lets every error point
+at the offending line, and because ``manifest.write`` needs the same tree to keep comments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from hubrelease.errors import InputError, ManifestError
+from hubrelease.manifest.models import LocatedError, Manifest
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def read_tree(path: Path) -> CommentedMap:
+    """Parse ``path`` into ruamel's comment-preserving tree (a dict at the top level)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("manifest not found", path=path) from None
+    except IsADirectoryError:
+        raise InputError("is a folder, expected a manifest file", path=path) from None
+    except UnicodeDecodeError:
+        raise ManifestError("not UTF-8 text", path=path) from None
+    return parse_tree(text, path)
+
+
+def parse_tree(text: str, path: Path) -> CommentedMap:
+    try:
+        tree = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        raise ManifestError(f"invalid YAML: {problem}", path=path, line=line) from None
+    except YAMLError as exc:
+        raise ManifestError(f"invalid YAML: {exc}", path=path) from None
+    if not isinstance(tree, CommentedMap):
+        raise ManifestError("the manifest must be a YAML mapping", path=path, line=1)
+    return tree
+
+
+def line_of(tree: Any, loc: Sequence[str | int]) -> int | None:
+    """1-based line of the deepest node of ``loc`` present in the tree (None if unknown)."""
+    node = tree
+    line: int | None = None
+    for part in loc:
+        if isinstance(node, CommentedMap) and part in node:
+            line = node.lc.key(part)[0] + 1
+            node = node[part]
+        elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
+            line = node.lc.item(part)[0] + 1
+            node = node[part]
+        else:
+            break
+    return line
+
+
+def format_loc(loc: Sequence[str | int]) -> str:
+    """``("artifacts", 2, "sha256")`` -> ``artifacts[2].sha256``."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "(top level)"
+
+
+def _first_error(exc: ValidationError, tree: CommentedMap, path: Path) -> ManifestError:
+    error = exc.errors(include_url=False)[0]
+    loc = list(error["loc"])
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, LocatedError):
+        loc.extend(cause.loc)
+        message = str(cause)
+    else:
+        message = error["msg"].removeprefix("Value error, ")
+    # pydantic puts a union member's or literal's name in loc; drop parts that are not in the YAML.
+    clean = [p for p in loc if isinstance(p, int) or not str(p).startswith(("function-", "str", "int"))]
+    if error["type"] == "extra_forbidden":
+        message = f"unknown key (allowed keys are listed by `hubrelease schema`)"
+    elif error["type"] == "missing":
+        message = "required field is missing"
+    elif error["type"] == "literal_error":
+        message = f"{message}, got {error.get('input')!r}"
+    count = exc.error_count()
+    if count > 1:
+        message += f" (and {count - 1} more error{'s' if count > 2 else ''})"
+    return ManifestError(message, path=path, line=line_of(tree, clean), field=format_loc(clean))
+
+
+def to_plain(node: Any) -> Any:
+    """ruamel nodes -> plain dict/list/scalars (pydantic then sees ordinary Python values)."""
+    if isinstance(node, dict):
+        return {str(k): to_plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [to_plain(v) for v in node]
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def validate_tree(tree: CommentedMap, path: Path) -> Manifest:
+    """Validate a parsed tree; errors carry the YAML line of the offending field."""
+    version = tree.get("schema_version")
+    if version is not None and version != 1:
+        raise ManifestError(
+            f"schema_version {version!r} is not supported by this hubrelease (expected 1)",
+            path=path,
+            line=line_of(tree, ["schema_version"]),
+            field="schema_version",
+        )
+    try:
+        return Manifest.model_validate(to_plain(tree))
+    except ValidationError as exc:
+        raise _first_error(exc, tree, path) from None
+
+
+def load_manifest(path: str | Path) -> Manifest:
+    """Read and validate a manifest file."""
+    manifest_path = Path(path)
+    return validate_tree(read_tree(manifest_path), manifest_path)
+
+
+def load_manifest_text(text: str, path: str | Path = "<string>") -> Manifest:
+    """Validate manifest YAML given as text (``path`` is only used in messages)."""
+    manifest_path = Path(path)
+    return validate_tree(parse_tree(text, manifest_path), manifest_path)

@@ -1,0 +1,376 @@
+"""The release manifest as pydantic models: pure data, validated by its types.
+
+A manifest states everything a release claims: what it publishes (artifacts with size and
+sha256), what it was built from and measured against (pins), how its card is rendered, and
+whose work it credits. Field docstrings become the descriptions in ``hubrelease schema``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from hubrelease.fsutil import check_release_path
+
+SCHEMA_VERSION = 1
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+
+
+class LocatedError(ValueError):
+    """A model-level validation error that knows which field (relative to the model) is wrong.
+
+    ``manifest.load`` appends ``loc`` to pydantic's location so the message names the exact
+    field and YAML line, not just the enclosing mapping.
+    """
+
+    def __init__(self, message: str, loc: tuple[str | int, ...]) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+def _sha256(value: str) -> str:
+    if not _SHA256.match(value):
+        raise ValueError("must be 64 lowercase hex characters (a SHA-256 digest)")
+    return value
+
+
+def _repo_id(value: str) -> str:
+    if not _REPO_ID.match(value) or "--" in value or ".." in value or len(value) > 96:
+        raise ValueError(f"{value!r} is not a valid Hub repo id ('namespace/name')")
+    return value
+
+
+def _release_path(value: str) -> str:
+    return check_release_path(value)
+
+
+Sha256 = Annotated[str, AfterValidator(_sha256)]
+"""A SHA-256 digest, 64 lowercase hex characters."""
+RepoId = Annotated[str, AfterValidator(_repo_id)]
+"""A Hub repository id, ``namespace/name``."""
+RepoPath = Annotated[str, AfterValidator(_release_path)]
+"""A POSIX path relative to the release folder (no ``..``, not absolute)."""
+ByteSize = Annotated[int, Field(ge=0)]
+"""A size in bytes."""
+
+RepoType = Literal["model", "dataset"]
+Role = Literal["recommended", "variant", "benchmark", "data", "doc"]
+BaseModelRelation = Literal["adapter", "merge", "quantized", "finetune"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class _Revisioned(_Strict):
+    """Shared rule: a revision must be a 40-hex commit unless ``unpinned`` says otherwise."""
+
+    revision: str | None = None
+    """Git commit (40 lowercase hex) of the pinned repo. A branch or tag only with ``unpinned: true``."""
+    unpinned: bool = False
+    """The source never published a commit; the pin is weaker (by sizes or digests only)."""
+
+    @model_validator(mode="after")
+    def _check_revision(self) -> _Revisioned:
+        if self.unpinned:
+            return self
+        if self.revision is None:
+            raise LocatedError("required (a 40-hex commit), or set unpinned: true", ("revision",))
+        if not _COMMIT.match(self.revision):
+            raise LocatedError(
+                f"revision {self.revision!r} is not a 40-hex commit; pin a commit "
+                "(hubrelease lock resolves branches) or set unpinned: true",
+                ("revision",),
+            )
+        return self
+
+
+class PinnedFile(_Strict):
+    """A file inside a pinned repo. ``sha256`` may be absent when the source published only a size."""
+
+    path: RepoPath
+    """Path of the file inside the pinned repo."""
+    size: ByteSize | None = None
+    """Size in bytes."""
+    sha256: Sha256 | None = None
+    """SHA-256 of the file content (the Hub's LFS oid). Absent means pinned by size only."""
+
+
+class PinnedRepo(_Revisioned):
+    """A Hub repository the release depends on: a target model or a warm-start drafter."""
+
+    repo_id: RepoId
+    """Hub id of the repo."""
+    repo_type: RepoType = "model"
+    """Kind of Hub repo."""
+    name: str | None = None
+    """Human name used in cards (defaults to the repo id)."""
+    license: str | None = None
+    """Licence of the pinned repo, as a Hub licence id (e.g. mit, apache-2.0)."""
+    quantization: str | None = None
+    """Quantization of the pinned weights (e.g. NVFP4, IQ2_KS)."""
+    derived_from: list[RepoId] = Field(default_factory=list)
+    """Repos this one is itself derived from (for attribution)."""
+    files: list[PinnedFile] = Field(default_factory=list)
+    """Files of the repo that the release relies on."""
+    note: str | None = None
+    """Free-text caveat about this pin."""
+
+
+class PinnedDataset(_Revisioned):
+    """A dataset used for training or evaluation, with the credit its licence asks for."""
+
+    repo_id: RepoId
+    """Hub id of the dataset."""
+    license: str
+    """Licence id of the dataset (e.g. cc-by-4.0)."""
+    attribution: str | None = None
+    """Credit line the licence requires (e.g. CC-BY-4.0 attribution)."""
+    name: str | None = None
+    """Human name used in cards."""
+    role: Literal["training-source", "training", "evaluation", "released"] = "training-source"
+    """How the release uses the dataset."""
+
+
+class EngineBinary(_Strict):
+    """A built engine object whose exact bytes produced the measurements."""
+
+    name: str
+    """File name of the binary or shared library (e.g. llama-server, libggml.so)."""
+    sha256: Sha256
+    """SHA-256 of the binary."""
+
+
+class LocalPatches(_Strict):
+    """Changes applied on top of the engine's base commit."""
+
+    path: RepoPath | None = None
+    """Where the diff is published in the release, if it is."""
+    sha256: Sha256 | None = None
+    """SHA-256 of the diff file."""
+    files_changed: int | None = Field(default=None, ge=0)
+    """Number of files the patch touches."""
+    insertions: int | None = Field(default=None, ge=0)
+    """Lines added."""
+    deletions: int | None = Field(default=None, ge=0)
+    """Lines removed."""
+    lines: int | None = Field(default=None, ge=0)
+    """Length of the diff file in lines."""
+
+
+class Engine(_Strict):
+    """The serving engine used for measurements, pinned to a commit and, where known, to binaries."""
+
+    name: str
+    """Engine name (sglang, ik_llama.cpp, llama.cpp, vllm...)."""
+    repository: str
+    """Source repository, e.g. https://github.com/sgl-project/sglang or ikawrakow/ik_llama.cpp."""
+    commit: str
+    """Base commit of the engine source (40 lowercase hex)."""
+    local_patches: LocalPatches | None = None
+    """Local changes on top of ``commit``."""
+    build_flags: list[str] = Field(default_factory=list)
+    """Build options that matter for reproducing the binaries."""
+    built: str | None = None
+    """Build date (ISO 8601)."""
+    binaries: list[EngineBinary] = Field(default_factory=list)
+    """Digests of the binaries that produced the measurements."""
+
+    @model_validator(mode="after")
+    def _check_commit(self) -> Engine:
+        if not _COMMIT.match(self.commit):
+            raise LocatedError(f"{self.commit!r} is not a 40-hex commit", ("commit",))
+        return self
+
+
+class Hardware(_Strict):
+    """A machine measurements were taken on."""
+
+    id: str
+    """Short identifier used by evaluation files (e.g. dgx-spark, h200)."""
+    name: str
+    """Display name (e.g. NVIDIA DGX Spark (GB10))."""
+    accelerator: str | None = None
+    """Accelerator model."""
+    count: int = Field(default=1, ge=1)
+    """Number of accelerators used."""
+    memory: str | None = None
+    """Accelerator memory, as marketed (e.g. 141GB HBM3e)."""
+
+
+class ExternalFile(_Strict):
+    """A file the release depends on but does not publish, pinned by digest (e.g. upstream code)."""
+
+    name: str
+    """File name."""
+    source: str
+    """Where it comes from (repo id or URL)."""
+    sha256: Sha256
+    """SHA-256 of the copy that was used."""
+
+
+class Pins(_Strict):
+    """Everything the release was built from or measured against."""
+
+    targets: list[PinnedRepo] = Field(default_factory=list)
+    """Target models the drafter serves."""
+    base_drafters: list[PinnedRepo] = Field(default_factory=list)
+    """Warm-start / upstream drafters the weights were initialised from."""
+    datasets: list[PinnedDataset] = Field(default_factory=list)
+    """Datasets used or released."""
+    engines: list[Engine] = Field(default_factory=list)
+    """Serving engines used for the measurements."""
+    hardware: list[Hardware] = Field(default_factory=list)
+    """Machines used for the measurements."""
+    external_files: list[ExternalFile] = Field(default_factory=list)
+    """Unpublished dependencies pinned by digest."""
+
+
+class Recipe(_Strict):
+    """How an artifact was produced, so it can be rebuilt."""
+
+    builder: str
+    """The hubrelease builder or external tool (e.g. gguf-drafter, llama-quantize)."""
+    source: str | None = None
+    """Input path or repo the builder read."""
+    options: dict[str, str | int | float | bool | list[str]] = Field(default_factory=dict)
+    """Builder options as recorded."""
+
+
+class Artifact(_Strict):
+    """A file the release publishes."""
+
+    path: RepoPath
+    """Path of the file in the Hub repo."""
+    local: RepoPath | None = None
+    """Path of the file in the release folder, when it differs from ``path``."""
+    size: ByteSize | None = None
+    """Exact size in bytes."""
+    sha256: Sha256 | None = None
+    """SHA-256 of the content (the field name is the algorithm)."""
+    reported_size: str | None = None
+    """Size as the source stated it when the exact byte count is unknown (e.g. '737 MB')."""
+    role: Role = "variant"
+    """recommended | variant | benchmark | data | doc."""
+    description: str | None = None
+    """Short note for the card's files table."""
+    recipe: Recipe | None = None
+    """Optional build recipe."""
+    composition: dict[str, Annotated[int, Field(ge=0)]] | None = None
+    """Expected GGUF tensor-type counts, e.g. {F32: 26, Q8_0: 24, IQ3_KS: 12, IQ4_KSS: 7}."""
+    lint: bool = False
+    """Run drafter lint on this file during verify."""
+    lint_config: RepoPath | None = None
+    """config.json to lint the file against."""
+
+    @property
+    def local_path(self) -> str:
+        """Where the file lives in the release folder."""
+        return self.local or self.path
+
+
+class Release(_Strict):
+    """Identity and Hub metadata of the published repo."""
+
+    repo_id: RepoId
+    """Hub id the release is published to."""
+    repo_type: RepoType = "model"
+    """model | dataset."""
+    revision: str = "main"
+    """Branch the release is pushed to."""
+    title: str | None = None
+    """Display title for the card."""
+    license: str
+    """Hub licence id (apache-2.0, mit, cc-by-4.0, other...)."""
+    license_name: str | None = None
+    """Required when license is 'other'."""
+    license_link: str | None = None
+    """Required when license is 'other'."""
+    base_model: list[RepoId] = Field(default_factory=list)
+    """Hub ids of the base model(s)."""
+    base_model_relation: BaseModelRelation | None = None
+    """adapter | merge | quantized | finetune."""
+    pipeline_tag: str | None = None
+    """Hub pipeline tag (e.g. text-generation)."""
+    library_name: str | None = None
+    """Hub library name (e.g. gguf, sglang, transformers)."""
+    tags: list[str] = Field(default_factory=list)
+    """Hub tags."""
+    inference: bool | None = None
+    """Hub inference widget switch (false for drafters)."""
+
+    @model_validator(mode="after")
+    def _check_license(self) -> Release:
+        if self.license == "other" and not (self.license_name and self.license_link):
+            raise LocatedError("license 'other' needs license_name and license_link", ("license",))
+        if self.base_model_relation and not self.base_model:
+            raise LocatedError("base_model_relation needs base_model", ("base_model_relation",))
+        return self
+
+
+class Card(_Strict):
+    """How the README is rendered."""
+
+    template: str = "safetensors_drafter"
+    """A built-in template name or a path (relative to the manifest) to a Jinja2 template."""
+    output: RepoPath = "README.md"
+    """Where the rendered card is written, relative to the release folder."""
+    variables: dict[str, object] = Field(default_factory=dict)
+    """Free values the template may use (``card.variables`` in the context)."""
+
+
+class Notices(_Strict):
+    """Credit and disclaimers that the card must carry."""
+
+    attribution: list[str] = Field(default_factory=list)
+    """Attribution lines (licences that require credit)."""
+    not_affiliated_with: list[str] = Field(default_factory=list)
+    """Organisations the release is not affiliated with."""
+    references: list[str] = Field(default_factory=list)
+    """Papers or code referenced."""
+
+
+class Manifest(_Strict):
+    """A hubrelease manifest (schema_version 1)."""
+
+    schema_version: Literal[1]
+    """Manifest schema version; always 1."""
+    release: Release
+    """The published repo."""
+    pins: Pins = Field(default_factory=Pins)
+    """Inputs: targets, drafters, datasets, engines, hardware."""
+    artifacts: list[Artifact] = Field(default_factory=list)
+    """Every file to publish."""
+    evaluations: list[RepoPath] = Field(default_factory=list)
+    """Evaluation JSON files (relative to the release folder)."""
+    card: Card | None = None
+    """Model or dataset card rendering."""
+    notices: Notices = Field(default_factory=Notices)
+    """Attribution and disclaimers."""
+    ignore: list[str] = Field(default_factory=list)
+    """Glob patterns (relative to the release folder) that verify does not report as unlisted."""
+
+    @model_validator(mode="after")
+    def _check_unique_paths(self) -> Manifest:
+        _unique([a.path for a in self.artifacts], "artifacts", "path")
+        _unique([a.local_path for a in self.artifacts], "artifacts", "local")
+        _unique(list(self.evaluations), "evaluations", None)
+        return self
+
+    def artifact(self, path: str) -> Artifact | None:
+        """The artifact published at ``path``, if any."""
+        return next((a for a in self.artifacts if a.path == path), None)
+
+
+def _unique(values: list[str], collection: str, field: str | None) -> None:
+    seen: set[str] = set()
+    for index, value in enumerate(values):
+        if value in seen:
+            loc: tuple[str | int, ...] = (collection, index) + ((field,) if field else ())
+            raise LocatedError(f"{value!r} is listed twice", loc)
+        seen.add(value)
