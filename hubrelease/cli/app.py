@@ -62,9 +62,9 @@ app = typer.Typer(
 
 def _register() -> None:
     # One module per command; each exposes ``register(app)``. Imported here so `--help` lists all.
-    from hubrelease.cli import checksums, schema, verify
+    from hubrelease.cli import build, schema
 
-    for module in (verify, checksums, schema):
+    for module in (schema, build):
         module.register(app)
 
 
