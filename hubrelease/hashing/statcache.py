@@ -1,0 +1,125 @@
+"""A stat cache so unchanged files are not re-hashed: SQLite under ``<release>/.hubrelease/``.
+
+An entry is keyed on (device, inode, size, mtime_ns, ctime_ns) and applies git's racy-clean rule:
+an entry is trusted only if the file's mtime is strictly older than the moment the entry was
+written, measured on the same filesystem clock (the mtime of a stamp file written right after
+hashing). A file modified within the same timestamp tick as its hashing is therefore re-hashed.
+A cache that is corrupt, foreign or of another version is discarded and rebuilt, never trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from hubrelease.fsutil import STATE_DIR
+
+CACHE_NAME = "statcache.sqlite3"
+_FORMAT = "hubrelease-statcache-1"
+
+
+@dataclass(frozen=True)
+class StatKey:
+    """The identity of a file's content as far as ``stat`` can tell."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> StatKey:
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class StatCache:
+    """Maps release-relative paths to digests, valid only while their ``StatKey`` is unchanged."""
+
+    def __init__(self, root: Path) -> None:
+        self.folder = root / STATE_DIR
+        self.path = self.folder / CACHE_NAME
+        self.discarded_reason: str | None = None
+        self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            db = self._connect()
+            row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            if row is None or row[0] != _FORMAT:
+                raise sqlite3.DatabaseError("not a hubrelease stat cache")
+            db.execute("SELECT path, dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns FROM entries LIMIT 1")
+            return db
+        except sqlite3.DatabaseError as exc:
+            if self.path.exists():
+                self.discarded_reason = f"{self.path}: {exc}; rebuilt"
+            with contextlib.suppress(NameError, sqlite3.Error):
+                db.close()
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{self.path}{suffix}")
+            db = self._connect()
+            db.executescript(
+                """
+                CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE entries (
+                    path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, size INTEGER,
+                    mtime_ns INTEGER, ctime_ns INTEGER, sha256 TEXT NOT NULL, stamp_ns INTEGER NOT NULL
+                );
+                """
+            )
+            db.execute("INSERT INTO meta VALUES ('format', ?)", (_FORMAT,))
+            db.commit()
+            return db
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=DELETE")
+        db.execute("BEGIN")
+        db.execute("COMMIT")
+        return db
+
+    def lookup(self, rel_path: str, key: StatKey) -> str | None:
+        """The cached digest if the file is provably unchanged since it was hashed."""
+        row = self._db.execute(
+            "SELECT dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns FROM entries WHERE path = ?",
+            (rel_path,),
+        ).fetchone()
+        if row is None:
+            return None
+        dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns = row
+        if (dev, ino, size, mtime_ns, ctime_ns) != (key.dev, key.ino, key.size, key.mtime_ns, key.ctime_ns):
+            return None
+        if key.mtime_ns >= stamp_ns or key.ctime_ns >= stamp_ns:
+            return None  # racily clean: modified in the same clock tick the entry was written
+        return str(sha256)
+
+    def store(self, entries: list[tuple[str, StatKey, str]]) -> None:
+        """Record digests computed from files whose stat was ``key`` before and after hashing."""
+        if not entries:
+            return
+        stamp_ns = self._fs_now()
+        with contextlib.closing(self._db.cursor()) as cur:
+            cur.execute("BEGIN")
+            cur.executemany(
+                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (p, k.dev, k.ino, k.size, k.mtime_ns, k.ctime_ns, digest, stamp_ns)
+                    for p, k, digest in entries
+                ],
+            )
+            cur.execute("COMMIT")
+
+    def _fs_now(self) -> int:
+        """The filesystem's idea of "now", at its own timestamp granularity (git's index-mtime trick)."""
+        stamp = self.folder / "stamp"
+        with open(stamp, "wb") as handle:
+            handle.write(b"hubrelease\n")
+        return os.stat(stamp).st_mtime_ns
+
+    def close(self) -> None:
+        self._db.close()
