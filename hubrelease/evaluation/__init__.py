@@ -1,0 +1,15 @@
+"""Evaluation files: models, loading with field-accurate errors, JSON Schema, statistics, claims."""
+
+from hubrelease.evaluation.load import load_evaluation
+from hubrelease.evaluation.models import SCHEMA_VERSION, Cell, Comparison, Evaluation, Sweep
+from hubrelease.evaluation.schema import evaluation_json_schema
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Cell",
+    "Comparison",
+    "Evaluation",
+    "Sweep",
+    "evaluation_json_schema",
+    "load_evaluation",
+]

@@ -1,0 +1,57 @@
+"""Evaluation JSON on disk -> ``Evaluation``, or one ``InputError`` naming the file and field.
+
+The only place that turns JSON and pydantic errors about evaluation files into hubrelease errors.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from hubrelease.errors import InputError
+from hubrelease.evaluation.models import Evaluation
+
+
+def _format_loc(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def validate_evaluation(data: Any, path: str | Path) -> Evaluation:
+    """Validate parsed JSON; the first error becomes one line with the field path."""
+    try:
+        return Evaluation.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown key (allowed keys are listed by `hubrelease schema --eval`)"
+        elif error["type"] == "missing":
+            message = "required field is missing"
+        more = exc.error_count() - 1
+        if more:
+            message += f" (and {more} more error{'s' if more > 1 else ''})"
+        raise InputError(message, path=path, field=_format_loc(tuple(error["loc"]))) from None
+
+
+def load_evaluation(path: str | Path) -> Evaluation:
+    """Read and validate an evaluation JSON file."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("evaluation file not found", path=file) from None
+    except IsADirectoryError:
+        raise InputError("is a folder, expected an evaluation JSON file", path=file) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", path=file) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}", path=file, line=exc.lineno) from None
+    return validate_evaluation(data, file)

@@ -1,0 +1,468 @@
+"""The evaluation JSON (schema_version 1) as pydantic models: what a benchmark run measured.
+
+One file holds one run: the machine, engine, target and prompt set it was measured on, the serving
+matrix (``cells``, one per configuration x concurrency), and optional paired comparisons and
+parameter sweeps. Every number is computed from raw benchmark output by ``hubrelease build eval``
+(or transcribed from a published table, which ``provenance`` then says). Field docstrings become the
+descriptions in ``hubrelease schema --eval``; card templates read these field names, so keep them stable.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+SCHEMA_VERSION = 1
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def _sha256(value: str) -> str:
+    if not _SHA256.match(value):
+        raise ValueError("must be 64 lowercase hex characters (a SHA-256 digest)")
+    return value
+
+
+def _commit(value: str) -> str:
+    if not _COMMIT.match(value):
+        raise ValueError(f"{value!r} is not a 40-hex commit")
+    return value
+
+
+Sha256 = Annotated[str, AfterValidator(_sha256)]
+"""A SHA-256 digest, 64 lowercase hex characters."""
+CommitSha = Annotated[str, AfterValidator(_commit)]
+"""A full git commit id, 40 lowercase hex characters."""
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""A finite measurement that cannot be negative (throughput, latency)."""
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+"""A finite number that may be negative (a difference)."""
+Setting = int | float | str
+"""The value of a swept or compared setting, e.g. n_max = 3."""
+Role = Literal["primary", "secondary", "exploratory"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class Hardware(_Strict):
+    """The machine the run was measured on."""
+
+    id: str
+    """Short identifier (e.g. dgx-spark, h200), matching the manifest's pins.hardware ids."""
+    name: str
+    """Display name (e.g. NVIDIA DGX Spark (GB10))."""
+    accelerator: str | None = None
+    """Accelerator model (e.g. NVIDIA GB10, NVIDIA H200)."""
+    count: int = Field(default=1, ge=1)
+    """Number of accelerators used."""
+    memory: str | None = None
+    """Accelerator memory as marketed (e.g. 141GB HBM3e)."""
+
+
+class Engine(_Strict):
+    """The serving engine, pinned to the source commit the binary was built from."""
+
+    name: str
+    """Engine name (sglang, ik_llama.cpp, llama.cpp, vllm...)."""
+    commit: CommitSha | None = None
+    """Base commit of the engine source; null when it was not recorded."""
+    repository: str | None = None
+    """Source repository (URL or owner/name)."""
+    version: str | None = None
+    """Release version, when the engine has one."""
+    local_patches: str | None = None
+    """Description or path of local changes on top of ``commit`` (null: unpatched)."""
+
+
+class Target(_Strict):
+    """The target model every drafted token is verified against."""
+
+    repo_id: str
+    """Hub id of the target (e.g. ornith-ai/Ornith-1.5-35B-A3B-NVFP4)."""
+    revision: CommitSha | None = None
+    """Hub commit of the target; null when it was not recorded (then say how it is pinned in ``note``)."""
+    quantization: str | None = None
+    """Quantization of the target weights (e.g. NVFP4, IQ2_KS)."""
+    name: str | None = None
+    """Display name."""
+    note: str | None = None
+    """Caveat about the pin (e.g. pinned by shard sizes only)."""
+
+
+class Drafter(_Strict):
+    """A draft model (or built-in draft head) proposing tokens to the target."""
+
+    name: str
+    """Display name (e.g. Ornith DFlash2)."""
+    repo_id: str | None = None
+    """Hub id, when the drafter is published."""
+    revision: CommitSha | None = None
+    """Hub commit of the drafter repo."""
+    file: str | None = None
+    """File name, for single-file drafters (GGUF)."""
+    sha256: Sha256 | None = None
+    """SHA-256 of ``file``."""
+    quantization: str | None = None
+    """Weight type of the drafter file (FP16, Q8_0, mixed...)."""
+
+
+class ServingSettings(_Strict):
+    """Server and request settings shared by every cell of the run."""
+
+    kv_cache_dtype: str | None = None
+    """KV cache dtype (e.g. fp8_e4m3)."""
+    attention_backend: str | None = None
+    """Attention kernel backend (e.g. flashinfer)."""
+    moe_runner_backend: str | None = None
+    """MoE kernel backend (e.g. marlin)."""
+    draft_tokens: int | None = Field(default=None, ge=0)
+    """Maximum tokens a drafter proposes per round (SGLang --speculative-num-draft-tokens, llama n_max)."""
+    sampling: str | None = None
+    """Sampling mode (e.g. greedy)."""
+    temperature: float | None = Field(default=None, ge=0)
+    """Sampling temperature."""
+    seed: int | None = None
+    """Sampling seed."""
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    """Output-token cap per request."""
+    parallel_slots: int | None = Field(default=None, ge=1)
+    """Server slots (llama-server --parallel)."""
+    extra: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    """Further flags that matter for reproducing the run, by flag name."""
+
+
+class PromptSet(_Strict):
+    """The prompts sent, identified by content digest so a rerun can prove it used the same ones."""
+
+    name: str
+    """Name of the prompt set."""
+    total: int = Field(ge=1)
+    """Number of prompts."""
+    categories: dict[str, int] = Field(default_factory=dict)
+    """Prompts per category (e.g. chat/code/math/stem); sums to ``total`` when given."""
+    sha256: Sha256 | None = None
+    """SHA-256 of the prompts file; null when the file is not published."""
+    path: str | None = None
+    """Where the prompts file is published, relative to the release."""
+    held_out: bool | None = None
+    """True when the prompts were kept out of all training data."""
+    description: str | None = None
+    """What the prompts cover."""
+
+    @model_validator(mode="after")
+    def _check_counts(self) -> PromptSet:
+        if self.categories and sum(self.categories.values()) != self.total:
+            raise ValueError(f"categories sum to {sum(self.categories.values())}, total is {self.total}")
+        return self
+
+
+class SourceFile(_Strict):
+    """A raw benchmark file the numbers were computed from."""
+
+    path: str
+    """Path as given to ``hubrelease build eval`` (relative where possible)."""
+    sha256: Sha256
+    """SHA-256 of the file."""
+    records: int = Field(ge=0)
+    """Records (JSONL lines or CSV rows) read from it."""
+
+
+class Provenance(_Strict):
+    """How the numbers in this file came to be."""
+
+    generator: str
+    """Tool and version that wrote the file (e.g. hubrelease 0.1.0 build eval)."""
+    sources: list[SourceFile] = Field(default_factory=list)
+    """Raw inputs, with digests."""
+    transcribed_from: str | None = None
+    """Set when the numbers were copied from a published table rather than computed from raw runs."""
+
+
+class Run(_Strict):
+    """What was measured on what: the metadata shared by every number in the file."""
+
+    hardware: Hardware
+    """Machine."""
+    engine: Engine
+    """Serving engine."""
+    target: Target
+    """Target model."""
+    drafter: Drafter | None = None
+    """The drafter this evaluation is about (configurations may name others)."""
+    serving: ServingSettings = Field(default_factory=ServingSettings)
+    """Server and request settings."""
+    prompt_set: PromptSet
+    """Prompts sent."""
+    date: str | None = None
+    """Measurement date (ISO 8601)."""
+
+
+class Configuration(_Strict):
+    """One serving configuration of the matrix (a row group in the card's table)."""
+
+    id: str
+    """Stable identifier used by cells (e.g. autoregressive, nextn, dflash-warm-start, dflash2)."""
+    label: str
+    """Display name (e.g. Qwen3.5 DFlash warm start)."""
+    method: str
+    """Decoding method: autoregressive, mtp, dflash, dflash2, eagle3..."""
+    drafter: Drafter | None = None
+    """Drafter used (null for autoregressive or a head built into the target)."""
+    draft_tokens: int | None = Field(default=None, ge=0)
+    """Draft tokens per round, when it differs from the run's serving setting."""
+
+
+class Cell(_Strict):
+    """One configuration at one concurrency: the serving metrics of one benchmark run."""
+
+    configuration: str
+    """Id of the configuration."""
+    concurrency: int = Field(ge=1)
+    """Maximum requests in flight (bench_serving --max-concurrency)."""
+    overall_tok_s: NonNegative
+    """Output tokens per second over all requests (total output tokens / duration)."""
+    per_user_tok_s: NonNegative
+    """Median over requests of (output tokens - 1) / (latency - TTFT): decode speed one user sees."""
+    median_ttft_ms: NonNegative
+    """Median time to first token, ms."""
+    median_tpot_ms: NonNegative
+    """Median time per output token after the first, ms (per request, not pooled ITL)."""
+    accepted_length: NonNegative | None = None
+    """Mean tokens per verify round, including the target's bonus token; null without speculation."""
+    request_count: int | None = Field(default=None, ge=1)
+    """Completed requests; null when the source table does not state it."""
+    duration_s: NonNegative | None = None
+    """Wall-clock duration of the run, s."""
+    total_output_tokens: int | None = Field(default=None, ge=0)
+    """Output tokens produced in the run."""
+
+
+class Interval(_Strict):
+    """A two-sided confidence interval."""
+
+    low: Finite
+    """Lower bound."""
+    high: Finite
+    """Upper bound."""
+    level: float = Field(default=0.95, gt=0, lt=1)
+    """Confidence level."""
+
+    @model_validator(mode="after")
+    def _check_order(self) -> Interval:
+        if self.low > self.high:
+            raise ValueError(f"low {self.low} is above high {self.high}")
+        return self
+
+
+class Arm(_Strict):
+    """One side of a paired comparison."""
+
+    id: str
+    """Short identifier (e.g. A, B, off, on)."""
+    label: str
+    """Display name (e.g. upstream, retrained)."""
+    drafter: Drafter | None = None
+    """Drafter of this arm (null: speculation off)."""
+    setting: Setting | None = None
+    """Setting that defines the arm when both arms share a drafter (e.g. n_max 0 vs 3)."""
+    boots: list[int] = Field(default_factory=list)
+    """Server boots (indices) this arm was measured in."""
+
+
+class ComparisonRow(_Strict):
+    """Paired treatment-minus-baseline result at one setting (e.g. one n_max)."""
+
+    setting: Setting | None = None
+    """Value of the comparison's setting for this row (null for a single-row comparison)."""
+    baseline_mean: NonNegative
+    """Mean of the baseline arm (metric units)."""
+    treatment_mean: NonNegative
+    """Mean of the treatment arm."""
+    mean_difference: Finite
+    """Mean over pairs of treatment - baseline."""
+    sd_difference: NonNegative
+    """Sample standard deviation (n - 1) of the paired differences."""
+    n: int = Field(ge=2)
+    """Number of pairs (prompts)."""
+    ci95: Interval
+    """Student-t interval of the mean difference."""
+    relative_change: Finite
+    """mean_difference / baseline_mean (0.061 = +6.1%)."""
+    relative_ci95: Interval | None = None
+    """ci95 divided by baseline_mean."""
+    ratio: float | None = Field(default=None, gt=0)
+    """Geometric mean of per-pair treatment / baseline ratios (from the log-ratio analysis)."""
+    ratio_ci95: Interval | None = None
+    """Exponentiated t-interval of the mean log ratio."""
+    p_value: float | None = Field(default=None, ge=0, le=1)
+    """Two-sided paired t-test p-value."""
+    per_pair_relative_range: Interval | None = None
+    """Smallest and largest per-pair relative change (level unused: a range, not an interval)."""
+    positive_pairs: int | None = Field(default=None, ge=0)
+    """Pairs where the treatment was faster."""
+    role: Role = "secondary"
+    """primary (the preregistered endpoint), secondary or exploratory."""
+
+
+class BootSpread(_Strict):
+    """How much one arm moved between server boots at one setting (not in the paired interval)."""
+
+    arm: str
+    """Id of the arm."""
+    setting: Setting | None = None
+    """Setting the spread was measured at."""
+    boot_means: dict[str, NonNegative] = Field(default_factory=dict)
+    """Mean of the arm per boot, keyed by boot index (empty when only the difference is known)."""
+    last_minus_first: Finite
+    """Mean of the arm's last boot minus its first boot (by boot index)."""
+
+
+class Design(_Strict):
+    """How the comparison was run."""
+
+    boot_order: list[str] = Field(default_factory=list)
+    """Arm id of each server boot, in order (e.g. A, B, B, A)."""
+    prompts: int | None = Field(default=None, ge=1)
+    """Prompts, each measured in every arm."""
+    repetitions: int | None = Field(default=None, ge=1)
+    """Repetitions per prompt, setting and boot."""
+    predicted_tokens: int | None = Field(default=None, ge=1)
+    """Tokens generated per request."""
+    preregistration: str | None = None
+    """Path or URL of the preregistration document, when there is one."""
+
+
+class Comparison(_Strict):
+    """A paired A/B: per prompt, each arm's runs are averaged, then treatment - baseline is analysed."""
+
+    id: str
+    """Stable identifier (e.g. retrain-ab, spec-on-off)."""
+    title: str
+    """Display title."""
+    metric: str = "output tok/s"
+    """What the arm means measure."""
+    paired_by: str = "prompt"
+    """Unit of pairing."""
+    setting_name: str | None = None
+    """Name of the setting that varies across rows (e.g. n_max)."""
+    baseline: str
+    """Id of the baseline arm."""
+    treatment: str
+    """Id of the treatment arm."""
+    arms: list[Arm] = Field(min_length=2)
+    """The arms."""
+    design: Design | None = None
+    """How the runs were laid out."""
+    rows: list[ComparisonRow] = Field(min_length=1)
+    """One paired result per setting."""
+    between_boot_spread: list[BootSpread] = Field(default_factory=list)
+    """Per-arm boot-to-boot movement, reported beside the paired interval."""
+    notes: list[str] = Field(default_factory=list)
+    """Caveats the card should carry."""
+
+    @model_validator(mode="after")
+    def _check_arms(self) -> Comparison:
+        ids = [arm.id for arm in self.arms]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"arm ids repeat: {ids}")
+        for which in (self.baseline, self.treatment, *(s.arm for s in self.between_boot_spread)):
+            if which not in ids:
+                raise ValueError(f"arm {which!r} is not one of {ids}")
+        if sum(row.role == "primary" for row in self.rows) > 1:
+            raise ValueError("more than one row is marked primary")
+        return self
+
+    @property
+    def primary(self) -> ComparisonRow | None:
+        """The preregistered primary endpoint, if the comparison has one."""
+        return next((row for row in self.rows if row.role == "primary"), None)
+
+
+class SweepRow(_Strict):
+    """Throughput at one value of the swept setting."""
+
+    setting: Setting
+    """Value of the swept setting (e.g. n_max = 3)."""
+    mean_tok_s: NonNegative
+    """Mean decode tokens/s over runs."""
+    sd_tok_s: NonNegative
+    """Sample standard deviation (n - 1) over runs."""
+    runs: int = Field(ge=1)
+    """Runs (prompts x repetitions) at this setting."""
+    tokens_per_round: NonNegative | None = None
+    """Output tokens per verify round, predicted_n / (predicted_n - accepted); null with speculation off."""
+    step_time_ms: NonNegative | None = None
+    """Time per verify round, predicted_ms / (predicted_n - accepted)."""
+
+
+class Sweep(_Strict):
+    """Absolute throughput of one drafter across values of one setting, within one boot."""
+
+    id: str
+    """Stable identifier (e.g. n-max-sweep)."""
+    title: str
+    """Display title."""
+    setting_name: str
+    """Name of the swept setting (e.g. n_max)."""
+    drafter: Drafter | None = None
+    """Drafter measured."""
+    boots: int = Field(default=1, ge=1)
+    """Server boots the sweep spans."""
+    rows: list[SweepRow] = Field(min_length=1)
+    """One row per setting value, in sweep order."""
+    notes: list[str] = Field(default_factory=list)
+    """Caveats the card should carry."""
+
+
+class Evaluation(_Strict):
+    """A hubrelease evaluation file (schema_version 1)."""
+
+    schema_version: Literal[1]
+    """Evaluation schema version; always 1."""
+    title: str
+    """Display title (e.g. Held-out serving evaluation, NVIDIA DGX Spark)."""
+    run: Run
+    """Hardware, engine, target, drafter, settings and prompts."""
+    configurations: list[Configuration] = Field(default_factory=list)
+    """Serving configurations of the matrix, in table order."""
+    cells: list[Cell] = Field(default_factory=list)
+    """One cell per configuration x concurrency, in table order."""
+    comparisons: list[Comparison] = Field(default_factory=list)
+    """Paired A/B comparisons."""
+    sweeps: list[Sweep] = Field(default_factory=list)
+    """Parameter sweeps."""
+    notes: list[str] = Field(default_factory=list)
+    """Caveats that apply to every number in the file."""
+    provenance: Provenance
+    """Where the numbers come from."""
+
+    @model_validator(mode="after")
+    def _check_cells(self) -> Evaluation:
+        known = [c.id for c in self.configurations]
+        if len(set(known)) != len(known):
+            raise ValueError(f"configuration ids repeat: {known}")
+        seen: set[tuple[str, int]] = set()
+        for cell in self.cells:
+            if cell.configuration not in known:
+                raise ValueError(f"cell names configuration {cell.configuration!r}, not one of {known}")
+            key = (cell.configuration, cell.concurrency)
+            if key in seen:
+                raise ValueError(f"two cells for {cell.configuration!r} at concurrency {cell.concurrency}")
+            seen.add(key)
+        return self
+
+    def cell(self, configuration: str, concurrency: int) -> Cell | None:
+        """The cell of ``configuration`` at ``concurrency``, if measured."""
+        return next(
+            (c for c in self.cells if c.configuration == configuration and c.concurrency == concurrency),
+            None,
+        )
+
+    def comparison(self, comparison_id: str) -> Comparison | None:
+        """The comparison with id ``comparison_id``, if present."""
+        return next((c for c in self.comparisons if c.id == comparison_id), None)
