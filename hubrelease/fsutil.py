@@ -7,7 +7,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, Any
 
 from hubrelease.errors import InputError
 
@@ -16,7 +16,7 @@ STATE_DIR = ".hubrelease"
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[str] | IO[bytes]]:
+def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Write to a temp file beside ``path`` and rename it into place only if the block succeeds.
 
     Readers never see a half-written file, and a failure leaves the old file untouched.
@@ -40,13 +40,13 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Atomically replace ``path`` with ``text`` (UTF-8, ``\\n`` newlines)."""
     with atomic_open(path, "w") as handle:
-        handle.write(text)  # type: ignore[arg-type]
+        handle.write(text)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Atomically replace ``path`` with ``data``."""
     with atomic_open(path, "wb", encoding=None) as handle:
-        handle.write(data)  # type: ignore[arg-type]
+        handle.write(data)
 
 
 def check_release_path(value: str) -> str:

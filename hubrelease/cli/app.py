@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import click
 import typer
+from typer import _click as click
 from typer.core import TyperGroup
 
 from hubrelease.cli import output
@@ -28,7 +28,7 @@ class HubReleaseGroup(TyperGroup):
                 raise
             output.error_line(str(exc))
             raise typer.Exit(exc.exit_code) from None
-        except (click.exceptions.Exit, click.ClickException, typer.Exit, typer.Abort):
+        except (click.ClickException, typer.Exit, typer.Abort):
             raise
         except KeyboardInterrupt:
             output.error_line("interrupted")
@@ -62,9 +62,9 @@ app = typer.Typer(
 
 def _register() -> None:
     # One module per command; each exposes ``register(app)``. Imported here so `--help` lists all.
-    from hubrelease.cli import build, schema
+    from hubrelease.cli import build, checksums, schema, verify
 
-    for module in (schema, build):
+    for module in (verify, checksums, schema, build):
         module.register(app)
 
 

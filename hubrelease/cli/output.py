@@ -39,7 +39,7 @@ def interactive(json_mode: bool = False) -> bool:
 
 def quiet_library_progress() -> None:
     """Silence huggingface_hub's tqdm bars (used outside interactive mode)."""
-    from huggingface_hub.utils import disable_progress_bars
+    from huggingface_hub.utils.tqdm import disable_progress_bars
 
     disable_progress_bars()
 

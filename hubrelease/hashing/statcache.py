@@ -47,15 +47,18 @@ class StatCache:
 
     def _open(self) -> sqlite3.Connection:
         self.folder.mkdir(parents=True, exist_ok=True)
+        existed = self.path.exists()
         try:
             db = self._connect()
             row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
             if row is None or row[0] != _FORMAT:
                 raise sqlite3.DatabaseError("not a hubrelease stat cache")
-            db.execute("SELECT path, dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns FROM entries LIMIT 1")
+            db.execute(
+                "SELECT path, dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns FROM entries LIMIT 1"
+            )
             return db
         except sqlite3.DatabaseError as exc:
-            if self.path.exists():
+            if existed:
                 self.discarded_reason = f"{self.path}: {exc}; rebuilt"
             with contextlib.suppress(NameError, sqlite3.Error):
                 db.close()

@@ -4,4 +4,11 @@ from hubrelease.manifest.load import load_manifest, load_manifest_text
 from hubrelease.manifest.models import SCHEMA_VERSION, Artifact, Manifest
 from hubrelease.manifest.schema import manifest_json_schema
 
-__all__ = ["SCHEMA_VERSION", "Artifact", "Manifest", "load_manifest", "load_manifest_text", "manifest_json_schema"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Artifact",
+    "Manifest",
+    "load_manifest",
+    "load_manifest_text",
+    "manifest_json_schema",
+]

@@ -93,7 +93,7 @@ def _first_error(exc: ValidationError, tree: CommentedMap, path: Path) -> Manife
     # pydantic puts a union member's or literal's name in loc; drop parts that are not in the YAML.
     clean = [p for p in loc if isinstance(p, int) or not str(p).startswith(("function-", "str", "int"))]
     if error["type"] == "extra_forbidden":
-        message = f"unknown key (allowed keys are listed by `hubrelease schema`)"
+        message = "unknown key (allowed keys are listed by `hubrelease schema`)"
     elif error["type"] == "missing":
         message = "required field is missing"
     elif error["type"] == "literal_error":

@@ -86,7 +86,9 @@ def upsert_artifact(tree: CommentedMap, entry: Mapping[str, Any]) -> dict[str, A
 def remove_artifacts(tree: CommentedMap, paths: list[str]) -> list[str]:
     """Remove artifacts by repo path; returns the paths that were not found."""
     artifacts = tree.get("artifacts") or CommentedSeq()
-    missing = [p for p in paths if not any(isinstance(n, CommentedMap) and n.get("path") == p for n in artifacts)]
+    missing = [
+        p for p in paths if not any(isinstance(n, CommentedMap) and n.get("path") == p for n in artifacts)
+    ]
     for index in reversed(range(len(artifacts))):
         node = artifacts[index]
         if isinstance(node, CommentedMap) and node.get("path") in paths:

@@ -1,0 +1,52 @@
+"""Renderers for a ``VerifyReport``: a rich table, ``--json``, and GitHub Actions annotations."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from hubrelease.cli import output
+from hubrelease.verify import VerifyReport
+
+_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+
+
+def _human_bytes(count: int) -> str:
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} B"
+
+
+def render_report(report: VerifyReport, manifest: str, json_mode: bool) -> int:
+    """Print the report the way the user asked and return the exit code (0 clean, 1 drift)."""
+    for finding in report.findings:
+        if finding.severity in ("error", "warning"):
+            output.github_annotation(finding.severity, f"{finding.path}: {finding.message}", finding.path)
+    if json_mode:
+        output.emit_json(report.to_dict(manifest))
+        return 1 if report.has_drift else 0
+    if report.findings:
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        table.add_column("severity")
+        table.add_column("kind")
+        table.add_column("path")
+        table.add_column("detail", overflow="fold")
+        for finding in report.findings:
+            style = _STYLE[finding.severity]
+            table.add_row(f"[{style}]{finding.severity}[/]", finding.kind, finding.path, finding.message)
+        output.stdout.print(table)
+    total = sum(f.size or 0 for f in report.files)
+    cached = sum(1 for f in report.files if f.source == "cache")
+    where = f" at {report.revision}" if report.revision else ""
+    detail = f"{len(report.files)} files, {_human_bytes(total)}"
+    if report.mode == "local":
+        detail += f"; {_human_bytes(report.hashed_bytes)} hashed, {cached} from cache"
+    if report.has_drift:
+        output.stdout.print(
+            f"[bold red]DRIFT[/] ({report.mode}{where}): {len(report.errors)} problem(s); {detail}"
+        )
+        return 1
+    output.stdout.print(f"[bold green]OK[/] ({report.mode}{where}): {detail}")
+    return 0

@@ -1,0 +1,65 @@
+"""`hubrelease verify`: check a release folder against its manifest (or a sha256sum file)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hubrelease.cli import output
+from hubrelease.cli.options import DirOpt, JobsOpt, JsonOpt, ManifestArg
+from hubrelease.cli.report import render_report
+from hubrelease.errors import InputError
+from hubrelease.hashing import looks_like_sums
+from hubrelease.manifest import load_manifest
+from hubrelease.verify import VerifyOptions, verify_manifest, verify_sums_file
+
+EXAMPLES = """
+Examples:
+
+  hubrelease verify hubrelease.yaml                 # size first, then sha256; cached when unchanged
+
+  hubrelease verify hubrelease.yaml --no-cache -j 8 # re-hash everything on 8 threads
+
+  hubrelease verify SHA256SUMS                      # a sha256sum -c file works as input too
+
+  hubrelease verify hubrelease.yaml --json | jq .summary
+
+Exit codes: 0 clean, 1 drift (missing, size or digest mismatch, unlisted file), 2 invalid input.
+"""
+
+
+def verify(
+    manifest: ManifestArg,
+    directory: DirOpt = None,
+    jobs: JobsOpt = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Re-hash every file; ignore the stat cache.")
+    ] = False,
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks", help="Hash the targets of symlinked artifacts instead of refusing."
+        ),
+    ] = False,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
+    try:
+        text = manifest.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("manifest not found", path=manifest) from None
+    except (IsADirectoryError, UnicodeDecodeError):
+        raise InputError("not a manifest or sha256sum file", path=manifest) from None
+    options = VerifyOptions(jobs=jobs, use_cache=not no_cache, follow_symlinks=follow_symlinks)
+    with output.progress(json_mode) as progress:
+        if looks_like_sums(text):
+            report = verify_sums_file(manifest, text, directory, options, progress)
+        else:
+            release = load_manifest(manifest)
+            report = verify_manifest(release, manifest, directory, options, progress)
+    raise typer.Exit(render_report(report, str(manifest), json_mode))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("verify", epilog=EXAMPLES)(verify)

@@ -1,0 +1,138 @@
+"""Drift is data: findings and the report that carries them, shared by local and remote verify."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning", "info"]
+FindingKind = Literal[
+    "missing",
+    "size_mismatch",
+    "digest_mismatch",
+    "unlisted",
+    "size_only",
+    "unpinned",
+    "symlink",
+    "unreadable",
+    "lint",
+    "revision_missing",
+    "cache_rebuilt",
+]
+
+# Severity of each kind; one table so local, remote and JSON output agree.
+SEVERITY: dict[FindingKind, Severity] = {
+    "missing": "error",
+    "size_mismatch": "error",
+    "digest_mismatch": "error",
+    "unlisted": "error",
+    "size_only": "info",
+    "unpinned": "error",
+    "symlink": "error",
+    "unreadable": "error",
+    "lint": "error",
+    "revision_missing": "error",
+    "cache_rebuilt": "warning",
+}
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One thing verify noticed about one path."""
+
+    path: str
+    kind: FindingKind
+    message: str
+    expected: str | None = None
+    actual: str | None = None
+    severity: Severity = "error"
+
+    @classmethod
+    def make(
+        cls,
+        kind: FindingKind,
+        path: str,
+        message: str,
+        expected: str | None = None,
+        actual: str | None = None,
+        severity: Severity | None = None,
+    ) -> Finding:
+        return cls(path, kind, message, expected, actual, severity or SEVERITY[kind])
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "path": self.path,
+            "message": self.message,
+            "expected": self.expected,
+            "actual": self.actual,
+        }
+
+
+FileStatus = Literal["ok", "missing", "size_mismatch", "digest_mismatch", "unpinned", "symlink", "unreadable"]
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    """The observed state of one listed file."""
+
+    path: str
+    status: FileStatus
+    size: int | None = None
+    sha256: str | None = None
+    source: Literal["hashed", "cache", "remote", "none"] = "none"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "status": self.status,
+            "size": self.size,
+            "sha256": self.sha256,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """Everything one verify run found, in a stable order."""
+
+    mode: Literal["local", "remote"]
+    root: str
+    files: tuple[FileCheck, ...]
+    findings: tuple[Finding, ...]
+    hashed_bytes: int = 0
+    revision: str | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def has_drift(self) -> bool:
+        return bool(self.errors)
+
+    def to_dict(self, manifest: str) -> dict[str, object]:
+        """The documented ``--json`` schema (README, "verify --json")."""
+        return {
+            "schema_version": 1,
+            "command": "verify",
+            "mode": self.mode,
+            "manifest": manifest,
+            "root": self.root,
+            "revision": self.revision,
+            "ok": not self.has_drift,
+            "summary": {
+                "files": len(self.files),
+                "ok": sum(1 for f in self.files if f.status == "ok"),
+                "bytes": sum(f.size or 0 for f in self.files),
+                "hashed_bytes": self.hashed_bytes,
+                "from_cache": sum(1 for f in self.files if f.source == "cache"),
+                "errors": len(self.errors),
+                "warnings": sum(1 for f in self.findings if f.severity == "warning"),
+            },
+            "findings": [f.to_dict() for f in self.findings],
+            "files": [f.to_dict() for f in self.files],
+            **self.extra,
+        }

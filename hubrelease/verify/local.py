@@ -1,0 +1,225 @@
+"""Local verify: observe the release folder (stat, cache, hash) and compare with what was pinned.
+
+Size is compared before any byte is read, so a truncated 40 GB shard fails instantly. Digests come
+from the stat cache when the file is provably unchanged, else from the hashing pool.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hubrelease.errors import InputError
+from hubrelease.fsutil import STATE_DIR, resolve_inside
+from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files, parse_sums
+from hubrelease.manifest.models import Manifest
+from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
+
+# Never reported as unlisted: VCS and tool state, caches.
+_ALWAYS_IGNORED_DIRS = {".git", STATE_DIR, "__pycache__", ".cache"}
+
+
+@dataclass(frozen=True)
+class Expected:
+    """A file that must exist in the release folder, with whatever was pinned about it."""
+
+    name: str
+    size: int | None
+    sha256: str | None
+    require_digest: bool = True
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """How to verify: threads, cache, symlink policy, whether to look for unlisted files."""
+
+    jobs: int | None = None
+    use_cache: bool = True
+    follow_symlinks: bool = False
+    check_unlisted: bool = True
+
+
+def expected_from_manifest(manifest: Manifest) -> list[Expected]:
+    """Artifacts (size + sha256) and evaluation files (existence) the manifest lists."""
+    items = [Expected(a.local_path, a.size, a.sha256) for a in manifest.artifacts]
+    listed = {a.local_path for a in manifest.artifacts}
+    items += [Expected(p, None, None, require_digest=False) for p in manifest.evaluations if p not in listed]
+    return items
+
+
+def verify_manifest(
+    manifest: Manifest,
+    manifest_path: Path,
+    root: Path | None = None,
+    options: VerifyOptions = VerifyOptions(),
+    progress: Progress = NULL_PROGRESS,
+) -> VerifyReport:
+    """Verify the release folder (default: the manifest's folder) against the manifest."""
+    folder = (root or manifest_path.parent).resolve()
+    known = {manifest_path.resolve()}
+    if manifest.card is not None:
+        known.add(folder / manifest.card.output)
+    return verify_tree(
+        folder, expected_from_manifest(manifest), options, progress, known=known, ignore=manifest.ignore
+    )
+
+
+def verify_sums_file(
+    sums_path: Path,
+    text: str,
+    root: Path | None = None,
+    options: VerifyOptions = VerifyOptions(),
+    progress: Progress = NULL_PROGRESS,
+) -> VerifyReport:
+    """Verify files listed in a ``sha256sum`` file (like ``sha256sum -c``, with the stat cache)."""
+    folder = (root or sums_path.parent).resolve()
+    entries = parse_sums(text, sums_path)
+    expected = [Expected(e.name, None, e.sha256) for e in entries]
+    # A plain checksum list says nothing about other files, as with `sha256sum -c`.
+    relaxed = VerifyOptions(options.jobs, options.use_cache, options.follow_symlinks, check_unlisted=False)
+    return verify_tree(folder, expected, relaxed, progress, known={sums_path.resolve()})
+
+
+def verify_tree(
+    root: Path,
+    expected: Sequence[Expected],
+    options: VerifyOptions,
+    progress: Progress = NULL_PROGRESS,
+    *,
+    known: Iterable[Path] = (),
+    ignore: Sequence[str] = (),
+) -> VerifyReport:
+    """Compare ``root`` with ``expected``; return every file's state and every finding."""
+    if not root.is_dir():
+        raise InputError("release folder does not exist or is not a folder", path=root)
+    findings: list[Finding] = []
+    checks: dict[str, FileCheck] = {}
+    jobs: list[HashJob] = []
+    for item in expected:
+        check, job, finding = _observe(root, item, options.follow_symlinks)
+        if finding is not None:
+            findings.append(finding)
+        if job is not None:
+            jobs.append(job)
+        else:
+            checks[item.name] = check
+    cache: StatCache | None = None
+    if options.use_cache and jobs:
+        cache = StatCache(root)
+        if cache.discarded_reason:
+            findings.append(
+                Finding.make("cache_rebuilt", STATE_DIR, f"stat cache ignored: {cache.discarded_reason}")
+            )
+    try:
+        results = hash_files(jobs, threads=options.jobs, cache=cache, progress=progress)
+    finally:
+        if cache is not None:
+            cache.close()
+    hashed = 0
+    by_name = {item.name: item for item in expected}
+    for job in jobs:
+        result = results[job.name]
+        item = by_name[job.name]
+        if result.sha256 is None:
+            findings.append(Finding.make("unreadable", job.name, f"cannot read: {result.error}"))
+            checks[job.name] = FileCheck(job.name, "unreadable", job.key.size)
+            continue
+        if not result.from_cache:
+            hashed += job.key.size
+        source = "cache" if result.from_cache else "hashed"
+        status: str = "ok"
+        if item.sha256 is None:
+            if item.require_digest:
+                status = "unpinned"
+                findings.append(
+                    Finding.make(
+                        "unpinned",
+                        job.name,
+                        "no sha256 in the manifest; `hubrelease add` records it",
+                        actual=result.sha256,
+                    )
+                )
+        elif item.sha256 != result.sha256:
+            status = "digest_mismatch"
+            findings.append(
+                Finding.make(
+                    "digest_mismatch",
+                    job.name,
+                    f"sha256 mismatch: expected {item.sha256}, got {result.sha256}",
+                    expected=item.sha256,
+                    actual=result.sha256,
+                )
+            )
+        checks[job.name] = FileCheck(job.name, status, job.key.size, result.sha256, source)  # type: ignore[arg-type]
+    if options.check_unlisted:
+        listed = {item.name for item in expected}
+        known_names = {_relative(root, p) for p in known}
+        for name in _walk(root):
+            if name in listed or name in known_names or _ignored(name, ignore):
+                continue
+            findings.append(
+                Finding.make("unlisted", name, "file is in the release folder but not in the manifest")
+            )
+    ordered = tuple(checks[item.name] for item in expected)
+    return VerifyReport("local", str(root), ordered, tuple(sorted(findings)), hashed_bytes=hashed)
+
+
+def _observe(
+    root: Path, item: Expected, follow_symlinks: bool
+) -> tuple[FileCheck, HashJob | None, Finding | None]:
+    path = resolve_inside(root, item.name)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return FileCheck(item.name, "missing"), None, Finding.make("missing", item.name, "file is missing")
+    except OSError as exc:
+        reason = f"cannot stat: {exc.strerror}"
+        return FileCheck(item.name, "unreadable"), None, Finding.make("unreadable", item.name, reason)
+    if stat.S_ISLNK(st.st_mode):
+        if not follow_symlinks:
+            message = "is a symlink; refused (pass --follow-symlinks to hash its target)"
+            return FileCheck(item.name, "symlink"), None, Finding.make("symlink", item.name, message)
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            reason = f"broken symlink: {exc.strerror}"
+            return FileCheck(item.name, "missing"), None, Finding.make("missing", item.name, reason)
+    if not stat.S_ISREG(st.st_mode):
+        reason = "is not a regular file"
+        return FileCheck(item.name, "unreadable"), None, Finding.make("unreadable", item.name, reason)
+    if item.size is not None and st.st_size != item.size:
+        message = f"size mismatch: expected {item.size} bytes, got {st.st_size}"
+        finding = Finding.make("size_mismatch", item.name, message, str(item.size), str(st.st_size))
+        return FileCheck(item.name, "size_mismatch", st.st_size), None, finding
+    return FileCheck(item.name, "ok", st.st_size), HashJob(item.name, path, StatKey.of(st)), None
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return ""
+
+
+def _walk(root: Path) -> list[str]:
+    names: list[str] = []
+    for current, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _ALWAYS_IGNORED_DIRS)
+        base = Path(current).relative_to(root)
+        for entry in list(dirs):
+            if os.path.islink(os.path.join(current, entry)):
+                names.append((base / entry).as_posix())
+                dirs.remove(entry)
+        names.extend((base / f).as_posix() for f in sorted(files))
+    return sorted(names)
+
+
+def _ignored(name: str, patterns: Sequence[str]) -> bool:
+    return any(
+        fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(name, p.rstrip("/") + "/*") for p in patterns
+    )
