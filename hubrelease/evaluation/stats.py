@@ -100,10 +100,8 @@ def t_interval(mean: float, sd: float, n: int, level: float = 0.95) -> TInterval
         raise ValueError(f"a t-interval needs at least 2 pairs, got {n}")
     se = sd / math.sqrt(n)
     half = t_quantile(0.5 + level / 2.0, n - 1) * se
-    if se == 0:
-        p_value = 1.0 if mean == 0 else 0.0
-    else:
-        p_value = two_sided_p(mean / se, n - 1)
+    # Zero spread makes the statistic 0/0 or infinite; the limits are p = 1 and p = 0.
+    p_value = (1.0 if mean == 0 else 0.0) if se == 0 else two_sided_p(mean / se, n - 1)
     return TInterval(mean=mean, sd=sd, n=n, low=mean - half, high=mean + half, p_value=p_value)
 
 
