@@ -313,6 +313,91 @@ class Release(_Strict):
         return self
 
 
+UsageValueRef = Literal[
+    "release.repo_id", "target.repo_id", "target.revision", "target.first_file", "recommended.path"
+]
+"""Where a usage flag takes its value from, so a command line cannot drift from the pins."""
+
+
+class UsageFlag(_Strict):
+    """One flag of a usage command line, as the measurements used it."""
+
+    flag: str = Field(min_length=1)
+    """The flag itself (e.g. --kv-cache-dtype)."""
+    value: str | int | float | None = None
+    """Literal value as recorded (omit for a switch)."""
+    value_from: UsageValueRef | None = None
+    """Take the value from the manifest instead: release.repo_id, target.repo_id, target.revision,
+    target.first_file (first pinned file of the target) or recommended.path (the recommended artifact)."""
+    same_line: bool = False
+    """Print on the same line as the previous flag (layout only)."""
+
+    @model_validator(mode="after")
+    def _check_value(self) -> UsageFlag:
+        if self.value is not None and self.value_from is not None:
+            raise LocatedError("give value or value_from, not both", ("value_from",))
+        return self
+
+
+class Usage(_Strict):
+    """A command line the card shows; values that are pins come from the pins."""
+
+    engine: str
+    """Name of the pins.engines entry that runs the command (its commit is shown)."""
+    executable: str = Field(min_length=1)
+    """Program and subcommand (e.g. 'sglang serve', 'llama-server')."""
+    target: RepoId | None = None
+    """Repo id of the pins.targets entry the command serves (default: the first target)."""
+    flags: list[UsageFlag] = Field(default_factory=list)
+    """Flags, in order."""
+
+
+class SpeedupClaim(_Strict):
+    """A throughput claim computed from one evaluation matrix: configuration vs baseline at one concurrency."""
+
+    kind: Literal["speedup"]
+    """speedup."""
+    id: str
+    """Name templates use (``claims['<id>']``)."""
+    evaluation: RepoPath
+    """Evaluation file (one of ``evaluations``)."""
+    configuration: str
+    """Configuration id of the treatment."""
+    baseline: str
+    """Configuration id of the baseline (e.g. autoregressive)."""
+    concurrency: int = Field(default=1, ge=1)
+    """Concurrency the claim is made at."""
+    metric: Literal["overall_tok_s", "per_user_tok_s"] = "overall_tok_s"
+    """Cell metric compared."""
+
+
+class ComparisonClaim(_Strict):
+    """A claim read from one row of a paired comparison (its relative change and interval)."""
+
+    kind: Literal["comparison"]
+    """comparison."""
+    id: str
+    """Name templates use (``claims['<id>']``)."""
+    evaluation: RepoPath
+    """Evaluation file (one of ``evaluations``)."""
+    comparison: str
+    """Comparison id inside the evaluation file."""
+    setting: int | float | str | None = None
+    """Row setting (default: the primary row, or the only row)."""
+
+
+Claim = Annotated[SpeedupClaim | ComparisonClaim, Field(discriminator="kind")]
+
+
+class CardSection(_Strict):
+    """A section of free prose (Markdown) the release author writes; numbers belong in claims."""
+
+    title: str
+    """Section heading."""
+    body: str
+    """Markdown body."""
+
+
 class Card(_Strict):
     """How the README is rendered."""
 
@@ -320,6 +405,14 @@ class Card(_Strict):
     """A built-in template name or a path (relative to the manifest) to a Jinja2 template."""
     output: RepoPath = "README.md"
     """Where the rendered card is written, relative to the release folder."""
+    summary: str | None = None
+    """Opening paragraph (Markdown) under the title."""
+    usage: list[Usage] = Field(default_factory=list)
+    """Command lines to show, built from the pins."""
+    claims: list[Claim] = Field(default_factory=list)
+    """Claims computed from the evaluation files (never typed)."""
+    sections: list[CardSection] = Field(default_factory=list)
+    """Extra prose sections, rendered after the measurements."""
     variables: dict[str, object] = Field(default_factory=dict)
     """Free values the template may use (``card.variables`` in the context)."""
 

@@ -99,3 +99,10 @@ def remove_artifacts(tree: CommentedMap, paths: list[str]) -> list[str]:
 def load_tree(path: str | Path) -> CommentedMap:
     """The editable tree of a manifest file."""
     return read_tree(Path(path))
+
+
+def manifest_to_yaml(manifest: Manifest) -> str:
+    """A fresh YAML document for a manifest (no comments to keep), omitting defaults."""
+    data = manifest.model_dump(mode="json", exclude_defaults=True)
+    data = {"schema_version": manifest.schema_version, **data}
+    return dump_tree(to_node(data))

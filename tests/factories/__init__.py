@@ -1,0 +1,1 @@
+"""Test data generators, one module per family."""
