@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from hubrelease.errors import InputError
 from hubrelease.evaluation.models import Evaluation
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 def _format_loc(loc: tuple[int | str, ...]) -> str:
@@ -22,10 +24,10 @@ def _format_loc(loc: tuple[int | str, ...]) -> str:
     return text or "(top level)"
 
 
-def validate_evaluation(data: Any, path: str | Path) -> Evaluation:
-    """Validate parsed JSON; the first error becomes one line with the field path."""
+def validate_model(model: type[ModelT], data: Any, path: str | Path) -> ModelT:
+    """Validate parsed JSON/YAML; the first error becomes one line with the field path."""
     try:
-        return Evaluation.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         message = error["msg"].removeprefix("Value error, ")
@@ -54,4 +56,4 @@ def load_evaluation(path: str | Path) -> Evaluation:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=file, line=exc.lineno) from None
-    return validate_evaluation(data, file)
+    return validate_model(Evaluation, data, file)

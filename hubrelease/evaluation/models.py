@@ -259,6 +259,15 @@ class Interval(_Strict):
         return self
 
 
+class Range(_Strict):
+    """Smallest and largest observed value (not an interval estimate)."""
+
+    low: Finite
+    """Smallest value."""
+    high: Finite
+    """Largest value."""
+
+
 class Arm(_Strict):
     """One side of a paired comparison."""
 
@@ -285,8 +294,8 @@ class ComparisonRow(_Strict):
     """Mean of the treatment arm."""
     mean_difference: Finite
     """Mean over pairs of treatment - baseline."""
-    sd_difference: NonNegative
-    """Sample standard deviation (n - 1) of the paired differences."""
+    sd_difference: NonNegative | None = None
+    """Sample sd (n - 1) of the paired differences; null when the source published only the interval."""
     n: int = Field(ge=2)
     """Number of pairs (prompts)."""
     ci95: Interval
@@ -301,8 +310,8 @@ class ComparisonRow(_Strict):
     """Exponentiated t-interval of the mean log ratio."""
     p_value: float | None = Field(default=None, ge=0, le=1)
     """Two-sided paired t-test p-value."""
-    per_pair_relative_range: Interval | None = None
-    """Smallest and largest per-pair relative change (level unused: a range, not an interval)."""
+    per_pair_relative_range: Range | None = None
+    """Smallest and largest per-pair relative change (e.g. per prompt +20.8% to +52.5%)."""
     positive_pairs: int | None = Field(default=None, ge=0)
     """Pairs where the treatment was faster."""
     role: Role = "secondary"

@@ -1,0 +1,104 @@
+"""Raw benchmark runs + a spec -> one evaluation JSON: every number computed, every input digested.
+
+SGLang bench_serving lines become matrix cells; llama-server rows feed the spec's comparisons and
+sweeps. Sources are told apart per record (a llama-server row has ``predicted_n``), so one folder of
+mixed files works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hubrelease import __version__
+from hubrelease.errors import BuildError, FormatError
+from hubrelease.evaluation.ingest_llama_server import Request, compare_arms, is_llama_record, parse_run, sweep
+from hubrelease.evaluation.ingest_sglang import sglang_cells
+from hubrelease.evaluation.models import SCHEMA_VERSION, Comparison, Evaluation, Provenance, SourceFile
+from hubrelease.evaluation.records import Record, read_records
+from hubrelease.evaluation.spec import EvaluationSpec
+from hubrelease.fsutil import atomic_write_text
+from hubrelease.hashing import sha256_file
+from hubrelease.progress import NULL_PROGRESS, Progress
+
+
+@dataclass(frozen=True)
+class Source:
+    """A raw benchmark file, optionally naming the configuration its bench_serving lines measured."""
+
+    path: Path
+    configuration: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Source:
+        """``PATH`` or ``CONFIG=PATH`` (an existing file whose name contains '=' stays a path)."""
+        name, sep, rest = text.partition("=")
+        if sep and name and rest and not Path(text).exists():
+            return cls(Path(rest), name)
+        return cls(Path(text))
+
+
+def build_evaluation(
+    sources: Sequence[Source],
+    spec: EvaluationSpec,
+    *,
+    prompts: Path | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> Evaluation:
+    """Read every source, compute cells, comparisons and sweeps, and return the validated evaluation."""
+    serving: list[tuple[str | None, Record]] = []
+    requests: list[Request] = []
+    files = []
+    progress.start(sum(s.path.stat().st_size for s in sources if s.path.is_file()), "reading benchmark runs")
+    for source in sources:
+        records = list(read_records(source.path))
+        if not records:
+            raise FormatError("no benchmark records in file", path=source.path)
+        for record in records:
+            if is_llama_record(record):
+                requests.append(parse_run(record))
+            else:
+                serving.append((source.configuration, record))
+        files.append(
+            SourceFile(path=source.path.as_posix(), sha256=sha256_file(source.path), records=len(records))
+        )
+        progress.advance(source.path.stat().st_size)
+    progress.finish()
+    comparisons: list[Comparison] = [compare_arms(requests, c) for c in spec.comparisons]
+    sweeps = []
+    for sweep_spec in spec.sweeps:
+        result, pairs = sweep(requests, sweep_spec)
+        sweeps.append(result)
+        comparisons.extend(pairs)
+    run = spec.run
+    if prompts is not None:
+        run = run.model_copy(
+            update={"prompt_set": run.prompt_set.model_copy(update={"sha256": sha256_file(prompts)})}
+        )
+    if not (serving or spec.comparisons or spec.sweeps):
+        raise BuildError("nothing to build: no bench_serving runs and no comparisons or sweeps in the spec")
+    # Validate through the model (not construct) so cross-field rules run on the assembled file too.
+    return Evaluation.model_validate(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "title": spec.title,
+            "run": run,
+            "configurations": spec.configurations,
+            "cells": sglang_cells(serving, [c.id for c in spec.configurations]),
+            "comparisons": comparisons,
+            "sweeps": sweeps,
+            "notes": spec.notes,
+            "provenance": Provenance(generator=f"hubrelease {__version__} build eval", sources=files),
+        }
+    )
+
+
+def evaluation_json(evaluation: Evaluation) -> str:
+    """The canonical text of an evaluation file (2-space indent, trailing newline)."""
+    return evaluation.model_dump_json(indent=2) + "\n"
+
+
+def write_evaluation(evaluation: Evaluation, out: Path) -> None:
+    """Write atomically: a failed build never leaves a half-written file."""
+    atomic_write_text(out, evaluation_json(evaluation))

@@ -1,0 +1,99 @@
+"""Reading raw benchmark records (JSONL lines, CSV rows) with file:line context on every error."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hubrelease.errors import FormatError, InputError
+
+
+@dataclass(frozen=True)
+class Record:
+    """One raw record and where it came from (``line`` is the 1-based line in the file)."""
+
+    path: Path
+    line: int
+    data: Mapping[str, Any]
+
+    def error(self, message: str, field: str | None = None) -> FormatError:
+        """A one-line error pointing at this record."""
+        return FormatError(message, path=self.path, line=self.line, field=field)
+
+    def number(self, key: str, *, default: float | None = None) -> float:
+        """A finite number field; empty CSV cells and JSON nulls count as absent."""
+        value = self.data.get(key)
+        if value is None or value == "":
+            if default is not None:
+                return default
+            raise self.error("required field is missing", key)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise self.error(f"expected a number, got {value!r}", key) from None
+        if not math.isfinite(number):
+            raise self.error(f"expected a finite number, got {value!r}", key)
+        return number
+
+    def integer(self, key: str, *, default: int | None = None) -> int:
+        """An integer field (``3`` or ``3.0``)."""
+        number = self.number(key, default=None if default is None else float(default))
+        if number != int(number):
+            raise self.error(f"expected an integer, got {self.data.get(key)!r}", key)
+        return int(number)
+
+    def text(self, key: str) -> str:
+        """A non-empty string field (numbers are read as their text)."""
+        value = self.data.get(key)
+        if value is None or value == "":
+            raise self.error("required field is missing", key)
+        return str(value)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", path=path) from None
+    except IsADirectoryError:
+        raise InputError("is a folder, expected a benchmark file", path=path) from None
+    except UnicodeDecodeError:
+        raise FormatError("not UTF-8 text", path=path) from None
+
+
+def read_records(path: Path) -> Iterator[Record]:
+    """Records of a ``.csv`` (header row, then one record per row) or JSONL file (one object per line)."""
+    text = _read_text(path)
+    if path.suffix.lower() == ".csv":
+        yield from _csv_records(path, text)
+        return
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise FormatError(f"malformed JSON line: {exc.msg}", path=path, line=number) from None
+        if not isinstance(data, dict):
+            raise FormatError("expected a JSON object on each line", path=path, line=number)
+        yield Record(path, number, data)
+
+
+def _csv_records(path: Path, text: str) -> Iterator[Record]:
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames:
+        return
+    for row in reader:
+        # DictReader puts surplus cells under the None key and fills missing ones with None.
+        if None in row:
+            raise FormatError(
+                f"row has more cells than the header's {len(reader.fieldnames)}",
+                path=path,
+                line=reader.line_num,
+            )
+        yield Record(path, reader.line_num, row)

@@ -1,0 +1,187 @@
+"""Raw benchmark output as the engines write it: SGLang bench_serving JSONL and llama-server per-request rows.
+
+Values are deterministic functions of their arguments, so tests can state the expected numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+PROMPTS = [f"p{i}" for i in range(1, 5)]
+LLAMA_FIELDS = [
+    "prompt_id",
+    "arm",
+    "boot",
+    "repetition",
+    "n_max",
+    "predicted_n",
+    "predicted_ms",
+    "draft_n",
+    "draft_n_accepted",
+]
+
+
+def sglang_line(
+    *,
+    max_concurrency: int = 1,
+    output_lens: Sequence[int] = (101, 201, 301),
+    ttfts: Sequence[float] = (0.1, 0.2, 0.3),
+    decode_s: Sequence[float] = (1.0, 2.5, 2.0),
+    duration: float = 10.0,
+    tag: str | None = None,
+    accept_length: float | None = None,
+    details: bool = True,
+) -> dict[str, Any]:
+    """One bench_serving result line; with ``details`` the per-request arrays of --output-details.
+
+    Request i spends ``decode_s[i]`` after its first token, spread over 4 equal ITL chunks.
+    """
+    tpots = sorted(1000 * d / (n - 1) for n, d in zip(output_lens, decode_s, strict=True))
+    line: dict[str, Any] = {
+        "backend": "sglang-oai",
+        "dataset_name": "custom",
+        "request_rate": float("inf"),
+        "max_concurrency": max_concurrency,
+        "duration": duration,
+        "completed": len(output_lens),
+        "total_input_tokens": 1000,
+        "total_output_tokens": sum(output_lens),
+        "output_throughput": sum(output_lens) / duration if duration else 0.0,
+        "median_ttft_ms": sorted(t * 1000 for t in ttfts)[len(ttfts) // 2],
+        "median_tpot_ms": tpots[len(tpots) // 2],
+        "median_itl_ms": 7.5,
+        "concurrency": 0.9,
+        "accept_length": accept_length,
+    }
+    if tag is not None:
+        line["tag"] = tag
+    if details:
+        line.update(
+            input_lens=[100] * len(output_lens),
+            output_lens=list(output_lens),
+            ttfts=list(ttfts),
+            itls=[[d / 4] * 4 for d in decode_s],
+            generated_texts=[""] * len(output_lens),
+            errors=[""] * len(output_lens),
+        )
+    return line
+
+
+def write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> Path:
+    """One JSON object per line, as both bench_serving and bench.py append them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def llama_rows(
+    *,
+    arms: dict[str, Sequence[int]],
+    n_max_values: Sequence[int] = (0, 3),
+    prompts: Sequence[str] = PROMPTS,
+    repetitions: int = 2,
+    gain: dict[str, float] | None = None,
+) -> list[dict[str, Any]]:
+    """llama-server rows for every arm x boot x n_max x prompt x repetition.
+
+    ``arms`` maps an arm id to its boot indices. Speed is ``20 + prompt index + 0.1 * boot +
+    0.01 * repetition`` tok/s, times ``1 + gain[arm] * n_max`` when speculating. With n_max > 0,
+    ``n_max - 1`` of every ``n_max`` drafted tokens are accepted.
+    """
+    rows = []
+    for arm, boots in arms.items():
+        for boot in boots:
+            for n_max in n_max_values:
+                for index, prompt in enumerate(prompts):
+                    for repetition in range(1, repetitions + 1):
+                        speed = 20 + index + 0.1 * boot + 0.01 * repetition
+                        speed *= 1 + (gain or {}).get(arm, 0.1) * n_max
+                        predicted_n = 256
+                        rounds = 256 // max(n_max, 1)
+                        accepted = predicted_n - rounds if n_max else 0
+                        row: dict[str, Any] = {
+                            "prompt_id": prompt,
+                            "arm": arm,
+                            "boot": boot,
+                            "repetition": repetition,
+                            "n_max": n_max,
+                            "predicted_n": predicted_n,
+                            "predicted_ms": round(1000 * predicted_n / speed, 6),
+                            "draft_n": rounds * n_max if n_max else "",
+                            "draft_n_accepted": accepted if n_max else "",
+                        }
+                        rows.append(row)
+    return rows
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]], fields: Sequence[str] = LLAMA_FIELDS) -> Path:
+    """Rows as CSV with a header, as bench.py writes them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(fields), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def eval_spec(**overrides: Any) -> dict[str, Any]:
+    """A minimal valid ``build eval`` spec: run metadata and two serving configurations."""
+    spec: dict[str, Any] = {
+        "schema_version": 1,
+        "title": "Test serving evaluation",
+        "run": {
+            "hardware": {"id": "test-gpu", "name": "Test GPU"},
+            "engine": {"name": "sglang", "commit": "710267dc4c817b38d9965346390cd56b59b54eda"},
+            "target": {
+                "repo_id": "acme/target",
+                "revision": "0f0b1b59b879ccde1353e6ebd0fb10c204d4c544",
+                "quantization": "NVFP4",
+            },
+            "serving": {"kv_cache_dtype": "fp8_e4m3", "draft_tokens": 10, "sampling": "greedy"},
+            "prompt_set": {"name": "held-out", "total": 4, "categories": {"chat": 2, "code": 2}},
+        },
+        "configurations": [
+            {"id": "autoregressive", "label": "Autoregressive", "method": "autoregressive"},
+            {"id": "dflash2", "label": "DFlash2", "method": "dflash2", "drafter": {"name": "Test DFlash2"}},
+        ],
+    }
+    spec.update(overrides)
+    return spec
+
+
+def ab_spec_parts() -> dict[str, Any]:
+    """Spec keys for an A/B between arms A and B (primary n_max 3) and a sweep of arm S with on/off pair."""
+    return {
+        "comparisons": [
+            {
+                "id": "retrain-ab",
+                "title": "Retrained vs upstream",
+                "baseline": "A",
+                "treatment": "B",
+                "arms": [{"id": "A", "label": "upstream"}, {"id": "B", "label": "retrained"}],
+                "primary_setting": 3,
+                "design": {"boot_order": ["A", "B", "B", "A"], "prompts": 4, "repetitions": 2},
+            }
+        ],
+        "sweeps": [
+            {
+                "id": "n-max-sweep",
+                "title": "Shipped file across n_max",
+                "arm": "S",
+                "pairs": [
+                    {"id": "spec-on-off", "title": "Speculation on vs off", "baseline": 0, "treatment": 3}
+                ],
+            }
+        ],
+    }
+
+
+def write_spec(path: Path, spec: dict[str, Any]) -> Path:
+    """The spec as JSON (which the YAML loader also reads)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
+    return path
