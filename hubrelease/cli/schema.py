@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from hubrelease.cli import output
+from hubrelease.evaluation import evaluation_json_schema
 from hubrelease.manifest import manifest_json_schema
 
 EXAMPLES = """
@@ -14,12 +17,18 @@ Examples:
 
   # then, first line of hubrelease.yaml, for editors running yaml-language-server:
   # yaml-language-server: $schema=./hubrelease.schema.json
+
+  hubrelease schema --eval > evaluation.schema.json
 """
 
 
-def schema() -> None:
-    """Print the JSON Schema of the release manifest."""
-    output.emit_json(manifest_json_schema())
+def schema(
+    evaluation: Annotated[
+        bool, typer.Option("--eval", help="Print the evaluation JSON's schema instead of the manifest's.")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of the release manifest (or, with --eval, of evaluation files)."""
+    output.emit_json(evaluation_json_schema() if evaluation else manifest_json_schema())
 
 
 def register(app: typer.Typer) -> None:
