@@ -1,0 +1,1 @@
+"""Builders: turn checkpoints and measurements into release artifacts."""

@@ -1,0 +1,223 @@
+"""HF/SGLang drafter folder -> GGUF drafter for ik_llama.cpp (``dflash-draft``) or mainline (``dflash``).
+
+Streaming through gguf's ``GGUFWriter``: every tensor info is declared first, then tensors are read,
+converted and written one at a time, so peak memory is about one tensor, not the model. We write
+``rope.freq_base`` from the nested ``rope_parameters`` ourselves because the upstream converters read
+only the top-level ``rope_theta`` and silently leave 1e4 (seed 001).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from gguf import GGMLQuantizationType, GGUFValueType, GGUFWriter, LlamaFileType
+from gguf.quants import quantize
+
+from hubrelease.builders.safetensors_drafter import BuiltFile, checked_tensors, read_f32
+from hubrelease.errors import BuildError, InputError
+from hubrelease.formats.dflash import ARCH, DrafterConfig, Flavor, gguf_name, load_config
+from hubrelease.formats.ggml_types import GGML_TYPES
+from hubrelease.formats.gguf_header import read_gguf
+from hubrelease.formats.safetensors_header import SafeTensor
+from hubrelease.progress import NULL_PROGRESS, Progress
+
+OutType = Literal["f32", "f16", "bf16", "q8_0"]
+_QTYPE: dict[OutType, GGMLQuantizationType] = {
+    "f32": GGMLQuantizationType.F32,
+    "f16": GGMLQuantizationType.F16,
+    "bf16": GGMLQuantizationType.BF16,
+    "q8_0": GGMLQuantizationType.Q8_0,
+}
+_FILE_TYPE: dict[OutType, LlamaFileType] = {
+    "f32": LlamaFileType.ALL_F32,
+    "f16": LlamaFileType.MOSTLY_F16,
+    "bf16": LlamaFileType.MOSTLY_BF16,
+    "q8_0": LlamaFileType.MOSTLY_Q8_0,
+}
+_CHUNKS_PER_JOB = 4
+
+
+@dataclass(frozen=True)
+class _Plan:
+    hf_name: str
+    name: str
+    qtype: GGMLQuantizationType
+    shape: tuple[int, ...]
+    nbytes: int
+
+
+def tensor_type(shape: tuple[int, ...], outtype: OutType) -> GGMLQuantizationType:
+    """Norms and other 1-D tensors stay F32 (as llama.cpp's converter does); rows that Q8_0 blocks do not
+    divide fall back to F16."""
+    if len(shape) == 1:
+        return GGMLQuantizationType.F32
+    qtype = _QTYPE[outtype]
+    if shape[-1] % GGML_TYPES[qtype].block:
+        return GGMLQuantizationType.F16
+    return qtype
+
+
+def _need(config: DrafterConfig, key: str) -> int:
+    value = config.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise BuildError(f"config needs an integer {key}", path=config.path, field=key)
+    return value
+
+
+def _add_hparams(
+    writer: GGUFWriter, config: DrafterConfig, flavor: Flavor, outtype: OutType, fc_width: int
+) -> None:
+    p = ARCH[flavor]
+    raw = config.raw
+    heads = _need(config, "num_attention_heads")
+    head_dim = raw.get("head_dim") or config.hidden_size // heads
+    assert config.rope_theta is not None
+    writer.add_uint32(f"{p}.block_count", config.num_layers)
+    writer.add_uint32(f"{p}.context_length", _need(config, "max_position_embeddings"))
+    writer.add_uint32(f"{p}.embedding_length", config.hidden_size)
+    writer.add_uint32(f"{p}.feed_forward_length", _need(config, "intermediate_size"))
+    writer.add_uint32(f"{p}.attention.head_count", heads)
+    writer.add_uint32(f"{p}.attention.head_count_kv", _need(config, "num_key_value_heads"))
+    writer.add_uint32(f"{p}.attention.key_length", head_dim)
+    writer.add_uint32(f"{p}.attention.value_length", head_dim)
+    writer.add_float32(f"{p}.attention.layer_norm_rms_epsilon", float(raw.get("rms_norm_eps", 1e-6)))
+    writer.add_float32(f"{p}.rope.freq_base", config.rope_theta)
+    writer.add_uint32(
+        f"{p}.rope.dimension_count", int(head_dim * float(raw.get("partial_rotary_factor", 1.0)))
+    )
+    writer.add_bool(f"{p}.attention.causal", False)
+    block = _need(config, "block_size")
+    mask = _need(config, "mask_token_id")
+    if flavor == "ik":
+        writer.add_uint32(f"{p}.dflash.block_size", block)
+        writer.add_uint32(f"{p}.dflash.mask_token_id", mask)
+        writer.add_array(f"{p}.dflash.target_layer_ids", list(config.target_layer_ids))
+        writer.add_uint32(f"{p}.dflash.n_target_features", fc_width)
+    else:
+        writer.add_uint32(f"{p}.block_size", block)
+        writer.add_uint32("tokenizer.ggml.mask_token_id", mask)
+        writer.add_array(f"{p}.target_layers", [i + 1 for i in config.target_layer_ids])
+        if config.dflash2:
+            for key in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k"):
+                writer.add_uint32(f"{p}.{key}", _need(config, key))
+    sliding = config.sliding
+    if sliding is not None:
+        writer.add_uint32(f"{p}.attention.sliding_window", int(raw["sliding_window"]))
+        writer.add_array(f"{p}.attention.sliding_window_pattern", list(sliding))
+    writer.add_file_type(_FILE_TYPE[outtype])
+    writer.add_quantization_version(2)
+
+
+def _add_tokenizer(writer: GGUFWriter, target: Path, flavor: Flavor, mask: int) -> None:
+    """Copy the target's ``tokenizer.ggml.*`` keys with their exact GGUF types (ik checks they match)."""
+    model = read_gguf(target, keep_key=lambda key: key.startswith("tokenizer."))
+    if "tokenizer.ggml.model" not in model.kv:
+        raise InputError("has no tokenizer.ggml.model: not a target GGUF with a tokenizer", path=target)
+    target_mask = model.value("tokenizer.ggml.mask_token_id")
+    if flavor == "ik" and target_mask is not None and target_mask != mask:
+        raise BuildError(f"drafter mask_token_id {mask} differs from the target's {target_mask}", path=target)
+    for key, entry in model.kv.items():
+        if not key.startswith("tokenizer.") or key == "tokenizer.ggml.mask_token_id":
+            continue
+        sub = GGUFValueType(entry.elem_type) if entry.elem_type is not None else None
+        writer.add_key_value(key, entry.value, GGUFValueType(entry.value_type), sub_type=sub)
+
+
+def _plan(
+    tensors: dict[str, SafeTensor], config: DrafterConfig, flavor: Flavor, outtype: OutType
+) -> list[_Plan]:
+    plans = []
+    for hf_name in config.expected_tensors():
+        shape = tensors[hf_name].shape
+        qtype = tensor_type(shape, outtype)
+        nbytes = GGML_TYPES[qtype].nbytes(tuple(reversed(shape)))
+        assert nbytes is not None
+        plans.append(_Plan(hf_name, gguf_name(hf_name, flavor), qtype, shape, nbytes))
+    return plans
+
+
+def quantize_rows(
+    data: np.ndarray, qtype: GGMLQuantizationType, pool: ThreadPoolExecutor | None, jobs: int
+) -> np.ndarray:
+    """gguf.quants.quantize over row chunks in parallel; byte-identical to one call on the whole tensor."""
+    if pool is None or qtype in (GGMLQuantizationType.F32, GGMLQuantizationType.F16) or data.ndim < 2:
+        return np.asarray(quantize(data, qtype))
+    rows = data.reshape(-1, data.shape[-1])
+    step = max(1, -(-rows.shape[0] // (jobs * _CHUNKS_PER_JOB)))
+    parts = pool.map(lambda start: quantize(rows[start : start + step], qtype), range(0, rows.shape[0], step))
+    return np.concatenate(list(parts))
+
+
+def build_gguf_drafter(
+    source: Path,
+    out: Path,
+    *,
+    flavor: Flavor,
+    outtype: OutType,
+    tokenizer_from: Path | None = None,
+    split_max_size: int = 0,
+    jobs: int | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> list[BuiltFile]:
+    """Convert a drafter folder to ``out`` (or ``out``'s ``-0000N-of-0000M`` shards); returns the files."""
+    if not out.name.endswith(".gguf"):
+        raise InputError("--out must name a .gguf file", path=out)
+    config = load_config(source / "config.json")
+    if config.rope_theta is None:
+        raise BuildError(
+            "config has no rope_theta (rope_parameters, top level or rope_scaling)", path=config.path
+        )
+    if flavor == "ik" and config.dflash2:
+        raise BuildError("ik_llama.cpp has no DFlash2 support; use --flavor mainline", path=config.path)
+    if flavor == "ik" and tokenizer_from is None:
+        raise InputError(
+            "--flavor ik needs --tokenizer-from TARGET.gguf (ik requires the target's tokenizer)"
+        )
+    tensors = checked_tensors(config, source)
+    plans = _plan(tensors, config, flavor, outtype)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        writer = GGUFWriter(staging / out.name, ARCH[flavor], split_max_size=split_max_size)
+        _add_hparams(writer, config, flavor, outtype, tensors["fc.weight"].shape[1])
+        if tokenizer_from is not None:
+            _add_tokenizer(writer, tokenizer_from, flavor, _need(config, "mask_token_id"))
+        for plan in plans:
+            writer.add_tensor_info(
+                plan.name, plan.shape, np.dtype(np.float32), plan.nbytes, raw_dtype=plan.qtype
+            )
+        names = writer.format_shard_names(staging / out.name)
+        _write(writer, plans, tensors, jobs or os.cpu_count() or 1, progress)
+        finals = [out.parent / n.name for n in names]
+        for staged, final in zip(names, finals, strict=True):
+            os.replace(staged, final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [BuiltFile.of(p) for p in finals]
+
+
+def _write(
+    writer: GGUFWriter, plans: list[_Plan], tensors: dict[str, SafeTensor], jobs: int, progress: Progress
+) -> None:
+    progress.start(sum(p.nbytes for p in plans), "gguf-drafter")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    with ThreadPoolExecutor(jobs) if jobs > 1 else contextlib.nullcontext() as pool:
+        for plan in plans:
+            data = quantize_rows(read_f32(tensors[plan.hf_name]), plan.qtype, pool, jobs)
+            writer.write_tensor_data(data)
+            progress.advance(plan.nbytes)
+    for handle in writer.fout or []:
+        handle.flush()
+        os.fsync(handle.fileno())
+    writer.close()
+    progress.finish()

@@ -1,0 +1,404 @@
+"""Drafter lint: the silent failure modes of DFlash conversions, as findings with rule ids.
+
+Every rule here stands for a drafter that loads and runs but drafts badly or not at all: rope base
+1e4 instead of 1e7, 0-based vs 1-based target layers, a mask token outside the vocabulary, a tensor
+named for the other flavour, a "q4" file without Q4 tensors (seed 001).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from hubrelease.errors import InputError
+from hubrelease.formats.dflash import (
+    ARCH,
+    DrafterConfig,
+    Flavor,
+    gguf_tensor_names,
+    hf_tensor_names,
+    load_config,
+)
+from hubrelease.formats.ggml_types import is_ik_only
+from hubrelease.formats.gguf_header import GGUFSet, KVValue, SkippedArray, TensorInfo, read_gguf
+from hubrelease.formats.safetensors_header import SafetensorsSet, read_safetensors
+
+Severity = Literal["error", "warning"]
+LOADER_DEFAULT_ROPE = 10000.0
+"""What ik and mainline loaders use when ``rope.freq_base`` is absent."""
+_DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """One lint result: a stable rule id, its severity and a one-line message."""
+
+    rule_id: str
+    severity: Severity
+    message: str
+
+
+def _error(rule: str, message: str) -> Finding:
+    return Finding(rule, "error", message)
+
+
+def _warning(rule: str, message: str) -> Finding:
+    return Finding(rule, "warning", message)
+
+
+def lint_file(
+    path: str | Path, config: str | Path | None = None, composition: dict[str, int] | None = None
+) -> list[Finding]:
+    """Lint a GGUF (file or split set) or a safetensors drafter (file, index json or folder).
+
+    ``config`` is the HF config.json to check against (for safetensors, a sibling config.json is used
+    when omitted); ``composition`` is a manifest's declared tensor-type counts for a GGUF.
+    """
+    target = Path(path)
+    if target.name.endswith(".gguf"):
+        drafter = load_config(config) if config else None
+        return sorted(lint_gguf(read_gguf(target), drafter, composition))
+    if target.is_dir() or target.name.endswith((".safetensors", ".index.json")):
+        folder = target if target.is_dir() else target.parent
+        sibling = folder / "config.json"
+        drafter = load_config(config) if config else load_config(sibling) if sibling.exists() else None
+        if drafter is None:
+            raise InputError(
+                "safetensors lint needs a config.json (beside the file or via --config)", path=target
+            )
+        return sorted(lint_safetensors(read_safetensors(target), drafter))
+    raise InputError("expected a .gguf, .safetensors, index json or folder", path=target)
+
+
+def _flavor(arch: str | None) -> Flavor | None:
+    return next((f for f, name in ARCH.items() if name == arch), None)
+
+
+def _ints(value: KVValue | None) -> list[int] | None:
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return [int(v) for v in value]  # type: ignore[arg-type]
+    return None
+
+
+def _count(value: KVValue | None) -> int | None:
+    if isinstance(value, SkippedArray):
+        return value.count
+    return len(value) if isinstance(value, list) else None
+
+
+def lint_gguf(
+    model: GGUFSet, config: DrafterConfig | None, composition: dict[str, int] | None
+) -> list[Finding]:
+    """All GGUF rules; the ones needing the HF config are skipped without one."""
+    arch = model.architecture
+    flavor = _flavor(arch)
+    findings: list[Finding] = []
+    if composition is not None and composition != model.composition():
+        findings.append(
+            _error("composition", f"declared {_fmt(composition)}, file has {_fmt(model.composition())}")
+        )
+    if flavor is None:
+        findings.append(
+            _error("arch", f"architecture {arch!r} is not a DFlash drafter (dflash-draft or dflash)")
+        )
+        return findings
+    tensors = {t.name: t for t in model.tensors}
+    kv = model.value
+    p = ARCH[flavor]
+    dkey = f"{p}.dflash" if flavor == "ik" else p
+    findings += _rope(kv(f"{p}.rope.freq_base"), p, config)
+    findings += _flavour_keys(model, flavor, tensors)
+    ids = _ints(kv(f"{dkey}.target_layer_ids" if flavor == "ik" else f"{p}.target_layers"))
+    findings += _target_layers(ids, flavor, config)
+    findings += _features(model, flavor, tensors, ids, config)
+    mask_key = f"{dkey}.mask_token_id" if flavor == "ik" else "tokenizer.ggml.mask_token_id"
+    vocab = _count(kv("tokenizer.ggml.tokens")) or (config.vocab_size if config else None)
+    findings += _mask(kv(mask_key), mask_key, vocab, config)
+    block_count = kv(f"{p}.block_count")
+    findings += _swa(kv(f"{p}.attention.sliding_window_pattern"), block_count, config)
+    dflash2 = any(kv(f"{p}.{k}") for k in _DFLASH2_KEYS)
+    findings += _tensor_set(tensors, flavor, block_count, dflash2, config)
+    block = kv(f"{dkey}.block_size")
+    if not isinstance(block, int) or block < 2:
+        findings.append(_error("block-size", f"{dkey}.block_size is {block!r}; it must be an integer > 1"))
+    elif config and config.block_size and block != config.block_size:
+        findings.append(
+            _error("block-size", f"{dkey}.block_size is {block}, config says {config.block_size}")
+        )
+    if flavor == "mainline":
+        ik_types = sorted({t.type_name for t in model.tensors if is_ik_only(t.type_id)})
+        if ik_types:
+            findings.append(
+                _error("gguf-types", f"ik_llama.cpp-only types {', '.join(ik_types)} in a mainline file")
+            )
+    return findings
+
+
+def _fmt(counts: dict[str, int]) -> str:
+    return (
+        ", ".join(f"{n} {t}" for t, n in sorted(counts.items(), key=lambda i: (-i[1], i[0]))) or "no tensors"
+    )
+
+
+def _rope(value: KVValue | None, prefix: str, config: DrafterConfig | None) -> list[Finding]:
+    key = f"{prefix}.rope.freq_base"
+    expected = config.rope_theta if config else None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        hint = (
+            f" but the config says {expected:g} ({config.rope_theta_source})" if config and expected else ""
+        )
+        return [
+            _error("rope-freq-base", f"{key} is missing: loaders fall back to {LOADER_DEFAULT_ROPE:g}{hint}")
+        ]
+    if config is None:
+        return []
+    if expected is None:
+        return [
+            _warning("rope-freq-base", "the config has no rope_theta (nested, top-level or rope_scaling)")
+        ]
+    if not math.isclose(float(value), expected, rel_tol=1e-6):
+        return [
+            _error(
+                "rope-freq-base",
+                f"{key} is {float(value):g} but the config says {expected:g} ({config.rope_theta_source})",
+            )
+        ]
+    return []
+
+
+def _flavour_keys(model: GGUFSet, flavor: Flavor, tensors: dict[str, TensorInfo]) -> list[Finding]:
+    p = ARCH[flavor]
+    foreign: list[str]
+    if flavor == "ik":
+        required = [
+            f"{p}.dflash.{k}"
+            for k in ("block_size", "mask_token_id", "target_layer_ids", "n_target_features")
+        ]
+        foreign = [n for n in ("fc.weight", "enc.output_norm.weight") if n in tensors]
+        foreign += [n for n in tensors if n.endswith(".ffn_norm.weight")][:1]
+        other = "mainline"
+    else:
+        required = [f"{p}.block_size", f"{p}.target_layers"]
+        foreign = [n for n in ("dflash_fc.weight", "dflash_hidden_norm.weight") if n in tensors]
+        foreign += [n for n in tensors if n.endswith(".post_attention_norm.weight")][:1]
+        other = "ik"
+    findings = [_error("flavour", f"{ARCH[flavor]} file lacks {k}") for k in required if k not in model.kv]
+    if foreign:
+        findings.append(
+            _error("flavour", f"{ARCH[flavor]} file has {other} tensor names ({', '.join(foreign)})")
+        )
+    if flavor == "ik" and "tokenizer.ggml.model" not in model.kv:
+        findings.append(
+            _error(
+                "flavour", "dflash-draft file has no tokenizer (ik requires the target's tokenizer.ggml.*)"
+            )
+        )
+    return findings
+
+
+def _target_layers(ids: list[int] | None, flavor: Flavor, config: DrafterConfig | None) -> list[Finding]:
+    if ids is None:
+        return []
+    findings = []
+    if len(set(ids)) != len(ids):
+        findings.append(_error("target-layers", f"target layers {ids} contain duplicates"))
+    if flavor == "ik" and not 1 <= len(ids) <= 8:
+        findings.append(_error("target-layers", f"ik accepts 1..8 target layers, file has {len(ids)}"))
+    if config:
+        expected = [i + (1 if flavor == "mainline" else 0) for i in config.target_layer_ids]
+        if ids != expected:
+            base = "1-based" if flavor == "mainline" else "0-based"
+            findings.append(
+                _error("target-layers", f"target layers {ids}, expected {base} {expected} from the config")
+            )
+    elif flavor == "mainline" and 0 in ids:
+        findings.append(
+            _error(
+                "target-layers", f"dflash.target_layers {ids} contains 0: looks 0-based (mainline is 1-based)"
+            )
+        )
+    return findings
+
+
+def _features(
+    model: GGUFSet,
+    flavor: Flavor,
+    tensors: dict[str, TensorInfo],
+    ids: list[int] | None,
+    config: DrafterConfig | None,
+) -> list[Finding]:
+    fc = tensors.get("dflash_fc.weight" if flavor == "ik" else "fc.weight")
+    width = fc.shape[0] if fc else None
+    findings = []
+    if flavor == "ik":
+        declared = model.value("dflash-draft.dflash.n_target_features")
+        if width is not None and declared != width:
+            findings.append(
+                _error("n-target-features", f"n_target_features is {declared!r} but dflash_fc takes {width}")
+            )
+    target_hidden = config.get("target_hidden_size") if config else None
+    if width is not None and ids:
+        if width % len(ids):
+            findings.append(
+                _error(
+                    "n-target-features",
+                    f"fc input width {width} is not a multiple of {len(ids)} target layers",
+                )
+            )
+        elif isinstance(target_hidden, int) and width != target_hidden * len(ids):
+            findings.append(
+                _error(
+                    "n-target-features",
+                    f"fc input width {width} != target hidden {target_hidden} x {len(ids)} layers",
+                )
+            )
+    return findings
+
+
+def _mask(value: KVValue | None, key: str, vocab: int | None, config: DrafterConfig | None) -> list[Finding]:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return [_error("mask-token", f"{key} is missing")]
+    if vocab is not None and not 0 <= value < vocab:
+        return [_error("mask-token", f"mask token id {value} is outside the vocabulary ({vocab} tokens)")]
+    if config and config.mask_token_id is not None and value != config.mask_token_id:
+        return [_error("mask-token", f"mask token id {value}, config says {config.mask_token_id}")]
+    return []
+
+
+def _swa(pattern: KVValue | None, block_count: KVValue | None, config: DrafterConfig | None) -> list[Finding]:
+    expected = config.sliding if config else None
+    if pattern is None:
+        if expected is not None:
+            return [
+                _error(
+                    "swa-pattern",
+                    "the config uses a sliding window but the file has no sliding_window_pattern",
+                )
+            ]
+        return []
+    length = _count(pattern)
+    if length != block_count:
+        return [
+            _error(
+                "swa-pattern", f"sliding_window_pattern has {length} entries, block_count is {block_count}"
+            )
+        ]
+    if expected is not None and isinstance(pattern, list) and tuple(pattern) != expected:
+        return [
+            _error(
+                "swa-pattern", f"sliding_window_pattern {_tf(pattern)} != config layer_types {_tf(expected)}"
+            )
+        ]
+    return []
+
+
+def _tf(flags: list[KVValue] | tuple[bool, ...]) -> str:
+    return "".join("T" if f else "F" for f in flags)
+
+
+def _tensor_set(
+    tensors: dict[str, TensorInfo],
+    flavor: Flavor,
+    block_count: KVValue | None,
+    dflash2: bool,
+    config: DrafterConfig | None,
+) -> list[Finding]:
+    if not isinstance(block_count, int):
+        return [_error("tensor-set", "block_count is missing, cannot check the tensor set")]
+    findings: list[Finding] = []
+    if config and config.dflash2 != dflash2:
+        findings.append(
+            _error(
+                "dflash2-tensors",
+                f"config is {'DFlash2' if config.dflash2 else 'DFlash'}, file keys say otherwise",
+            )
+        )
+    if dflash2 and flavor == "ik":
+        findings.append(_error("dflash2-tensors", "ik_llama.cpp has no DFlash2: use the mainline flavour"))
+    bias = bool(config and config.attention_bias) or "blk.0.attn_q.bias" in tensors
+    base = set(gguf_tensor_names(block_count, flavor, bias=bias))
+    expected = set(
+        gguf_tensor_names(block_count, flavor, bias=bias, dflash2=dflash2 or bool(config and config.dflash2))
+    )
+    return findings + _compare(set(tensors), base, expected, {"token_embd.weight", "output.weight"})
+
+
+def _compare(found: set[str], base: set[str], expected: set[str], optional: set[str]) -> list[Finding]:
+    findings = []
+    for rule, names in (("tensor-set", base), ("dflash2-tensors", expected - base)):
+        missing = sorted(names - found)
+        if missing:
+            findings.append(
+                _error(rule, f"{len(missing)} expected tensors missing: {', '.join(missing[:5])}")
+            )
+    extra = sorted(found - expected - optional)
+    if extra:
+        findings.append(_warning("tensor-set", f"{len(extra)} unexpected tensors: {', '.join(extra[:5])}"))
+    return findings
+
+
+def lint_safetensors(model: SafetensorsSet, config: DrafterConfig) -> list[Finding]:
+    """Rules for an SGLang/HF safetensors drafter against its config.json."""
+    findings: list[Finding] = []
+    names = {t.name.removeprefix("model."): t for t in model.tensors}
+    rotary = sorted(n for n in names if "rotary_emb" in n or n.endswith("inv_freq"))
+    if rotary:
+        findings.append(_warning("tensor-set", f"rotary buffers should be dropped: {', '.join(rotary)}"))
+    found = set(names) - set(rotary)
+    base = set(hf_tensor_names(config.num_layers, bias=config.attention_bias))
+    findings += _compare(found, base, set(config.expected_tensors()), set())
+    fc = names.get("fc.weight")
+    k = len(config.target_layer_ids)
+    if fc and (len(fc.shape) != 2 or fc.shape[0] != config.hidden_size or fc.shape[1] % k):
+        findings.append(
+            _error(
+                "n-target-features",
+                f"fc.weight is {list(fc.shape)}, expected [{config.hidden_size}, {k} x target hidden]",
+            )
+        )
+    findings += _config_rope(config)
+    if config.mask_token_id is None:
+        findings.append(_error("mask-token", "config has no dflash_config.mask_token_id"))
+    elif config.vocab_size is not None and not 0 <= config.mask_token_id < config.vocab_size:
+        findings.append(
+            _error("mask-token", f"mask token id {config.mask_token_id} >= vocab_size {config.vocab_size}")
+        )
+    if config.layer_types and len(config.layer_types) != config.num_layers:
+        findings.append(
+            _error(
+                "swa-pattern",
+                f"layer_types has {len(config.layer_types)} entries, num_hidden_layers is {config.num_layers}",
+            )
+        )
+    if config.dflash2:
+        missing = [key for key in _DFLASH2_KEYS if key not in config.dflash]
+        if missing:
+            findings.append(
+                _error("dflash2-tensors", f"DFlash2 config lacks dflash_config.{', '.join(missing)}")
+            )
+    return findings
+
+
+def _config_rope(config: DrafterConfig) -> list[Finding]:
+    if config.rope_theta is None:
+        return [
+            _error("rope-freq-base", "config has no rope_theta (rope_parameters, top level or rope_scaling)")
+        ]
+    top = config.raw.get("rope_theta")
+    if isinstance(top, int | float) and not math.isclose(float(top), config.rope_theta, rel_tol=1e-6):
+        return [
+            _error(
+                "rope-freq-base",
+                f"top-level rope_theta {top:g} disagrees with {config.rope_theta_source} {config.rope_theta:g}",
+            )
+        ]
+    if top is None:
+        return [
+            _warning(
+                "rope-freq-base",
+                f"rope_theta only in {config.rope_theta_source}: top-level-only converters will use 1e4",
+            )
+        ]
+    return []

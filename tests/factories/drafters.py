@@ -1,0 +1,270 @@
+"""Tiny but structurally faithful DFlash / DFlash2 drafters, target GGUFs and GGUFs with ik_llama.cpp type ids.
+
+Dimensions are small, but config keys, tensor names and shape relations are the real ones
+(fc: [H, K*H_target], q_proj: [heads*hd, H], conv projection: [2*taps*H/group, H] ...), so builders and
+lint see what they would see on a published checkpoint. Row lengths are multiples of 32 where Q8_0
+applies, except the selector codebooks (rank 8), which exercises the F16 fallback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import gguf
+import numpy as np
+from safetensors.numpy import save_file
+
+RopeStyle = Literal["nested", "flat", "both", "scaling", "none"]
+
+HIDDEN = 64
+HEADS = 4
+KV_HEADS = 2
+HEAD_DIM = 16
+INTERMEDIATE = 128
+LAYERS = 2
+VOCAB = 512
+TARGET_HIDDEN = 32
+TARGET_LAYERS = 8
+TARGET_LAYER_IDS = [1, 3, 6]
+MASK_TOKEN_ID = 500
+ROPE_THETA = 10_000_000.0
+
+
+def drafter_config(
+    *, dflash2: bool = False, rope: RopeStyle = "nested", swa: bool = True, layers: int = LAYERS
+) -> dict[str, Any]:
+    """A config.json as z-lab / Qwen3.6-era exporters write it (``rope`` picks where rope_theta lives)."""
+    dflash_config: dict[str, Any] = {
+        "block_size": 16,
+        "mask_token_id": MASK_TOKEN_ID,
+        "target_layer_ids": list(TARGET_LAYER_IDS),
+    }
+    config: dict[str, Any] = {
+        "architectures": ["DFlash2DraftModel" if dflash2 else "DFlashDraftModel"],
+        "model_type": "qwen3",
+        "hidden_size": HIDDEN,
+        "intermediate_size": INTERMEDIATE,
+        "num_hidden_layers": layers,
+        "num_attention_heads": HEADS,
+        "num_key_value_heads": KV_HEADS,
+        "head_dim": HEAD_DIM,
+        "rms_norm_eps": 1e-6,
+        "vocab_size": VOCAB,
+        "max_position_embeddings": 4096,
+        "hidden_act": "silu",
+        "attention_bias": False,
+        "tie_word_embeddings": False,
+        "num_target_layers": TARGET_LAYERS,
+        "torch_dtype": "bfloat16",
+        "dflash_config": dflash_config,
+    }
+    if rope in ("nested", "both"):
+        config["rope_parameters"] = {"rope_theta": ROPE_THETA, "rope_type": "default"}
+    if rope in ("flat", "both"):
+        config["rope_theta"] = ROPE_THETA
+    if rope == "scaling":
+        config["rope_scaling"] = {"rope_theta": ROPE_THETA, "rope_type": "yarn", "factor": 2.0}
+    if swa:
+        config["use_sliding_window"] = True
+        config["sliding_window"] = 256
+        config["layer_types"] = ["sliding_attention"] * (layers - 1) + ["full_attention"]
+    else:
+        config["layer_types"] = ["full_attention"] * layers
+    if dflash2:
+        config["is_causal"] = False
+        dflash_config.update(conv_kernel_size=2, conv_group_size=16, selector_rank=8, selector_top_k=4)
+    return config
+
+
+def drafter_tensors(config: dict[str, Any], seed: int = 0) -> dict[str, np.ndarray]:
+    """Float32 tensors with the names and shapes a checkpoint for ``config`` holds."""
+    rng = np.random.default_rng(seed)
+    h, hd, inter = config["hidden_size"], config["head_dim"], config["intermediate_size"]
+    q, kv = config["num_attention_heads"] * hd, config["num_key_value_heads"] * hd
+    k = len(config["dflash_config"]["target_layer_ids"])
+    shapes: dict[str, tuple[int, ...]] = {}
+    for n in range(config["num_hidden_layers"]):
+        p = f"layers.{n}."
+        shapes |= {
+            p + "input_layernorm.weight": (h,),
+            p + "post_attention_layernorm.weight": (h,),
+            p + "self_attn.q_proj.weight": (q, h),
+            p + "self_attn.k_proj.weight": (kv, h),
+            p + "self_attn.v_proj.weight": (kv, h),
+            p + "self_attn.o_proj.weight": (h, q),
+            p + "self_attn.q_norm.weight": (hd,),
+            p + "self_attn.k_norm.weight": (hd,),
+            p + "mlp.gate_proj.weight": (inter, h),
+            p + "mlp.up_proj.weight": (inter, h),
+            p + "mlp.down_proj.weight": (h, inter),
+        }
+        if "DFlash2DraftModel" in config["architectures"]:
+            dc = config["dflash_config"]
+            taps, group = dc["conv_kernel_size"], dc["conv_group_size"]
+            for conv in ("attention_conv", "mlp_conv"):
+                shapes[f"{p}{conv}.base_kernel"] = (2, taps, h)
+                shapes[f"{p}{conv}.kernel_projection.weight"] = (2 * taps * h // group, h)
+    if "DFlash2DraftModel" in config["architectures"]:
+        rank, vocab = config["dflash_config"]["selector_rank"], config["vocab_size"]
+        shapes["candidate_selector.hidden_projection.weight"] = (rank, h)
+        shapes["candidate_selector.predecessor_codebook"] = (vocab, rank)
+        shapes["candidate_selector.successor_codebook"] = (vocab, rank)
+    shapes |= {"fc.weight": (h, k * TARGET_HIDDEN), "hidden_norm.weight": (h,), "norm.weight": (h,)}
+    return {name: rng.standard_normal(shape, dtype=np.float32) * 0.02 for name, shape in shapes.items()}
+
+
+def write_checkpoint(
+    folder: Path,
+    *,
+    dflash2: bool = False,
+    rope: RopeStyle = "nested",
+    swa: bool = True,
+    shards: int = 1,
+    prefix: str = "",
+    rotary: bool = True,
+    drop: Sequence[str] = (),
+    seed: int = 0,
+) -> Path:
+    """A training checkpoint folder: config.json + ``shards`` .safetensors files (+ rotary buffers)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    config = drafter_config(dflash2=dflash2, rope=rope, swa=swa)
+    tensors = {prefix + k: v for k, v in drafter_tensors(config, seed).items() if k not in drop}
+    if rotary:
+        tensors[prefix + "rotary_emb.inv_freq"] = np.ones(HEAD_DIM // 2, dtype=np.float32)
+    names = sorted(tensors)
+    for index in range(shards):
+        part = {n: tensors[n] for n in names[index::shards]}
+        save_file(part, str(folder / f"checkpoint-{index}.safetensors"), metadata={"step": "3228"})
+    (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return folder
+
+
+def write_training_checkpoint(folder: Path, *, dflash2: bool = True) -> Path:
+    """The example release's input: a DFlash2 checkpoint with nested rope, two shards and a rotary buffer."""
+    return write_checkpoint(folder, dflash2=dflash2, rope="nested", shards=2, prefix="model.")
+
+
+def write_target_gguf(path: Path, *, vocab: int = VOCAB, mask_token_id: int | None = None) -> Path:
+    """A tiny target GGUF with a complete ``tokenizer.ggml.*`` block (gpt2 style) and one tensor."""
+    writer = gguf.GGUFWriter(str(path), "qwen35")
+    writer.add_block_count(TARGET_LAYERS)
+    writer.add_embedding_length(TARGET_HIDDEN)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("qwen2")
+    writer.add_token_list([f"tok{i}" for i in range(vocab)])
+    writer.add_token_types([1] * vocab)
+    writer.add_token_merges(["t o", "to k"])
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.add_add_bos_token(False)
+    if mask_token_id is not None:
+        writer.add_mask_token_id(mask_token_id)
+    writer.add_tensor("token_embd.weight", np.zeros((vocab, TARGET_HIDDEN), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+RawTensor = tuple[str, tuple[int, ...], int, int]
+"""(name, ggml shape ne0-first, raw type id, nbytes)."""
+
+
+def write_raw_gguf(path: Path, arch: str, kv: dict[str, Any], tensors: Sequence[RawTensor]) -> Path:
+    """A GGUF whose tensors carry raw type ids (ik's 144, 146, 156 ... that gguf-py has no enum for).
+
+    Values are plain Python: int -> UINT32, float -> FLOAT32, bool -> BOOL, str, lists as arrays.
+    """
+    writer = gguf.GGUFWriter(str(path), arch)
+    for key, value in kv.items():
+        if isinstance(value, bool):
+            writer.add_bool(key, value)
+        elif isinstance(value, int):
+            writer.add_uint32(key, value)
+        elif isinstance(value, float):
+            writer.add_float32(key, value)
+        elif isinstance(value, str):
+            writer.add_string(key, value)
+        else:
+            writer.add_array(key, value)
+    for name, shape, type_id, nbytes in tensors:
+        # A non-uint8 dtype makes GGUFWriter keep ``shape`` as the logical ne shape (reversed to numpy order).
+        writer.add_tensor_info(name, tuple(reversed(shape)), np.dtype(np.float32), nbytes, raw_dtype=type_id)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for name, _, _, nbytes in tensors:
+        writer.write_tensor_data(np.frombuffer(name.encode().ljust(nbytes, b"\x5a")[:nbytes], dtype=np.uint8))
+    writer.close()
+    return path
+
+
+def write_ik_mixed_gguf(path: Path) -> Path:
+    """A seed-001-like 'q4' drafter: F32 norms, Q8_0, IQ3_KS (156) and IQ4_KSS (146) tensors, ik arch."""
+    from hubrelease.formats.ggml_types import BY_NAME
+
+    def raw(name: str, ne: tuple[int, ...], type_name: str) -> RawTensor:
+        size = BY_NAME[type_name].nbytes(ne)
+        assert size is not None
+        return (name, ne, BY_NAME[type_name].id, size)
+
+    tensors = [
+        raw("output_norm.weight", (256,), "F32"),
+        raw("blk.0.attn_q.weight", (256, 4), "Q8_0"),
+        raw("blk.0.ffn_up.weight", (256, 8), "IQ3_KS"),
+        raw("blk.0.ffn_down.weight", (512, 4), "IQ4_KSS"),
+        raw("blk.0.ffn_gate.weight", (256, 3), "IQ3_KS"),
+    ]
+    kv = {"dflash-draft.block_count": 1, "dflash-draft.rope.freq_base": ROPE_THETA}
+    return write_raw_gguf(path, "dflash-draft", kv, tensors)
+
+
+def write_vocab_gguf(path: Path, n_tokens: int = 250_000, *, type_id: int = 0) -> Path:
+    """A target-like GGUF with an ``n_tokens`` vocabulary (tokens, scores, types, merges) and one tensor."""
+    writer = gguf.GGUFWriter(str(path), "qwen35")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list([f"token_{i}" for i in range(n_tokens)])
+    writer.add_token_scores([0.0] * n_tokens)
+    writer.add_token_types([1] * n_tokens)
+    writer.add_token_merges([f"a{i} b{i}" for i in range(n_tokens)])
+    from hubrelease.formats.ggml_types import GGML_TYPES
+
+    ne = (256, 4)
+    nbytes = GGML_TYPES[type_id].nbytes(ne)
+    assert nbytes is not None
+    writer.add_tensor_info(
+        "token_embd.weight", tuple(reversed(ne)), np.dtype(np.float32), nbytes, raw_dtype=type_id
+    )
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    writer.write_tensor_data(np.zeros(nbytes, dtype=np.uint8))
+    writer.close()
+    return path
+
+
+def naive_convert(src: Path, dst: Path, *, drop_prefix: str = "rope.freq_base") -> Path:
+    """Copy a mainline-type GGUF minus keys ending in ``drop_prefix``: what a top-level-only converter
+    writes for a nested-rope config (no ``rope.freq_base``, so loaders fall back to 1e4)."""
+    reader = gguf.GGUFReader(str(src))
+    arch = str(reader.fields["general.architecture"].contents())
+    writer = gguf.GGUFWriter(str(dst), arch)
+    for field in reader.fields.values():
+        if field.name.startswith(("GGUF.", "general.architecture")) or field.name.endswith(drop_prefix):
+            continue
+        sub = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(field.name, field.contents(), field.types[0], sub_type=sub)
+    for tensor in reader.tensors:
+        writer.add_tensor_info(tensor.name, tuple(reversed([int(d) for d in tensor.shape])), np.dtype(np.float32),
+                               int(tensor.n_bytes), raw_dtype=tensor.tensor_type)  # fmt: skip
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_ti_data_to_file()
+    for tensor in reader.tensors:
+        writer.write_tensor_data(np.asarray(tensor.data).view(np.uint8).reshape(-1))
+    writer.close()
+    return dst
