@@ -1,0 +1,64 @@
+"""One place that builds ``HfApi`` objects, for a real Hub URL or the embedded loopback Hub.
+
+The token is left to huggingface_hub's usual sources (``HF_TOKEN``, ``hf auth login``); this module
+never reads, prints or logs it. ``--endpoint local`` starts (once per process) a loopback Hub on a
+free port, disk-backed in a per-user folder, and sends no token at all.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from huggingface_hub import HfApi, constants
+
+from hubrelease.errors import InputError
+from hubrelease.hub.server import LoopbackHub
+
+LOCAL = "local"
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+_embedded: dict[Path, LoopbackHub] = {}
+_embedded_lock = threading.Lock()
+
+
+def local_hub_root() -> Path:
+    """Folder of the embedded Hub: ``$HUBRELEASE_LOCAL_HUB``, else ``$XDG_CACHE_HOME/hubrelease/local-hub``."""
+    override = os.environ.get("HUBRELEASE_LOCAL_HUB")
+    if override:
+        return Path(override).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "hubrelease" / "local-hub"
+
+
+def embedded_hub() -> LoopbackHub:
+    """The process-wide embedded loopback Hub, started on first use."""
+    root = local_hub_root().resolve()
+    with _embedded_lock:
+        hub = _embedded.get(root)
+        if hub is None:
+            hub = LoopbackHub(root).start()
+            _embedded[root] = hub
+        return hub
+
+
+def _speak_lfs() -> None:
+    # The loopback Hub has no Xet backend and huggingface_hub >= 1.20 has no server-driven fallback
+    # (huggingface_hub#4507), so LFS must be chosen client-side. is_xet_available() reads this at call time.
+    constants.HF_HUB_DISABLE_XET = True
+
+
+def hub_api(endpoint: str | None = None) -> HfApi:
+    """An ``HfApi`` for ``endpoint``: None (HF_ENDPOINT or huggingface.co), a URL, or ``'local'``."""
+    if endpoint is None:
+        return HfApi()
+    if endpoint == LOCAL:
+        _speak_lfs()
+        return HfApi(endpoint=embedded_hub().url, token=False)
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InputError(f"--endpoint must be an http(s) URL or 'local', got {endpoint!r}", field="endpoint")
+    if parts.hostname in _LOOPBACK_HOSTS:
+        _speak_lfs()
+    return HfApi(endpoint=endpoint.rstrip("/"))

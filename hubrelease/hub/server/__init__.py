@@ -1,0 +1,84 @@
+"""A loopback Hub-compatible HTTP server that the real huggingface_hub client works against.
+
+Stdlib only, 127.0.0.1 only, disk-backed (``store.py``), with fault injection (``faults.py``).
+The client must run with ``HF_HUB_DISABLE_XET=1``: this server answers 404 to Xet token requests
+and speaks plain git LFS. Example::
+
+    with LoopbackHub(tmp_path) as hub:
+        api = HfApi(endpoint=hub.url, token="unused")
+        api.create_repo("acme/drafter")
+        hub.faults.inject("status", method="POST", path="/commit/", status=412)
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import TracebackType
+
+from hubrelease.hub.server.faults import Faults, RequestLog
+from hubrelease.hub.server.store import HubStore, RepoKey
+
+__all__ = ["HubStore", "LoopbackHub", "RepoKey"]
+
+
+class LoopbackHub:
+    """The server plus its store, faults and request log; serves from a daemon thread."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        port: int = 0,
+        page_size: int = 1000,
+        page_size_expand: int = 50,
+        multipart_threshold: int = 64 * 1024 * 1024,
+        multipart_chunk: int = 16 * 1024 * 1024,
+    ) -> None:
+        from hubrelease.hub.server.handler import HubHTTPServer
+
+        self.store = HubStore(root)
+        self.faults = Faults()
+        self.requests = RequestLog()
+        self.page_size = page_size
+        self.page_size_expand = page_size_expand
+        self.multipart_threshold = multipart_threshold
+        self.multipart_chunk = multipart_chunk
+        self._httpd = HubHTTPServer(("127.0.0.1", port), self)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LoopbackHub:
+        """Serve in a daemon thread; returns self."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever, name="loopback-hub", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve on the calling thread until interrupted (``hubrelease hub serve``)."""
+        self._httpd.serve_forever()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> LoopbackHub:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -1,0 +1,219 @@
+"""HTTP plumbing of the loopback Hub: route table, body reading (chunked too), faults, accounting."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from hubrelease.hub.server import lfs, routes
+from hubrelease.hub.server.faults import RequestRecord
+from hubrelease.hub.server.store import CHUNK, StoreError
+from hubrelease.hub.server.wire import Request, Response, error_response, json_response
+
+if TYPE_CHECKING:
+    from hubrelease.hub.server import LoopbackHub
+
+View = Callable[[Request], Response]
+_API = r"^/api/(?P<t>models|datasets|spaces)/(?P<ns>[^/]+)/(?P<name>[^/]+)"
+_GIT = r"^/(?:(?P<t>datasets|spaces)/)?(?!api/)(?P<ns>[^/]+)/(?P<name>[^/]+)"
+_OID = r"(?P<oid>[0-9a-f]{64})"
+
+# (route name, methods, path pattern, view, streamed body); first match wins.
+ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
+    (name, methods, re.compile(pattern), view, streamed)
+    for name, methods, pattern, view, streamed in [
+        ("repo_create", ("POST",), r"^/api/repos/create$", routes.create_repo, False),
+        ("validate_yaml", ("POST",), r"^/api/validate-yaml$", routes.validate_yaml, False),
+        ("repo_info", ("GET",), _API + r"(?:/revision/(?P<rev>[^/]+))?$", routes.repo_info, False),
+        ("refs", ("GET",), _API + r"/refs$", routes.list_refs, False),
+        ("preupload", ("POST",), _API + r"/preupload/(?P<rev>[^/]+)$", routes.preupload, False),
+        ("commit", ("POST",), _API + r"/commit/(?P<rev>[^/]+)$", routes.commit, False),
+        ("paths_info", ("POST",), _API + r"/paths-info/(?P<rev>[^/]+)$", routes.paths_info, False),
+        ("tree", ("GET",), _API + r"/tree/(?P<rev>[^/]+)(?:/(?P<path>.*))?$", routes.list_tree, False),
+        ("branch", ("POST", "DELETE"), _API + r"/branch/(?P<rev>[^/]+)$", routes.branch, False),
+        ("tag", ("POST", "DELETE"), _API + r"/tag/(?P<rev>[^/]+)$", routes.tag, False),
+        ("discussions", ("POST",), _API + r"/discussions$", routes.create_discussion, False),
+        ("discussion", ("GET",), _API + r"/discussions/(?P<num>\d+)$", routes.discussion, False),
+        ("xet_token", ("GET",), _API + r"/xet-write-token/.*$", routes.not_found, False),
+        ("lfs_batch", ("POST",), _GIT + r"\.git/info/lfs/objects/batch$", lfs.batch, False),
+        ("lfs_verify", ("POST",), r"^/__lfs/verify$", lfs.verify, False),
+        ("lfs_upload", ("PUT",), r"^/__lfs/" + _OID + r"$", lfs.put_object, True),
+        (
+            "lfs_part",
+            ("PUT",),
+            r"^/__lfs/" + _OID + r"/(?P<upload>[0-9a-f]{32})/(?P<part>\d+)$",
+            lfs.put_part,
+            False,
+        ),
+        ("lfs_complete", ("POST",), r"^/__lfs/" + _OID + r"/(?P<upload>[0-9a-f]{32})$", lfs.complete, False),
+        ("resolve", ("GET", "HEAD"), _GIT + r"/resolve/(?P<rev>[^/]+)/(?P<path>.+)$", routes.resolve, False),
+    ]
+]
+
+
+def match(method: str, path: str) -> tuple[str, View, dict[str, str]] | None:
+    for name, methods, pattern, view, _ in ROUTES:
+        found = pattern.match(path)
+        if found and method in methods:
+            return name, view, {k: v for k, v in found.groupdict().items() if v is not None}
+    return None
+
+
+def _streamed(name: str) -> bool:
+    return any(route[0] == name and route[4] for route in ROUTES)
+
+
+class HubHTTPServer(ThreadingHTTPServer):
+    """Threading server that knows its ``LoopbackHub``."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], hub: LoopbackHub) -> None:
+        self.hub = hub
+        super().__init__(address, HubHandler)
+
+
+class HubHandler(BaseHTTPRequestHandler):
+    """One request: match, maybe fault, run the view, write the response, record what moved."""
+
+    protocol_version = "HTTP/1.1"
+    server: HubHTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: tests and the embedded hub must not write to the terminal."""
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_HEAD(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def do_PUT(self) -> None:
+        self._handle()
+
+    def do_DELETE(self) -> None:
+        self._handle()
+
+    def _body_chunks(self, limit: int | None = None) -> Iterator[bytes]:
+        """The request body in pieces, from Content-Length or chunked transfer encoding."""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return
+                yield self.rfile.read(size)
+                self.rfile.readline()
+        remaining = int(self.headers.get("Content-Length") or 0)
+        if limit is not None:
+            remaining = min(remaining, limit)
+        while remaining > 0:
+            piece = self.rfile.read(min(CHUNK, remaining))
+            if not piece:
+                return
+            remaining -= len(piece)
+            yield piece
+
+    def _drop(self, after_bytes: int) -> None:
+        """Read a little of the body, then vanish: the client sees a connection reset, no answer."""
+        for _ in self._body_chunks(limit=after_bytes):
+            pass
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _handle(self) -> None:
+        hub = self.server.hub
+        split = urlsplit(self.path)
+        method = self.command
+        found = match(method, split.path)
+        name = found[0] if found else "unknown"
+        counted = {"in": 0}
+
+        def counting(chunks: Iterator[bytes]) -> Iterator[bytes]:
+            for chunk in chunks:
+                counted["in"] += len(chunk)
+                yield chunk
+
+        fault = hub.faults.take(("status", "drop"), method, split.path)
+        if fault is not None and fault.kind == "drop":
+            self._drop(fault.after_bytes)
+            hub.requests.add(RequestRecord(method, split.path, name, 0, fault.after_bytes, 0))
+            return
+        streamed = found is not None and _streamed(name) and fault is None
+        body = b"" if streamed else b"".join(counting(self._body_chunks()))
+        chunks = counting(self._body_chunks()) if streamed else iter(())
+        if streamed and hub.faults.take(("corrupt",), method, split.path) is not None:
+            chunks = _corrupt(chunks)
+        if fault is not None:
+            response = json_response({"error": f"injected HTTP {fault.status}"}, fault.status, fault.headers)
+        elif found is None:
+            response = error_response(StoreError(404, f"no route for {method} {split.path}"))
+        else:
+            request = Request(
+                hub, method, found[2], parse_qs(split.query), _lower(self.headers.items()), body, chunks
+            )
+            response = self._run(found[1], request)
+            if streamed:
+                for _ in chunks:  # drain what a failing view did not read, to keep the connection usable
+                    pass
+            after = hub.faults.take(("after",), method, split.path)
+            if after is not None:
+                response = json_response(
+                    {"error": f"injected HTTP {after.status}"}, after.status, after.headers
+                )
+        sent = self._send(response, head=method == "HEAD")
+        hub.requests.add(RequestRecord(method, split.path, name, response.status, counted["in"], sent))
+
+    @staticmethod
+    def _run(view: View, request: Request) -> Response:
+        try:
+            return view(request)
+        except StoreError as exc:
+            return error_response(exc)
+
+    def _send(self, response: Response, head: bool) -> int:
+        self.send_response(response.status)
+        for key, value in response.headers.items():
+            self.send_header(key, value.encode("latin-1", "replace").decode("latin-1").replace("\n", " "))
+        self.send_header("Content-Length", str(response.content_length))
+        self.end_headers()
+        if head:
+            return 0
+        if response.file is None:
+            self.wfile.write(response.body)
+            return len(response.body)
+        sent = 0
+        with response.file.open("rb") as handle:
+            handle.seek(response.offset)
+            while sent < response.length:
+                piece = handle.read(min(CHUNK, response.length - sent))
+                if not piece:
+                    break
+                self.wfile.write(piece)
+                sent += len(piece)
+        return sent
+
+
+def _lower(items: Any) -> dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in items}
+
+
+def _corrupt(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Flip the first byte in transit: the object's sha256 no longer matches its oid."""
+    first = True
+    for chunk in chunks:
+        if first and chunk:
+            chunk = bytes([chunk[0] ^ 0xFF]) + chunk[1:]
+            first = False
+        yield chunk

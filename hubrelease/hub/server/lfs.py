@@ -1,0 +1,92 @@
+"""Git LFS routes of the loopback Hub: batch, basic and multipart upload, verify.
+
+Upload hrefs point back at this server (``/__lfs/...``) instead of a bucket. Every object is
+hashed while it streams in and stored only when its sha256 and size match the batch request,
+so a corrupted upload is rejected before any commit can reference it.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from hubrelease.hub.server.store import StoreError
+from hubrelease.hub.server.wire import Request, Response, json_response
+
+_OID = re.compile(r"^[0-9a-f]{64}$")
+LFS_CONTENT_TYPE = "application/vnd.git-lfs+json"
+
+
+def _size(request: Request) -> int:
+    try:
+        return int(request.query["size"][0])
+    except (KeyError, ValueError):
+        raise StoreError(400, "missing or invalid size") from None
+
+
+def batch(request: Request) -> Response:
+    request.require_repo()
+    body = request.json()
+    if body.get("operation") != "upload":
+        raise StoreError(400, "the loopback Hub's batch endpoint handles uploads only")
+    hub = request.hub
+    objects: list[dict[str, Any]] = []
+    for item in body.get("objects", []):
+        oid, size = item.get("oid"), item.get("size")
+        if not isinstance(oid, str) or not _OID.match(oid) or not isinstance(size, int) or size < 0:
+            objects.append(
+                {"oid": str(oid), "size": int(size or 0), "error": {"code": 422, "message": "bad oid"}}
+            )
+            continue
+        if hub.store.has_lfs(oid, size):
+            objects.append({"oid": oid, "size": size})
+            continue
+        verify = {"href": f"{hub.url}/__lfs/verify"}
+        if size > hub.multipart_threshold:
+            upload_id = uuid.uuid4().hex
+            chunk = hub.multipart_chunk
+            parts = -(-size // chunk)
+            header: dict[str, str] = {"chunk_size": str(chunk)}
+            header.update({str(n): f"{hub.url}/__lfs/{oid}/{upload_id}/{n}" for n in range(1, parts + 1)})
+            upload = {"href": f"{hub.url}/__lfs/{oid}/{upload_id}?size={size}", "header": header}
+        else:
+            upload = {"href": f"{hub.url}/__lfs/{oid}?size={size}"}
+        objects.append(
+            {"oid": oid, "size": size, "authenticated": True, "actions": {"upload": upload, "verify": verify}}
+        )
+    return json_response(
+        {"transfer": "basic", "objects": objects}, headers={"Content-Type": LFS_CONTENT_TYPE}
+    )
+
+
+def put_object(request: Request) -> Response:
+    """Basic transfer: the whole object in one streamed PUT."""
+    request.hub.store.put_lfs(request.arg("oid"), _size(request), request.chunks)
+    return Response(200)
+
+
+def put_part(request: Request) -> Response:
+    etag = request.hub.store.put_part(
+        request.arg("oid"), request.arg("upload"), int(request.arg("part")), request.body
+    )
+    return Response(200, {"ETag": f'"{etag}"'})
+
+
+def complete(request: Request) -> Response:
+    body = request.json()
+    oid = request.arg("oid")
+    if body.get("oid") != oid:
+        raise StoreError(400, "completion oid does not match the upload")
+    request.hub.store.complete_multipart(
+        oid, _size(request), request.arg("upload"), list(body.get("parts", []))
+    )
+    return json_response({})
+
+
+def verify(request: Request) -> Response:
+    body = request.json()
+    oid, size = str(body.get("oid")), body.get("size")
+    if not isinstance(size, int) or not request.hub.store.has_lfs(oid, size):
+        raise StoreError(404, f"LFS object {oid} not found")
+    return json_response({})

@@ -1,0 +1,362 @@
+"""Repo-level routes of the loopback Hub: create, info, refs, preupload, commit, tree, resolve, refs edits.
+
+Shapes follow what huggingface_hub 2.4.0 parses (``hf_api.py``, ``_commit_api.py``, ``file_download.py``);
+see ``/work/shared/research/hub-api.md`` section 2.1 for the route table.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import yaml
+
+from hubrelease.hub.server.store import FileOp, RepoKey, StoreError, lfs_pointer, wants_lfs
+from hubrelease.hub.server.wire import Request, Response, json_response
+
+
+def _repo_url(request: Request, key: RepoKey) -> str:
+    return f"{request.hub.url}/{key.url_prefix}{key.repo_id}"
+
+
+def create_repo(request: Request) -> Response:
+    body = request.json()
+    repo_type = body.get("type") or "model"
+    name = body.get("name")
+    if not isinstance(name, str) or not name:
+        raise StoreError(400, "name is required")
+    key = RepoKey(repo_type, f"{body.get('organization') or 'local'}/{name}")
+    private = body.get("private") or body.get("visibility") == "private"
+    url = _repo_url(request, key)
+    if not request.hub.store.create_repo(key, bool(private)):
+        return json_response({"error": "You already created this repo", "url": url}, 409)
+    return json_response({"url": url, "name": key.repo_id})
+
+
+def validate_yaml(request: Request) -> Response:
+    """Parse the card's front matter; the real Hub also checks metadata keys, which we do offline elsewhere."""
+    content = str(request.json().get("content", ""))
+    errors: list[dict[str, str]] = []
+    if content.startswith("---"):
+        end = content.find("\n---", 3)
+        if end < 0:
+            errors.append({"message": "front matter is not closed by '---'"})
+        else:
+            try:
+                data = yaml.safe_load(content[3:end])
+            except yaml.YAMLError as exc:
+                errors.append({"message": f"invalid YAML: {exc}"})
+            else:
+                if data is not None and not isinstance(data, dict):
+                    errors.append({"message": "front matter must be a mapping"})
+    return json_response({"errors": errors, "warnings": []}, 400 if errors else 200)
+
+
+def _sibling(path: str, entry: dict[str, Any], blobs: bool) -> dict[str, Any]:
+    if not blobs:
+        return {"rfilename": path}
+    sibling: dict[str, Any] = {"rfilename": path, "size": entry["size"], "blobId": entry["oid"]}
+    if entry["lfs"]:
+        pointer = len(lfs_pointer(entry["lfs"], entry["size"]))
+        sibling["lfs"] = {"sha256": entry["lfs"], "size": entry["size"], "pointerSize": pointer}
+    return sibling
+
+
+def repo_info(request: Request) -> Response:
+    key = request.require_repo()
+    commit_id, tree = request.hub.store.tree(key, request.arg("rev", "main"))
+    commit = request.hub.store.commit_data(key, commit_id)
+    blobs = request.flag("blobs")
+    return json_response(
+        {
+            "_id": hashlib.sha1(key.repo_id.encode(), usedforsecurity=False).hexdigest()[:24],
+            "id": key.repo_id,
+            "author": key.repo_id.split("/")[0],
+            "sha": commit_id,
+            "private": bool(request.hub.store.refs(key)["private"]),
+            "disabled": False,
+            "gated": False,
+            "downloads": 0,
+            "likes": 0,
+            "tags": [],
+            "lastModified": commit["date"],
+            "siblings": [_sibling(path, tree[path], blobs) for path in sorted(tree)],
+        }
+    )
+
+
+def list_refs(request: Request) -> Response:
+    key = request.require_repo()
+    refs = request.hub.store.refs(key)
+    payload: dict[str, Any] = {
+        "branches": [
+            {"name": n, "ref": f"refs/heads/{n}", "targetCommit": c} for n, c in refs["branches"].items()
+        ],
+        "converts": [],
+        "tags": [
+            {"name": n, "ref": f"refs/tags/{n}", "targetCommit": t["commit"]} for n, t in refs["tags"].items()
+        ],
+    }
+    if request.flag("include_prs"):
+        payload["pullRequests"] = [
+            {"name": f"refs/pr/{n}", "ref": f"refs/pr/{n}", "targetCommit": pr["commit"]}
+            for n, pr in refs["prs"].items()
+        ]
+    return json_response(payload)
+
+
+def preupload(request: Request) -> Response:
+    key = request.require_repo()
+    _, tree = request.hub.store.tree(key, request.arg("rev"))
+    files = []
+    for item in request.json().get("files", []):
+        path = str(item["path"])
+        sample = base64.b64decode(item.get("sample", ""))
+        mode = "lfs" if wants_lfs(path, int(item["size"]), sample) else "regular"
+        entry = tree.get(path)
+        remote = None if entry is None else (entry["lfs"] or entry["oid"])
+        files.append({"path": path, "uploadMode": mode, "shouldIgnore": False, "oid": remote})
+    return json_response({"files": files})
+
+
+def _parse_commit(body: bytes) -> tuple[dict[str, Any], list[FileOp]]:
+    header: dict[str, Any] | None = None
+    ops: list[FileOp] = []
+    for raw in body.splitlines():
+        if not raw.strip():
+            continue
+        line = json.loads(raw)
+        key, value = line.get("key"), line.get("value", {})
+        if key == "header":
+            header = value
+        elif key == "file":
+            ops.append(FileOp("file", value["path"], content=base64.b64decode(value["content"])))
+        elif key == "lfsFile":
+            ops.append(FileOp("lfsFile", value["path"], sha256=value["oid"], size=int(value["size"])))
+        elif key in ("deletedFile", "deletedFolder"):
+            ops.append(FileOp(key, value["path"]))
+        else:
+            raise StoreError(400, f"unsupported commit line {key!r}")
+    if header is None:
+        raise StoreError(400, "commit payload has no header line")
+    return header, ops
+
+
+def commit(request: Request) -> Response:
+    key = request.require_repo()
+    try:
+        header, ops = _parse_commit(request.body)
+    except (ValueError, KeyError) as exc:
+        raise StoreError(400, f"malformed commit payload: {exc}") from None
+    commit_id, pr_num = request.hub.store.commit(
+        key, request.arg("rev"), ops, header, request.flag("create_pr")
+    )
+    url = _repo_url(request, key)
+    return json_response(
+        {
+            "commitUrl": f"{url}/commit/{commit_id}",
+            "commitOid": commit_id,
+            "pullRequestUrl": f"{url}/discussions/{pr_num}" if pr_num else None,
+        }
+    )
+
+
+def _folder_oid(tree: dict[str, Any], folder: str) -> str:
+    inside = sorted((p, e["oid"]) for p, e in tree.items() if p.startswith(folder + "/"))
+    return hashlib.sha1(json.dumps(inside).encode(), usedforsecurity=False).hexdigest()
+
+
+def _entry_json(
+    request: Request, key: RepoKey, tree: dict[str, Any], path: str, expand: bool
+) -> dict[str, Any]:
+    entry = tree.get(path)
+    if entry is None:
+        return {"type": "directory", "oid": _folder_oid(tree, path), "size": 0, "path": path}
+    data: dict[str, Any] = {"type": "file", "oid": entry["oid"], "size": entry["size"], "path": path}
+    if entry["lfs"]:
+        pointer = len(lfs_pointer(entry["lfs"], entry["size"]))
+        data["lfs"] = {"oid": entry["lfs"], "size": entry["size"], "pointerSize": pointer}
+    if expand:
+        last = request.hub.store.commit_data(key, entry["last"])
+        data["lastCommit"] = {"id": last["id"], "title": last["title"], "date": last["date"]}
+    return data
+
+
+def _folders(tree: dict[str, Any]) -> set[str]:
+    return {path.rsplit("/", i)[0] for path in tree for i in range(1, path.count("/") + 1)}
+
+
+def paths_info(request: Request) -> Response:
+    key = request.require_repo()
+    _, tree = request.hub.store.tree(key, request.arg("rev"))
+    form = request.form()
+    expand = form.get("expand", [""])[0].lower() in ("1", "true")
+    folders = _folders(tree)
+    found = [p.strip("/") for p in form.get("paths", []) if p.strip("/") in tree or p.strip("/") in folders]
+    return json_response([_entry_json(request, key, tree, path, expand) for path in found])
+
+
+def list_tree(request: Request) -> Response:
+    """Tree listing, paginated with a GitHub-style ``Link: <...>; rel="next"`` header."""
+    key = request.require_repo()
+    _, tree = request.hub.store.tree(key, request.arg("rev"))
+    base = request.arg("path").strip("/")
+    folders = _folders(tree)
+    if base and base not in folders:
+        raise StoreError(404, f"Entry not found: {base}", "EntryNotFound")
+    prefix = f"{base}/" if base else ""
+    candidates = sorted(p for p in [*tree, *folders] if p.startswith(prefix))
+    if not request.flag("recursive"):
+        candidates = [p for p in candidates if "/" not in p[len(prefix) :]]
+    expand = request.flag("expand")
+    page_size = request.hub.page_size_expand if expand else request.hub.page_size
+    start = int(request.query.get("cursor", ["0"])[0] or 0)
+    page = candidates[start : start + page_size]
+    headers = {}
+    if start + page_size < len(candidates):
+        query = {k: v[0] for k, v in request.query.items()}
+        query["cursor"] = str(start + page_size)
+        url = (
+            f"{request.hub.url}/api/{key.repo_type}s/{key.repo_id}/tree/{quote(request.arg('rev'), safe='')}"
+        )
+        if base:
+            url += f"/{quote(base)}"
+        headers["Link"] = f'<{url}?{urlencode(query)}>; rel="next"'
+    return json_response([_entry_json(request, key, tree, p, expand) for p in page], headers=headers)
+
+
+def resolve(request: Request) -> Response:
+    """File bytes with the metadata headers ``get_hf_file_metadata`` requires; honours ``Range``."""
+    key = request.require_repo()
+    commit_id, tree = request.hub.store.tree(key, request.arg("rev"))
+    path = request.arg("path")
+    entry = tree.get(path)
+    if entry is None:
+        raise StoreError(404, f"Entry not found: {path}", "EntryNotFound")
+    size = int(entry["size"])
+    etag = f'"{entry["lfs"] or entry["oid"]}"'
+    headers = {
+        "X-Repo-Commit": commit_id,
+        "ETag": etag,
+        "Accept-Ranges": "bytes",
+        "Content-Type": "application/octet-stream",
+    }
+    if entry["lfs"]:
+        headers.update({"X-Linked-Etag": etag, "X-Linked-Size": str(size)})
+    store = request.hub.store
+    blob = store.lfs_path(entry["lfs"]) if entry["lfs"] else store.git_path(entry["oid"])
+    start, end = 0, size - 1
+    status = 200
+    spec = request.headers.get("range", "")
+    if spec.startswith("bytes=") and "," not in spec:
+        first, _, last = spec[len("bytes=") :].partition("-")
+        start = int(first) if first else max(size - int(last or 0), 0)
+        end = min(int(last), size - 1) if first and last else size - 1
+        if start >= size and size > 0:
+            return Response(416, {**headers, "Content-Range": f"bytes */{size}"})
+        status = 206
+        headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+    return Response(status, headers, file=blob, offset=start, length=max(end - start + 1, 0))
+
+
+def branch(request: Request) -> Response:
+    key = request.require_repo()
+    name = request.arg("rev")
+    store = request.hub.store
+    if request.method == "DELETE":
+
+        def drop(refs: dict[str, Any]) -> None:
+            if refs["branches"].pop(name, None) is None:
+                raise StoreError(404, f"Invalid rev id: {name}", "RevisionNotFound")
+
+        store.update_refs(key, drop)
+        return json_response({})
+    start = str(request.json().get("startingPoint") or "main")
+    target = store.resolve(key, start)
+
+    def add(refs: dict[str, Any]) -> None:
+        if name in refs["branches"]:
+            raise StoreError(409, f"Reference already exists: refs/heads/{name}")
+        refs["branches"][name] = target
+
+    store.update_refs(key, add)
+    return json_response({})
+
+
+def tag(request: Request) -> Response:
+    key = request.require_repo()
+    store = request.hub.store
+    if request.method == "DELETE":
+        name = request.arg("rev")
+
+        def drop(refs: dict[str, Any]) -> None:
+            if refs["tags"].pop(name, None) is None:
+                raise StoreError(404, f"Invalid rev id: {name}", "RevisionNotFound")
+
+        store.update_refs(key, drop)
+        return json_response({})
+    body = request.json()
+    name = str(body.get("tag") or "")
+    target = store.resolve(key, request.arg("rev"))
+
+    def add(refs: dict[str, Any]) -> None:
+        if not name or name in refs["tags"]:
+            raise StoreError(409, f"Tag {name!r} already exists" if name else "tag name is required")
+        refs["tags"][name] = {"commit": target, "message": body.get("message")}
+
+    store.update_refs(key, add)
+    return json_response({})
+
+
+def create_discussion(request: Request) -> Response:
+    """Only pull requests are modelled: a new ``refs/pr/N`` pointing at ``main``'s head."""
+    key = request.require_repo()
+    body = request.json()
+    if not body.get("pullRequest"):
+        raise StoreError(400, "the loopback Hub models pull requests only")
+    store = request.hub.store
+    head = store.resolve(key, "main")
+    holder: dict[str, int] = {}
+
+    def add(refs: dict[str, Any]) -> None:
+        num = len(refs["prs"]) + 1
+        refs["prs"][str(num)] = {
+            "commit": head,
+            "title": str(body.get("title") or ""),
+            "base": "main",
+            "created": store.commit_data(key, head)["date"],
+            "description": str(body.get("description") or ""),
+        }
+        holder["num"] = num
+
+    store.update_refs(key, add)
+    return json_response({"num": holder["num"], "pullRequest": True})
+
+
+def discussion(request: Request) -> Response:
+    key = request.require_repo()
+    pr = request.hub.store.refs(key)["prs"].get(request.arg("num"))
+    if pr is None:
+        raise StoreError(404, "Discussion not found")
+    return json_response(
+        {
+            "num": int(request.arg("num")),
+            "title": pr["title"],
+            "author": {"name": "local"},
+            "createdAt": pr["created"],
+            "status": "open",
+            "repo": {"name": key.repo_id, "type": key.repo_type},
+            "isPullRequest": True,
+            "events": [],
+            "changes": {"base": f"refs/heads/{pr['base']}"},
+            "filesWithConflicts": [],
+        }
+    )
+
+
+def not_found(request: Request) -> Response:
+    """Routes the loopback Hub deliberately lacks (Xet tokens): the client must fall back to LFS."""
+    raise StoreError(404, f"not available on the loopback Hub: {request.method}")

@@ -1,0 +1,370 @@
+"""Disk-backed state of the loopback Hub: content-addressed blobs, commits with parents, refs.
+
+Layout under ``root``::
+
+    lfs/<sha256[:2]>/<sha256>          LFS objects, stored only after their sha256 and size checked out
+    git/<sha1[:2]>/<sha1>              regular-file blobs, keyed by git blob SHA-1
+    repos/<type>s/<ns>/<name>/refs.json       branches, tags, pull requests (one atomic file)
+    repos/<type>s/<ns>/<name>/commits/<id>.json   a commit: parents, message, full flat tree
+    tmp/                               partial uploads
+
+A commit lands by one ``os.replace`` of ``refs.json`` after its commit file and blobs are on disk,
+so a failed or interrupted commit leaves the repo exactly as it was. Ref updates run under a thread
+lock plus a file lock, so two processes sharing a folder (``--endpoint local``) cannot both land
+a commit on the same parent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from filelock import FileLock
+from huggingface_hub.utils.sha import git_hash
+
+from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
+
+REPO_TYPES = ("model", "dataset", "space")
+CHUNK = 1 << 20
+GITATTRIBUTES = (
+    "*.safetensors filter=lfs diff=lfs merge=lfs -text\n"
+    "*.gguf filter=lfs diff=lfs merge=lfs -text\n"
+    "*.bin filter=lfs diff=lfs merge=lfs -text\n"
+    "*.parquet filter=lfs diff=lfs merge=lfs -text\n"
+)
+# Suffixes stored as LFS whatever their size, like the Hub's default .gitattributes.
+LFS_SUFFIXES = (".safetensors", ".gguf", ".bin", ".parquet", ".pt", ".npz", ".arrow")
+LFS_MIN_SIZE = 10 * 1024 * 1024
+
+
+class StoreError(Exception):
+    """A request the store refuses: HTTP ``status`` plus the Hub's ``X-Error-Code`` when it has one."""
+
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+
+
+@dataclass(frozen=True)
+class RepoKey:
+    """Which repo a request is about."""
+
+    repo_type: str
+    repo_id: str
+
+    @property
+    def url_prefix(self) -> str:
+        return "" if self.repo_type == "model" else f"{self.repo_type}s/"
+
+
+@dataclass(frozen=True)
+class FileOp:
+    """One line of an ndjson commit, already decoded."""
+
+    kind: str  # "file" | "lfsFile" | "deletedFile" | "deletedFolder"
+    path: str
+    content: bytes | None = None
+    sha256: str | None = None
+    size: int | None = None
+
+
+def lfs_pointer(sha256: str, size: int) -> bytes:
+    """The git-lfs pointer file whose git SHA-1 is the entry's ``oid`` on the Hub."""
+    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
+
+
+def wants_lfs(path: str, size: int, sample: bytes) -> bool:
+    """The upload-mode rule of preupload: big, binary-looking or LFS-tracked files go to LFS."""
+    if size == 0:
+        return False
+    return size >= LFS_MIN_SIZE or path.endswith(LFS_SUFFIXES) or b"\0" in sample
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+
+
+class HubStore:
+    """All persistent state; every public method is safe to call from many handler threads."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        for sub in ("lfs", "git", "repos", "tmp"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        self._thread_lock = threading.RLock()
+        self._file_lock = FileLock(str(self.root / ".refs.lock"), thread_local=False)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._thread_lock, self._file_lock:
+            yield
+
+    # -- blobs -------------------------------------------------------------------------------
+
+    def lfs_path(self, sha256: str) -> Path:
+        return self.root / "lfs" / sha256[:2] / sha256
+
+    def git_path(self, sha1: str) -> Path:
+        return self.root / "git" / sha1[:2] / sha1
+
+    def has_lfs(self, sha256: str, size: int) -> bool:
+        path = self.lfs_path(sha256)
+        return path.is_file() and path.stat().st_size == size
+
+    def put_lfs(self, sha256: str, size: int, chunks: Iterable[bytes]) -> int:
+        """Stream an LFS object to disk and keep it only if its sha256 and size are the claimed ones."""
+        digest = hashlib.sha256()
+        received = 0
+        fd, tmp = tempfile.mkstemp(dir=self.root / "tmp", prefix="lfs.")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                for chunk in chunks:
+                    digest.update(chunk)
+                    received += len(chunk)
+                    handle.write(chunk)
+            if received != size or digest.hexdigest() != sha256:
+                raise StoreError(
+                    400,
+                    f"uploaded bytes do not match the LFS object: got sha256 {digest.hexdigest()} "
+                    f"and {received} bytes, expected {sha256} and {size} bytes",
+                )
+            target = self.lfs_path(sha256)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return received
+
+    def multipart_dir(self, sha256: str, upload_id: str) -> Path:
+        return self.root / "tmp" / f"multipart-{sha256}-{upload_id}"
+
+    def put_part(self, sha256: str, upload_id: str, number: int, data: bytes) -> str:
+        """Store one multipart chunk; returns its ETag (md5, as S3 does)."""
+        folder = self.multipart_dir(sha256, upload_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(folder / f"{number:06d}", data)
+        return hashlib.md5(data, usedforsecurity=False).hexdigest()
+
+    def complete_multipart(self, sha256: str, size: int, upload_id: str, parts: list[dict[str, Any]]) -> None:
+        """Join the parts in ``partNumber`` order, check every ETag, then check the whole object."""
+        folder = self.multipart_dir(sha256, upload_id)
+        files = []
+        for part in sorted(parts, key=lambda p: int(p["partNumber"])):
+            path = folder / f"{int(part['partNumber']):06d}"
+            if not path.is_file():
+                raise StoreError(400, f"multipart upload is missing part {part['partNumber']}")
+            if hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest() != str(part["etag"]).strip(
+                '"'
+            ):
+                raise StoreError(400, f"ETag mismatch for part {part['partNumber']}")
+            files.append(path)
+
+        def chunks() -> Iterator[bytes]:
+            for path in files:
+                yield path.read_bytes()
+
+        try:
+            self.put_lfs(sha256, size, chunks())
+        finally:
+            for path in files:
+                path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+    def _put_git_blob(self, data: bytes) -> str:
+        sha1 = git_hash(data)
+        path = self.git_path(sha1)
+        if not path.is_file():
+            atomic_write_bytes(path, data)
+        return sha1
+
+    # -- repos, refs, commits ----------------------------------------------------------------
+
+    def _repo_dir(self, key: RepoKey) -> Path:
+        return self.root / "repos" / f"{key.repo_type}s" / key.repo_id
+
+    def exists(self, key: RepoKey) -> bool:
+        return (self._repo_dir(key) / "refs.json").is_file()
+
+    def require(self, key: RepoKey) -> None:
+        if not self.exists(key):
+            raise StoreError(
+                404, f"Repository Not Found for url: {key.repo_type}s/{key.repo_id}.", "RepoNotFound"
+            )
+
+    def create_repo(self, key: RepoKey, private: bool) -> bool:
+        """Create the repo with the Hub's initial commit (a .gitattributes); False if it already exists."""
+        with self._locked():
+            if self.exists(key):
+                return False
+            blob = self._put_git_blob(GITATTRIBUTES.encode())
+            commit_id = self._new_commit_id()
+            entry = {"size": len(GITATTRIBUTES), "oid": blob, "lfs": None, "last": commit_id}
+            self._write_commit(key, commit_id, [], "initial commit", "", {".gitattributes": entry})
+            refs = {"private": private, "branches": {"main": commit_id}, "tags": {}, "prs": {}}
+            self._write_refs(key, refs)
+            return True
+
+    def refs(self, key: RepoKey) -> dict[str, Any]:
+        self.require(key)
+        data: dict[str, Any] = json.loads((self._repo_dir(key) / "refs.json").read_text())
+        return data
+
+    def _write_refs(self, key: RepoKey, refs: dict[str, Any]) -> None:
+        atomic_write_text(self._repo_dir(key) / "refs.json", json.dumps(refs, indent=1, sort_keys=True))
+
+    def _new_commit_id(self) -> str:
+        return hashlib.sha1(uuid.uuid4().bytes, usedforsecurity=False).hexdigest()
+
+    def _write_commit(
+        self, key: RepoKey, commit_id: str, parents: list[str], title: str, message: str, tree: dict[str, Any]
+    ) -> None:
+        data = {
+            "id": commit_id,
+            "parents": parents,
+            "title": title,
+            "message": message,
+            "date": _now(),
+            "tree": tree,
+        }
+        atomic_write_text(self._repo_dir(key) / "commits" / f"{commit_id}.json", json.dumps(data))
+
+    def commit_data(self, key: RepoKey, commit_id: str) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads((self._repo_dir(key) / "commits" / f"{commit_id}.json").read_text())
+        return data
+
+    def resolve(self, key: RepoKey, revision: str) -> str:
+        """Branch, tag, ``refs/pr/N``, ``refs/heads|tags/X`` or a full commit id -> commit id."""
+        refs = self.refs(key)
+        name = revision
+        for prefix, table in (("refs/heads/", "branches"), ("refs/tags/", "tags")):
+            if name.startswith(prefix) and name[len(prefix) :] in refs[table]:
+                name = name[len(prefix) :]
+        if name in refs["branches"]:
+            return str(refs["branches"][name])
+        if name in refs["tags"]:
+            return str(refs["tags"][name]["commit"])
+        if name.startswith("refs/pr/") and name[len("refs/pr/") :] in refs["prs"]:
+            return str(refs["prs"][name[len("refs/pr/") :]]["commit"])
+        if len(name) == 40 and (self._repo_dir(key) / "commits" / f"{name}.json").is_file():
+            return name
+        raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
+
+    def tree(self, key: RepoKey, revision: str) -> tuple[str, dict[str, Any]]:
+        commit_id = self.resolve(key, revision)
+        return commit_id, self.commit_data(key, commit_id)["tree"]
+
+    def update_refs(self, key: RepoKey, change: Callable[[dict[str, Any]], None]) -> None:
+        """Apply ``change`` to the refs under the lock and save them atomically."""
+        with self._locked():
+            refs = self.refs(key)
+            change(refs)
+            self._write_refs(key, refs)
+
+    def commit(
+        self,
+        key: RepoKey,
+        revision: str,
+        ops: list[FileOp],
+        header: dict[str, Any],
+        create_pr: bool,
+    ) -> tuple[str, int | None]:
+        """Land ``ops`` as one commit on ``revision`` (or on a new PR); returns (commit id, PR number)."""
+        contents = {op.path: self._put_git_blob(op.content) for op in ops if op.content is not None}
+        with self._locked():
+            refs = self.refs(key)
+            head = self.resolve(key, revision)
+            pr_key = revision[len("refs/pr/") :] if revision.startswith("refs/pr/") else None
+            if pr_key is None and not create_pr and revision not in refs["branches"]:
+                raise StoreError(400, f"cannot commit to {revision!r}: not a branch or a pull request")
+            parent = header.get("parentCommit")
+            if parent and not head.startswith(str(parent).lower()):
+                raise StoreError(412, "A commit has happened since. Please refresh and try again.")
+            tree = dict(self.commit_data(key, head)["tree"])
+            commit_id = self._new_commit_id()
+            for op in ops:
+                self._apply(tree, op, commit_id, contents)
+            summary = str(header.get("summary") or "update")
+            self._write_commit(key, commit_id, [head], summary, str(header.get("description") or ""), tree)
+            pr_num: int | None = None
+            if create_pr:
+                pr_num = len(refs["prs"]) + 1
+                refs["prs"][str(pr_num)] = {
+                    "commit": commit_id,
+                    "title": summary,
+                    "base": revision,
+                    "created": _now(),
+                    "description": str(header.get("description") or ""),
+                }
+            elif pr_key is not None:
+                refs["prs"][pr_key]["commit"] = commit_id
+            else:
+                refs["branches"][revision] = commit_id
+            self._write_refs(key, refs)
+            return commit_id, pr_num
+
+    def _apply(self, tree: dict[str, Any], op: FileOp, commit_id: str, contents: dict[str, str]) -> None:
+        if op.kind == "file":
+            assert op.content is not None
+            tree[op.path] = {
+                "size": len(op.content),
+                "oid": contents[op.path],
+                "lfs": None,
+                "last": commit_id,
+            }
+        elif op.kind == "lfsFile":
+            if op.sha256 is None or op.size is None or not self.has_lfs(op.sha256, op.size):
+                raise StoreError(422, f"LFS object {op.sha256} for {op.path} was not uploaded")
+            pointer = lfs_pointer(op.sha256, op.size)
+            tree[op.path] = {"size": op.size, "oid": git_hash(pointer), "lfs": op.sha256, "last": commit_id}
+        elif op.kind == "deletedFile":
+            if tree.pop(op.path, None) is None:
+                raise StoreError(404, f"A file with this name doesn't exist: {op.path}", "EntryNotFound")
+        elif op.kind == "deletedFolder":
+            prefix = op.path.rstrip("/") + "/"
+            doomed = [path for path in tree if path.startswith(prefix)]
+            if not doomed:
+                raise StoreError(404, f"A folder with this name doesn't exist: {op.path}", "EntryNotFound")
+            for path in doomed:
+                del tree[path]
+        else:
+            raise StoreError(400, f"unknown commit operation {op.kind!r}")
+
+    def history(self, key: RepoKey, revision: str) -> list[dict[str, Any]]:
+        """Commits reachable from ``revision`` by first parents, newest first."""
+        commit_id: str | None = self.resolve(key, revision)
+        out = []
+        while commit_id:
+            data = self.commit_data(key, commit_id)
+            out.append(data)
+            commit_id = data["parents"][0] if data["parents"] else None
+        return out
+
+    def read_blob(self, entry: dict[str, Any]) -> BinaryIO:
+        """Open the bytes of a tree entry."""
+        path = self.lfs_path(entry["lfs"]) if entry["lfs"] else self.git_path(entry["oid"])
+        return path.open("rb")
+
+    def replace_file(self, key: RepoKey, revision: str, path: str, data: bytes) -> str:
+        """Test helper for remote drift: commit new bytes at ``path`` as if someone else pushed them."""
+        if wants_lfs(path, len(data), data[:512]):
+            sha256 = hashlib.sha256(data).hexdigest()
+            self.put_lfs(sha256, len(data), [data])
+            op = FileOp("lfsFile", path, sha256=sha256, size=len(data))
+        else:
+            op = FileOp("file", path, content=data)
+        commit_id, _ = self.commit(key, revision, [op], {"summary": f"replace {path}"}, create_pr=False)
+        return commit_id

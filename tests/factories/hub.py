@@ -1,0 +1,53 @@
+"""Loopback-Hub helpers for tests: unique repo ids, raw HTTP, the env for `hf` and datasets subprocesses."""
+
+from __future__ import annotations
+
+import os
+import sys
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+from huggingface_hub import HfApi
+
+from hubrelease.hub.server import LoopbackHub
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def unique_repo(prefix: str = "drafter") -> str:
+    """A repo id no other test uses, so one session-wide server serves every test."""
+    return f"acme/{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def api_for(hub: LoopbackHub) -> HfApi:
+    return HfApi(endpoint=hub.url, token=False)
+
+
+def raw_request(
+    url: str, method: str = "GET", data: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP request without huggingface_hub in the way (status, lower-cased headers, body)."""
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
+
+
+def hf_env(hub: LoopbackHub, hf_home: Path) -> dict[str, str]:
+    """Environment for a subprocess (`hf`, datasets) that must talk to the loopback Hub only."""
+    env = dict(os.environ)
+    env.update(
+        HF_ENDPOINT=hub.url,
+        HF_HOME=str(hf_home),
+        HF_HUB_DISABLE_XET="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+        HF_HUB_DISABLE_UPDATE_CHECK="1",
+        HF_DATASETS_OFFLINE="0",
+        PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
+    )
+    env.pop("HF_TOKEN", None)
+    return env

@@ -1,0 +1,55 @@
+"""`hub_api`: endpoint strings -> HfApi; 'local' starts one embedded loopback Hub per folder."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from huggingface_hub import constants
+
+from hubrelease.errors import InputError
+from hubrelease.hub.client import embedded_hub, hub_api, local_hub_root
+from tests.factories.hub import raw_request, unique_repo
+
+
+def test_local_endpoint_starts_one_embedded_hub_in_the_configured_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUBRELEASE_LOCAL_HUB", str(tmp_path / "local"))
+    api = hub_api("local")
+    assert local_hub_root() == tmp_path / "local"
+    assert api.endpoint == embedded_hub().url
+    assert constants.HF_HUB_DISABLE_XET is True
+    repo = unique_repo()
+    api.create_repo(repo)
+    assert hub_api("local").endpoint == api.endpoint  # reused, not restarted
+    assert (tmp_path / "local" / "repos" / "models" / repo / "refs.json").is_file()
+
+
+def test_endpoint_must_be_a_url_or_local() -> None:
+    with pytest.raises(InputError, match="--endpoint must be an http"):
+        hub_api("huggingface.co")
+    assert hub_api("http://127.0.0.1:9/").endpoint == "http://127.0.0.1:9"
+
+
+def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "hubrelease"), "hub", "serve", "--root", str(tmp_path / "root")],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert first.startswith("loopback Hub at http://127.0.0.1:")
+        url = first.split()[3]
+        status, headers, _ = raw_request(f"{url}/api/models/acme/none")
+        assert status == 404 and headers["x-error-code"] == "RepoNotFound"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0
+    assert "stopped" in err

@@ -1,0 +1,282 @@
+"""The loopback Hub driven by the real huggingface_hub client over HTTP (HF_HUB_DISABLE_XET=1)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import httpx2
+import pytest
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+from huggingface_hub.errors import (
+    HfHubHTTPError,
+    RemoteEntryNotFoundError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+
+from hubrelease.hub.server import LoopbackHub, RepoKey
+from tests.factories.hub import api_for, hf_env, raw_request, unique_repo
+
+BIG = os.urandom(300_000)  # above the test server's multipart threshold: 5 parts of 64 kB
+SMALL_LFS = os.urandom(5_000)
+
+
+def _push_basic(hub: LoopbackHub, repo_id: str, repo_type: str = "model") -> str:
+    api = api_for(hub)
+    api.create_repo(repo_id, repo_type=repo_type)
+    head = api.repo_info(repo_id, repo_type=repo_type).sha
+    assert head is not None
+    ops = [
+        CommitOperationAdd("config.json", b'{"a": 1}\n'),
+        CommitOperationAdd("weights/model.safetensors", BIG),
+        CommitOperationAdd("weights/small.gguf", SMALL_LFS),
+        CommitOperationAdd("README.md", b"---\nlicense: mit\n---\n# card\n"),
+    ]
+    return api.create_commit(
+        repo_id, ops, commit_message="release", parent_commit=head, repo_type=repo_type
+    ).oid
+
+
+def test_commit_lands_with_lfs_multipart_and_metadata(hub: LoopbackHub) -> None:
+    repo = unique_repo()
+    oid = _push_basic(hub, repo)
+    api = api_for(hub)
+    assert hub.requests.count("lfs_part") == 5
+    assert hub.requests.count("lfs_complete") == 1
+    info = api.model_info(repo, files_metadata=True)
+    assert info.sha == oid
+    siblings = {s.rfilename: s for s in info.siblings or []}
+    assert set(siblings) == {
+        ".gitattributes",
+        "README.md",
+        "config.json",
+        "weights/model.safetensors",
+        "weights/small.gguf",
+    }
+    big = siblings["weights/model.safetensors"]
+    assert big.lfs is not None and big.lfs.sha256 == hashlib.sha256(BIG).hexdigest() and big.size == len(BIG)
+    paths = api.get_paths_info(repo, ["config.json", "weights/small.gguf", "weights", "missing.txt"])
+    assert [p.path for p in paths] == ["config.json", "weights/small.gguf", "weights"]
+    assert paths[0].blob_id == hashlib.sha1(b'blob 9\x00{"a": 1}\n').hexdigest()  # type: ignore[union-attr]
+
+
+def test_tree_is_paginated_with_link_header(hub: LoopbackHub) -> None:
+    repo = unique_repo()
+    _push_basic(hub, repo)
+    entries = [e.path for e in api_for(hub).list_repo_tree(repo, recursive=True, expand=True)]
+    assert entries == [
+        ".gitattributes",
+        "README.md",
+        "config.json",
+        "weights",
+        "weights/model.safetensors",
+        "weights/small.gguf",
+    ]
+    assert hub.requests.count("tree") == 2  # page size 4 on the test server
+    with pytest.raises(RemoteEntryNotFoundError):
+        list(api_for(hub).list_repo_tree(repo, path_in_repo="nope"))
+
+
+def test_stale_parent_is_412_and_changes_nothing(hub: LoopbackHub) -> None:
+    repo = unique_repo()
+    api = api_for(hub)
+    api.create_repo(repo)
+    first = api.repo_info(repo).sha
+    assert first is not None
+    api.create_commit(repo, [CommitOperationAdd("a.txt", b"a")], commit_message="a", parent_commit=first)
+    second = api.repo_info(repo).sha
+    with pytest.raises(HfHubHTTPError) as caught:
+        api.create_commit(repo, [CommitOperationAdd("b.txt", b"b")], commit_message="b", parent_commit=first)
+    assert caught.value.response.status_code == 412
+    assert api.repo_info(repo).sha == second
+
+
+def test_resolve_headers_and_range(hub: LoopbackHub) -> None:
+    repo = unique_repo()
+    oid = _push_basic(hub, repo)
+    url = f"{hub.url}/{repo}/resolve/main/weights/small.gguf"
+    status, headers, _ = raw_request(url, "HEAD")
+    sha = hashlib.sha256(SMALL_LFS).hexdigest()
+    assert status == 200
+    assert headers["x-repo-commit"] == oid
+    assert headers["x-linked-etag"] == f'"{sha}"' and headers["etag"] == f'"{sha}"'
+    assert headers["x-linked-size"] == str(len(SMALL_LFS)) and headers["content-length"] == str(
+        len(SMALL_LFS)
+    )
+    status, headers, body = raw_request(url, headers={"Range": "bytes=10-19"})
+    assert status == 206 and body == SMALL_LFS[10:20]
+    assert headers["content-range"] == f"bytes 10-19/{len(SMALL_LFS)}"
+
+
+def test_error_codes_map_to_client_exceptions(hub: LoopbackHub) -> None:
+    repo = unique_repo()
+    api = api_for(hub)
+    api.create_repo(repo)
+    with pytest.raises(RepositoryNotFoundError):
+        api.model_info(unique_repo("missing"))
+    with pytest.raises(RevisionNotFoundError):
+        api.model_info(repo, revision="no-such-branch")
+    with pytest.raises(RemoteEntryNotFoundError):
+        api.get_hf_file_metadata(url=f"{hub.url}/{repo}/resolve/main/none.bin")
+    status, headers, _ = raw_request(f"{hub.url}/api/models/{repo}/xet-write-token/main")
+    assert status == 404
+    status, headers, _ = raw_request(f"{hub.url}/api/models/{repo}/revision/nope")
+    assert headers["x-error-code"] == "RevisionNotFound"
+
+
+def test_branches_tags_and_pull_requests(hub: LoopbackHub) -> None:
+    repo = unique_repo()
+    oid = _push_basic(hub, repo)
+    api = api_for(hub)
+    api.create_tag(repo, tag="v1", tag_message="first")
+    api.create_branch(repo, branch="dev")
+    with pytest.raises(HfHubHTTPError) as caught:
+        api.create_tag(repo, tag="v1")
+    assert caught.value.response.status_code == 409
+    pr = api.create_commit(
+        repo, [CommitOperationAdd("pr.txt", b"pr")], commit_message="via pr", create_pr=True
+    )
+    assert pr.pr_num == 1 and pr.pr_revision == "refs/pr/1"
+    discussion = api.create_pull_request(repo, title="second")
+    assert discussion.git_reference == "refs/pr/2"
+    api.create_commit(repo, [CommitOperationDelete("config.json")], commit_message="rm", revision="refs/pr/2")
+    refs = api.list_repo_refs(repo, include_pull_requests=True)
+    assert {b.name: b.target_commit for b in refs.branches} == {"main": oid, "dev": oid}
+    assert [t.target_commit for t in refs.tags] == [oid]
+    assert [p.ref for p in refs.pull_requests or []] == ["refs/pr/1", "refs/pr/2"]
+    files = {f.rfilename for f in api.model_info(repo, revision="refs/pr/2").siblings or []}
+    assert "config.json" not in files
+    assert api.model_info(repo).sha == oid  # main untouched by PR commits
+
+
+def test_corrupted_lfs_upload_is_rejected(hub: LoopbackHub) -> None:
+    repo = unique_repo()
+    api = api_for(hub)
+    api.create_repo(repo)
+    head = api.repo_info(repo).sha
+    hub.faults.inject("corrupt", method="PUT", path="^/__lfs/", times=10)
+    data = os.urandom(2_000)
+    with pytest.raises(RuntimeError) as caught:  # huggingface_hub wraps upload errors
+        api.create_commit(repo, [CommitOperationAdd("x.gguf", data)], commit_message="x")
+    cause = caught.value.__cause__
+    assert isinstance(cause, HfHubHTTPError) and cause.response.status_code == 400
+    assert not hub.store.has_lfs(hashlib.sha256(data).hexdigest(), len(data))
+    assert api.repo_info(repo).sha == head
+
+
+def test_lfs_put_with_wrong_bytes_is_rejected_directly(hub: LoopbackHub) -> None:
+    claimed = hashlib.sha256(b"right").hexdigest()
+    status, _, body = raw_request(f"{hub.url}/__lfs/{claimed}?size=5", "PUT", b"wrong")
+    assert status == 400 and b"do not match" in body
+    assert not hub.store.has_lfs(claimed, 5)
+
+
+def test_dropped_commit_leaves_repo_unchanged(hub: LoopbackHub) -> None:
+    repo = unique_repo()
+    api = api_for(hub)
+    api.create_repo(repo)
+    head = api.repo_info(repo).sha
+    hub.faults.inject("drop", method="POST", path="/commit/", after_bytes=10)
+    with pytest.raises(httpx2.TransportError):
+        api.create_commit(repo, [CommitOperationAdd("a.txt", b"a")], commit_message="a")
+    assert api.repo_info(repo).sha == head
+
+
+def test_500_after_commit_landed(hub: LoopbackHub) -> None:
+    repo = unique_repo()
+    api = api_for(hub)
+    api.create_repo(repo)
+    head = api.repo_info(repo).sha
+    hub.faults.inject("after", method="POST", path="/commit/", status=500)
+    with pytest.raises(HfHubHTTPError) as caught:
+        api.create_commit(repo, [CommitOperationAdd("a.txt", b"a")], commit_message="a")
+    assert caught.value.response.status_code == 500
+    assert api.repo_info(repo).sha != head
+
+
+def test_rate_limit_fault_sends_ratelimit_headers(hub: LoopbackHub) -> None:
+    hub.faults.rate_limit(path="/api/models/", reset=7)
+    status, headers, _ = raw_request(f"{hub.url}/api/models/acme/anything")
+    assert status == 429
+    assert headers["ratelimit"] == '"api";r=0;t=7' and headers["retry-after"] == "7"
+    status, _, _ = raw_request(f"{hub.url}/api/models/acme/anything")
+    assert status == 404  # the fault fired once
+
+
+def test_validate_yaml(hub: LoopbackHub) -> None:
+    good = json.dumps({"content": "---\nlicense: mit\n---\n", "repoType": "model"}).encode()
+    bad = json.dumps({"content": "---\nlicense: [mit\n---\n", "repoType": "model"}).encode()
+    headers = {"Content-Type": "application/json"}
+    assert raw_request(f"{hub.url}/api/validate-yaml", "POST", good, headers)[0] == 200
+    status, _, body = raw_request(f"{hub.url}/api/validate-yaml", "POST", bad, headers)
+    assert status == 400 and json.loads(body)["errors"]
+
+
+def test_store_survives_restart(hub: LoopbackHub, tmp_path: Path) -> None:
+    with LoopbackHub(tmp_path / "root") as first:
+        repo = unique_repo()
+        oid = _push_basic(first, repo)
+    with LoopbackHub(tmp_path / "root") as second:
+        assert api_for(second).model_info(repo).sha == oid
+        assert second.store.resolve(RepoKey("model", repo), "main") == oid
+
+
+def test_hf_download_cache_verify_and_verify_repo_checksums(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    oid = _push_basic(hub, repo)
+    env = hf_env(hub, tmp_path / "hf")
+    done = subprocess.run(
+        ["hf", "download", repo, "--quiet"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    snapshot = Path(done.stdout.strip().splitlines()[-1])
+    assert (snapshot / "weights/model.safetensors").read_bytes() == BIG
+    verified = subprocess.run(
+        ["hf", "cache", "verify", repo], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert verified.returncode == 0, verified.stderr + verified.stdout
+    result = api_for(hub).verify_repo_checksums(repo, cache_dir=tmp_path / "hf" / "hub")
+    assert result.revision == oid and result.checked_count == 5 and not result.mismatches
+    (snapshot / "weights/small.gguf").resolve().write_bytes(b"\xff" + SMALL_LFS[1:])
+    broken = subprocess.run(
+        ["hf", "cache", "verify", repo], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert broken.returncode == 1
+
+
+def test_datasets_load_dataset_through_hf_endpoint(hub: LoopbackHub, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    repo = unique_repo("data")
+    api = api_for(hub)
+    api.create_repo(repo, repo_type="dataset")
+    table = pa.table({"prompt": ["a", "b", "c"], "tokens": [1, 2, 3]})
+    pq.write_table(table, tmp_path / "train.parquet")
+    api.create_commit(
+        repo,
+        [CommitOperationAdd("data/train-00000-of-00001.parquet", tmp_path / "train.parquet")],
+        commit_message="data",
+        repo_type="dataset",
+    )
+    script = (
+        "import datasets, json, sys\n"
+        f"ds = datasets.load_dataset({repo!r}, split='train')\n"
+        "print(json.dumps(ds.to_dict()))\n"
+    )
+    done = subprocess.run(
+        [str(Path(os.sys.executable)), "-c", script],
+        env=hf_env(hub, tmp_path / "hf"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "prompt": ["a", "b", "c"],
+        "tokens": [1, 2, 3],
+    }
