@@ -1,0 +1,21 @@
+"""Model and dataset cards rendered from the manifest and evaluation files (``render-card``).
+
+``render_card`` gives the text; ``check_card`` compares it with the card on disk (``push`` runs
+``check_card(m).raise_if_stale()`` in its preflight).
+"""
+
+from hubrelease.card.context import CardContext, build_context
+from hubrelease.card.filters import FILTERS
+from hubrelease.card.render import CardCheck, RenderedCard, builtin_templates, check_card, render, render_card
+
+__all__ = [
+    "FILTERS",
+    "CardCheck",
+    "CardContext",
+    "RenderedCard",
+    "build_context",
+    "builtin_templates",
+    "check_card",
+    "render",
+    "render_card",
+]

@@ -1,0 +1,401 @@
+"""Manifest + evaluation files -> ``CardContext``: every number and claim a card prints, computed.
+
+Templates only format what is here (see ``card.filters``). Anything a manifest refers to that
+does not exist (an engine, a configuration, a comparison row) is a ``ManifestError`` naming the
+``card.*`` field and its YAML line, raised before any template runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from hubrelease.card.filters import bytes_, pct
+from hubrelease.card.licenses import license_label
+from hubrelease.card.tables import AbTable, BenchmarkTable, SweepTable, build_tables
+from hubrelease.errors import ManifestError
+from hubrelease.evaluation import Evaluation
+from hubrelease.evaluation.models import ComparisonRow, Interval
+from hubrelease.formats.ggml_types import BY_NAME
+from hubrelease.manifest.load import format_loc, line_of, read_tree
+from hubrelease.manifest.models import (
+    Card,
+    ComparisonClaim,
+    Engine,
+    Manifest,
+    Notices,
+    PinnedDataset,
+    PinnedRepo,
+    Release,
+    SpeedupClaim,
+    Usage,
+)
+
+
+@dataclass(frozen=True)
+class FileRow:
+    """One published file, as the files table and checksum block show it."""
+
+    path: str
+    size: int | None
+    """Exact size in bytes, when pinned."""
+    size_text: str | None
+    """Size as printed: the exact size in decimal units, else ``reported_size`` verbatim, else None."""
+    role: str
+    description: str | None
+    sha256: str | None
+    composition: tuple[tuple[str, int], ...]
+    """GGUF tensor types with counts, most frequent first."""
+    checked: bool
+    """True when ``verify`` lints the file (so the composition is checked against the bytes)."""
+    ik_only: tuple[str, ...]
+    """Types in ``composition`` that only ik_llama.cpp loads (mainline llama.cpp rejects them)."""
+
+
+@dataclass(frozen=True)
+class UsageCommand:
+    """A command line built from a ``card.usage`` entry."""
+
+    engine: Engine
+    executable: str
+    lines: tuple[str, ...]
+    """First the executable, then one line per flag group."""
+
+    @property
+    def text(self) -> str:
+        """The command with shell line continuations."""
+        return " \\\n  ".join(self.lines)
+
+
+@dataclass(frozen=True)
+class Licensed:
+    """A pinned repo with the licence the card cites."""
+
+    repo_id: str
+    name: str
+    license: str | None
+    label: str | None
+    """Short licence label (Apache-2.0, MIT, CC-BY-4.0), or None when the pin has no licence."""
+    derived_from: tuple[str, ...] = ()
+    attribution: str | None = None
+
+
+@dataclass(frozen=True)
+class Licence:
+    """The release licence and the credits it owes, from ``release`` and ``pins``."""
+
+    id: str
+    label: str
+    name: str | None
+    link: str | None
+    inherited: bool
+    """True when every warm-start drafter carries the release's licence (it is inherited)."""
+    base_drafters: tuple[Licensed, ...]
+    targets: tuple[Licensed, ...]
+    datasets: tuple[Licensed, ...]
+    """Training datasets (role training or training-source)."""
+    attribution: tuple[str, ...]
+    """Dataset credit lines, then ``notices.attribution``."""
+    not_affiliated_with: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A relative claim with the numbers behind it."""
+
+    id: str
+    kind: str
+    value: float
+    """Treatment value (tok/s)."""
+    baseline_value: float
+    relative: float
+    """Fractional change (0.44 = +44.0%)."""
+    text: str
+    """Default wording, e.g. '+44.0% over Autoregressive at concurrency 1' or '37.0% increase'."""
+    label: str
+    baseline_label: str
+    hardware: str
+    concurrency: int | None = None
+    accepted_length: float | None = None
+    row: ComparisonRow | None = None
+    """The comparison row (comparison claims): mean_difference, ci95, n, p_value..."""
+    relative_ci95: Interval | None = None
+
+
+@dataclass(frozen=True)
+class CardContext:
+    """Everything a template can use, as top-level variables (the README documents each)."""
+
+    manifest: Manifest
+    release: Release
+    card: Card
+    title: str
+    files: tuple[FileRow, ...]
+    recommended: FileRow | None
+    checksums: tuple[FileRow, ...]
+    usage: tuple[UsageCommand, ...]
+    licence: Licence
+    benchmarks: tuple[BenchmarkTable, ...]
+    comparisons: tuple[AbTable, ...]
+    sweeps: tuple[SweepTable, ...]
+    claims: Mapping[str, Claim]
+    evaluations: Mapping[str, Evaluation]
+    targets: tuple[PinnedRepo, ...]
+    base_drafters: tuple[PinnedRepo, ...]
+    datasets: tuple[PinnedDataset, ...]
+    engines: tuple[Engine, ...]
+    notices: Notices
+
+    def variables(self) -> dict[str, object]:
+        """The context as Jinja variables, one per field."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+class _Locator:
+    """Turns a ``card.*`` location into a ManifestError with the manifest's YAML line."""
+
+    def __init__(self, manifest_path: Path) -> None:
+        self._path = manifest_path
+        self._tree: object | None = None
+
+    def error(self, message: str, loc: Sequence[str | int]) -> ManifestError:
+        if self._tree is None and self._path.is_file():
+            self._tree = read_tree(self._path)
+        line = line_of(self._tree, loc) if self._tree is not None else None
+        return ManifestError(message, path=self._path, line=line, field=format_loc(loc))
+
+
+def _file_rows(manifest: Manifest) -> tuple[FileRow, ...]:
+    rows = []
+    for artifact in manifest.artifacts:
+        composition = sorted((artifact.composition or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+        known = [BY_NAME.get(name) for name, _ in composition]
+        rows.append(
+            FileRow(
+                path=artifact.path,
+                size=artifact.size,
+                size_text=bytes_(artifact.size) if artifact.size is not None else artifact.reported_size,
+                role=artifact.role,
+                description=artifact.description,
+                sha256=artifact.sha256,
+                composition=tuple(composition),
+                checked=artifact.lint,
+                ik_only=tuple(t.name for t in known if t is not None and t.origin == "ik"),
+            )
+        )
+    return tuple(rows)
+
+
+def _flag_value(usage: Usage, index: int, flag_index: int, manifest: Manifest, where: _Locator) -> str:
+    flag = usage.flags[flag_index]
+    loc = ("card", "usage", index, "flags", flag_index, "value_from")
+    if flag.value_from is None:
+        return "" if flag.value is None else str(flag.value)
+    if flag.value_from == "release.repo_id":
+        return manifest.release.repo_id
+    if flag.value_from == "recommended.path":
+        recommended = next((a for a in manifest.artifacts if a.role == "recommended"), None)
+        if recommended is None:
+            raise where.error("no artifact has role 'recommended'", loc)
+        return recommended.path
+    target = _usage_target(usage, index, manifest, where)
+    if flag.value_from == "target.repo_id":
+        return target.repo_id
+    if flag.value_from == "target.revision":
+        if target.unpinned or target.revision is None:
+            raise where.error(f"target {target.repo_id} has no pinned revision to show", loc)
+        return target.revision
+    if not target.files:
+        raise where.error(f"target {target.repo_id} pins no files", loc)
+    return target.files[0].path
+
+
+def _usage_target(usage: Usage, index: int, manifest: Manifest, where: _Locator) -> PinnedRepo:
+    targets = manifest.pins.targets
+    if usage.target is None:
+        if not targets:
+            raise where.error(
+                "the command needs a target but pins.targets is empty", ("card", "usage", index)
+            )
+        return targets[0]
+    found = next((t for t in targets if t.repo_id == usage.target), None)
+    if found is None:
+        raise where.error(f"{usage.target!r} is not in pins.targets", ("card", "usage", index, "target"))
+    return found
+
+
+def _usage(manifest: Manifest, card: Card, where: _Locator) -> tuple[UsageCommand, ...]:
+    commands = []
+    for index, usage in enumerate(card.usage):
+        engine = next((e for e in manifest.pins.engines if e.name == usage.engine), None)
+        if engine is None:
+            known = [e.name for e in manifest.pins.engines]
+            raise where.error(
+                f"{usage.engine!r} is not in pins.engines {known}", ("card", "usage", index, "engine")
+            )
+        lines = [usage.executable]
+        for flag_index, flag in enumerate(usage.flags):
+            value = _flag_value(usage, index, flag_index, manifest, where)
+            text = (
+                f"{flag.flag} {shlex.quote(value)}"
+                if flag.value is not None or flag.value_from
+                else flag.flag
+            )
+            if flag.same_line and len(lines) > 1:
+                lines[-1] += f" {text}"
+            else:
+                lines.append(text)
+        commands.append(UsageCommand(engine=engine, executable=usage.executable, lines=tuple(lines)))
+    return tuple(commands)
+
+
+def _licensed(repo: PinnedRepo | PinnedDataset) -> Licensed:
+    derived = tuple(repo.derived_from) if isinstance(repo, PinnedRepo) else ()
+    attribution = repo.attribution if isinstance(repo, PinnedDataset) else None
+    return Licensed(
+        repo_id=repo.repo_id,
+        name=repo.name or repo.repo_id,
+        license=repo.license,
+        label=license_label(repo.license) if repo.license else None,
+        derived_from=derived,
+        attribution=attribution,
+    )
+
+
+def _licence(manifest: Manifest) -> Licence:
+    release, pins = manifest.release, manifest.pins
+    drafters = tuple(_licensed(d) for d in pins.base_drafters)
+    datasets = tuple(_licensed(d) for d in pins.datasets if d.role in ("training", "training-source"))
+    credits = tuple(d.attribution for d in datasets if d.attribution)
+    return Licence(
+        id=release.license,
+        label=license_label(release.license),
+        name=release.license_name,
+        link=release.license_link,
+        inherited=bool(drafters) and all(d.license == release.license for d in drafters),
+        base_drafters=drafters,
+        targets=tuple(_licensed(t) for t in pins.targets),
+        datasets=datasets,
+        attribution=credits + tuple(manifest.notices.attribution),
+        not_affiliated_with=tuple(manifest.notices.not_affiliated_with),
+    )
+
+
+def _speedup(claim: SpeedupClaim, index: int, evaluation: Evaluation, where: _Locator) -> Claim:
+    labels = {c.id: c.label for c in evaluation.configurations}
+    cells = []
+    for key in ("configuration", "baseline"):
+        config_id = getattr(claim, key)
+        cell = evaluation.cell(config_id, claim.concurrency)
+        if cell is None:
+            raise where.error(
+                f"{claim.evaluation} has no cell for configuration {config_id!r} at concurrency "
+                f"{claim.concurrency} (configurations: {sorted(labels)})",
+                ("card", "claims", index, key),
+            )
+        cells.append(cell)
+    treated, base = cells
+    value, baseline_value = getattr(treated, claim.metric), getattr(base, claim.metric)
+    if baseline_value <= 0:
+        raise where.error(
+            "baseline throughput is zero; no relative claim", ("card", "claims", index, "baseline")
+        )
+    relative = value / baseline_value - 1
+    baseline_label = labels[claim.baseline]
+    return Claim(
+        id=claim.id,
+        kind="speedup",
+        value=value,
+        baseline_value=baseline_value,
+        relative=relative,
+        text=f"{pct(relative, signed=True)} over {baseline_label} at concurrency {claim.concurrency}",
+        label=labels[claim.configuration],
+        baseline_label=baseline_label,
+        hardware=evaluation.run.hardware.name,
+        concurrency=claim.concurrency,
+        accepted_length=treated.accepted_length,
+    )
+
+
+def _comparison(claim: ComparisonClaim, index: int, evaluation: Evaluation, where: _Locator) -> Claim:
+    comparison = evaluation.comparison(claim.comparison)
+    if comparison is None:
+        known = [c.id for c in evaluation.comparisons]
+        raise where.error(
+            f"{claim.evaluation} has no comparison {claim.comparison!r} (comparisons: {known})",
+            ("card", "claims", index, "comparison"),
+        )
+    if claim.setting is not None:
+        row = next((r for r in comparison.rows if r.setting == claim.setting), None)
+    else:
+        row = comparison.primary or (comparison.rows[0] if len(comparison.rows) == 1 else None)
+    if row is None:
+        settings = [r.setting for r in comparison.rows]
+        raise where.error(
+            f"name a row of {claim.comparison!r} by setting (one of {settings})",
+            ("card", "claims", index, "setting"),
+        )
+    arms = {arm.id: arm.label for arm in comparison.arms}
+    direction = "increase" if row.relative_change >= 0 else "decrease"
+    return Claim(
+        id=claim.id,
+        kind="comparison",
+        value=row.treatment_mean,
+        baseline_value=row.baseline_mean,
+        relative=row.relative_change,
+        text=f"{pct(abs(row.relative_change))} {direction}",
+        label=arms[comparison.treatment],
+        baseline_label=arms[comparison.baseline],
+        hardware=evaluation.run.hardware.name,
+        row=row,
+        relative_ci95=row.relative_ci95,
+    )
+
+
+def _claims(card: Card, evaluations: Mapping[str, Evaluation], where: _Locator) -> dict[str, Claim]:
+    claims: dict[str, Claim] = {}
+    for index, claim in enumerate(card.claims):
+        if claim.id in claims:
+            raise where.error(f"claim id {claim.id!r} is used twice", ("card", "claims", index, "id"))
+        evaluation = evaluations.get(claim.evaluation)
+        if evaluation is None:
+            raise where.error(
+                f"{claim.evaluation!r} is not listed in evaluations", ("card", "claims", index, "evaluation")
+            )
+        if isinstance(claim, SpeedupClaim):
+            claims[claim.id] = _speedup(claim, index, evaluation, where)
+        else:
+            claims[claim.id] = _comparison(claim, index, evaluation, where)
+    return claims
+
+
+def build_context(
+    manifest: Manifest, manifest_path: Path, evaluations: Mapping[str, Evaluation], card: Card
+) -> CardContext:
+    """Compute the card context; ``evaluations`` maps each ``manifest.evaluations`` path to its file."""
+    where = _Locator(manifest_path)
+    files = _file_rows(manifest)
+    benchmarks, comparisons, sweeps = build_tables(evaluations)
+    return CardContext(
+        manifest=manifest,
+        release=manifest.release,
+        card=card,
+        title=manifest.release.title or manifest.release.repo_id.split("/")[-1],
+        files=files,
+        recommended=next((f for f in files if f.role == "recommended"), None),
+        checksums=tuple(f for f in files if f.sha256),
+        usage=_usage(manifest, card, where),
+        licence=_licence(manifest),
+        benchmarks=benchmarks,
+        comparisons=comparisons,
+        sweeps=sweeps,
+        claims=_claims(card, evaluations, where),
+        evaluations=evaluations,
+        targets=tuple(manifest.pins.targets),
+        base_drafters=tuple(manifest.pins.base_drafters),
+        datasets=tuple(manifest.pins.datasets),
+        engines=tuple(manifest.pins.engines),
+        notices=manifest.notices,
+    )

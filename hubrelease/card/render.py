@@ -1,0 +1,196 @@
+"""Render a card: front matter + a Jinja2 body, byte-for-byte reproducible, and check it against disk.
+
+Templates run with ``StrictUndefined``: a missing value fails (with template file, line and name)
+instead of printing an empty cell, unlike huggingface_hub's ``from_template``, which prints
+"[More Information Needed]". Built-in templates live in the repo's top-level ``templates/``;
+``hubrelease/templates`` is a symlink to it, so the same files ship as package data in a wheel
+and are found from a source checkout or an editable install alike.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import jinja2
+
+from hubrelease.card.context import build_context
+from hubrelease.card.filters import FILTERS
+from hubrelease.card.frontmatter import front_matter
+from hubrelease.errors import CheckFailed, InputError, ManifestError
+from hubrelease.evaluation import Evaluation, load_evaluation
+from hubrelease.fsutil import resolve_inside
+from hubrelease.manifest import Manifest, load_manifest
+from hubrelease.manifest.models import Card
+
+BUILTIN_DIR = Path(__file__).resolve().parent.parent / "templates"
+"""Built-in templates (``hubrelease/templates`` -> the repo's ``templates/``)."""
+_UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined|has no attribute '([^']+)'")
+
+
+def builtin_templates() -> list[str]:
+    """Names usable as ``card.template`` (files in the templates folder not starting with ``_``)."""
+    return sorted(
+        p.name.removesuffix(".md.j2") for p in BUILTIN_DIR.glob("*.md.j2") if not p.name.startswith("_")
+    )
+
+
+def _display(path: str | Path) -> str:
+    resolved = Path(path).resolve()
+    for base in (Path.cwd(), BUILTIN_DIR.parent.parent):
+        if resolved.is_relative_to(base.resolve()):
+            return str(resolved.relative_to(base.resolve()))
+    return str(path)
+
+
+def _template_location(tb: TracebackType | None) -> tuple[str | None, int | None]:
+    """Innermost template frame of a render traceback (jinja marks its rewritten frames)."""
+    where: tuple[str | None, int | None] = (None, None)
+    while tb is not None:
+        if "__jinja_exception__" in tb.tb_frame.f_globals:
+            where = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return where
+
+
+def _resolve(card: Card, manifest_dir: Path, manifest_path: Path) -> tuple[list[Path], str]:
+    """Search path and template name for ``card.template`` (a built-in name or a manifest-relative path)."""
+    value = card.template
+    if value.endswith(".j2") or "/" in value:
+        template = manifest_dir / value
+        if not template.is_file():
+            raise ManifestError(
+                f"template file {template} not found", path=manifest_path, field="card.template"
+            )
+        return [template.parent, BUILTIN_DIR], template.name
+    name = f"{value}.md.j2"
+    if value.startswith("_") or not (BUILTIN_DIR / name).is_file():
+        raise ManifestError(
+            f"{value!r} is not a built-in template ({', '.join(builtin_templates())}) or a path ending in .j2",
+            path=manifest_path,
+            field="card.template",
+        )
+    return [BUILTIN_DIR], name
+
+
+def environment(search: list[Path]) -> jinja2.Environment:
+    """The Jinja environment every card (and any other Markdown we template) uses."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(p) for p in search]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # Markdown, not HTML
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+def _render_body(env: jinja2.Environment, name: str, variables: dict[str, object]) -> str:
+    try:
+        return env.get_template(name).render(variables)
+    except jinja2.TemplateSyntaxError as exc:
+        raise InputError(
+            f"template syntax: {exc.message}", path=_display(exc.filename or name), line=exc.lineno
+        ) from None
+    except jinja2.TemplateNotFound as exc:
+        file, line = _template_location(exc.__traceback__)
+        raise InputError(f"template {exc.name!r} not found", path=_display(file or name), line=line) from None
+    except jinja2.UndefinedError as exc:
+        file, line = _template_location(exc.__traceback__)
+        found = _UNDEFINED_NAME.search(exc.message or "")
+        variable = next((g for g in found.groups() if g), "?") if found else "?"
+        raise InputError(
+            f"undefined variable {variable!r} ({exc.message})", path=_display(file or name), line=line
+        ) from None
+    except (jinja2.TemplateError, TypeError, ValueError, AttributeError, KeyError) as exc:
+        file, line = _template_location(exc.__traceback__)
+        raise InputError(
+            f"template failed: {type(exc).__name__}: {exc}", path=_display(file or name), line=line
+        ) from None
+
+
+@dataclass(frozen=True)
+class RenderedCard:
+    """A rendered card and where it belongs."""
+
+    text: str
+    output: Path
+    """Default destination: ``card.output`` inside the release folder."""
+    template: str
+
+
+def _evaluations(manifest: Manifest, release_dir: Path) -> dict[str, Evaluation]:
+    return {path: load_evaluation(resolve_inside(release_dir, path)) for path in manifest.evaluations}
+
+
+def render(manifest_path: str | Path) -> RenderedCard:
+    """Render the card of the manifest at ``manifest_path`` (the release folder is its folder)."""
+    path = Path(manifest_path)
+    manifest = load_manifest(path)
+    release_dir = path.parent
+    card = manifest.card or Card(
+        template="dataset_release" if manifest.release.repo_type == "dataset" else "safetensors_drafter"
+    )
+    search, name = _resolve(card, release_dir, path)
+    head = front_matter(manifest, str(path))
+    context = build_context(manifest, path, _evaluations(manifest, release_dir), card)
+    body = _render_body(environment(search), name, context.variables())
+    # Templates may leave runs of blank lines around skipped blocks; one blank line is canonical.
+    body = re.sub(r"[ \t]+\n", "\n", body)
+    body = re.sub(r"\n{3,}", "\n\n", body).strip("\n")
+    return RenderedCard(text=f"---\n{head}\n---\n\n{body}\n", output=release_dir / card.output, template=name)
+
+
+def render_card(manifest_path: str | Path) -> str:
+    """The card text for a manifest: same inputs, same bytes."""
+    return render(manifest_path).text
+
+
+@dataclass(frozen=True)
+class CardCheck:
+    """The rendered card compared with the file on disk."""
+
+    path: Path
+    expected: str
+    actual: str | None
+    """Text on disk (None: the file does not exist)."""
+
+    @property
+    def current(self) -> bool:
+        """True when the file on disk is byte-identical to a fresh render."""
+        return self.actual == self.expected
+
+    def diff(self) -> str:
+        """Unified diff from disk to the fresh render (empty when current)."""
+        lines = difflib.unified_diff(
+            (self.actual or "").splitlines(keepends=True),
+            self.expected.splitlines(keepends=True),
+            fromfile=f"{self.path} (on disk)",
+            tofile=f"{self.path} (rendered)",
+        )
+        return "".join(lines)
+
+    def raise_if_stale(self) -> None:
+        """Raise ``CheckFailed`` (exit 1) unless the card on disk is current."""
+        if self.actual is None:
+            raise CheckFailed("card missing; run `hubrelease render-card`", path=self.path)
+        if not self.current:
+            raise CheckFailed("card differs from the manifest; run `hubrelease render-card`", path=self.path)
+
+
+def check_card(manifest_path: str | Path, out: str | Path | None = None) -> CardCheck:
+    """Compare a fresh render with the card on disk (``out``, default ``card.output``). Never writes."""
+    rendered = render(manifest_path)
+    target = Path(out) if out is not None else rendered.output
+    try:
+        actual: str | None = target.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        actual = None
+    except UnicodeDecodeError:
+        actual = ""
+    return CardCheck(path=target, expected=rendered.text, actual=actual)

@@ -1,0 +1,75 @@
+"""`hubrelease render-card`: write the model or dataset card, or check the one on disk (CI gate)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hubrelease.card import CardCheck, check_card
+from hubrelease.cli import output
+from hubrelease.cli.options import JsonOpt, ManifestArg
+from hubrelease.fsutil import atomic_write_text
+
+EXAMPLES = """
+Examples:
+
+  hubrelease render-card manifests/ornith-1.5-dflash2/hubrelease.yaml
+
+  # CI gate: exit 1 and show what changed when README.md is stale
+  hubrelease render-card hubrelease.yaml --check --diff
+
+  hubrelease render-card hubrelease.yaml --out /tmp/README.md --json
+"""
+
+
+def _payload(result: CardCheck, manifest: Path, status: str) -> dict[str, object]:
+    data = result.expected.encode("utf-8")
+    return {
+        "schema_version": 1,
+        "manifest": str(manifest),
+        "path": str(result.path),
+        "status": status,
+        "bytes": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "diff": result.diff(),
+    }
+
+
+def render_card(
+    manifest: ManifestArg,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Card file (default: card.output in the release folder)."),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Do not write; exit 1 if the card on disk differs from a fresh render."),
+    ] = False,
+    diff: Annotated[
+        bool, typer.Option("--diff", help="Do not write; print a unified diff from disk to render.")
+    ] = False,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Render the card from the manifest and evaluation files (same inputs, same bytes)."""
+    result = check_card(manifest, out)
+    if check or diff:
+        status = "current" if result.current else ("missing" if result.actual is None else "stale")
+    else:
+        status = "unchanged" if result.current else "written"
+        if not result.current:
+            atomic_write_text(result.path, result.expected)
+    if json_mode:
+        output.emit_json(_payload(result, manifest, status))
+    else:
+        if diff and not result.current:
+            output.stdout.out(result.diff(), end="", highlight=False)
+        output.info_line(f"{result.path}: {status}")
+    if check:
+        result.raise_if_stale()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("render-card", epilog=EXAMPLES)(render_card)
