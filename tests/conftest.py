@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -12,6 +14,9 @@ os.environ["HF_HUB_DISABLE_XET"] = "1"
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.pop("HF_TOKEN", None)
 os.environ.pop("GITHUB_ACTIONS", None)
+
+if TYPE_CHECKING:
+    from hubrelease.hub.server import LoopbackHub
 
 
 @pytest.fixture(autouse=True)
@@ -29,3 +34,22 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
 def repo_root() -> Path:
     """The checkout (for the committed manifests under manifests/)."""
     return Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def loopback_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackHub]:
+    """One loopback Hub on 127.0.0.1:0 for the run; small multipart and page sizes exercise both paths.
+
+    Use unique repo ids (``tests.factories.hub.unique_repo``); ``tests/hub/conftest.py``'s ``hub``
+    fixture also clears faults and the request log around each test.
+    """
+    from hubrelease.hub.server import LoopbackHub  # after the env above: it imports huggingface_hub
+
+    with LoopbackHub(
+        tmp_path_factory.mktemp("loopback-hub"),
+        multipart_threshold=200_000,
+        multipart_chunk=64_000,
+        page_size=4,
+        page_size_expand=4,
+    ) as hub:
+        yield hub
