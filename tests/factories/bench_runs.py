@@ -40,7 +40,7 @@ def sglang_line(
 
     Request i spends ``decode_s[i]`` after its first token, spread over 4 equal ITL chunks.
     """
-    tpots = sorted(1000 * d / (n - 1) for n, d in zip(output_lens, decode_s, strict=True))
+    tpots = sorted(1000 * d / max(n - 1, 1) for n, d in zip(output_lens, decode_s, strict=True))
     line: dict[str, Any] = {
         "backend": "sglang-oai",
         "dataset_name": "custom",

@@ -1,0 +1,125 @@
+"""`hubrelease build eval` end to end: output, provenance, and one-line refusals that write nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hubrelease.cli.app import app
+from hubrelease.evaluation import load_evaluation
+from tests.factories.bench_runs import (
+    ab_spec_parts,
+    eval_spec,
+    llama_rows,
+    sglang_line,
+    write_csv,
+    write_jsonl,
+    write_spec,
+)
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    write_jsonl(Path("ar.jsonl"), [sglang_line(max_concurrency=c) for c in (1, 4)])
+    write_jsonl(
+        Path("df.jsonl"), [sglang_line(max_concurrency=c, tag="dflash2", accept_length=4.0) for c in (1, 4)]
+    )
+    write_csv(Path("ab.csv"), llama_rows(arms={"A": [1, 4], "B": [2, 3]}, n_max_values=(0, 3)))
+    write_jsonl(Path("sweep.jsonl"), llama_rows(arms={"S": [1]}, n_max_values=(0, 3)))
+    write_spec(Path("spec.json"), eval_spec(**ab_spec_parts()))
+    Path("prompts.jsonl").write_text('{"prompt": "hi"}\n', encoding="utf-8")
+    return tmp_path
+
+
+def _build(*extra: str) -> tuple[int, str, str]:
+    args = ["build", "eval", "autoregressive=ar.jsonl", "df.jsonl", "ab.csv", "sweep.jsonl"]
+    result = runner.invoke(app, [*args, "--spec", "spec.json", "--out", "out.json", *extra])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_build_eval_writes_a_valid_evaluation_with_provenance(workdir: Path) -> None:
+    code, stdout, stderr = _build("--prompts", "prompts.jsonl", "--json")
+    assert code == 0, stderr
+    evaluation = load_evaluation("out.json")
+    assert [(c.configuration, c.concurrency) for c in evaluation.cells] == [
+        ("autoregressive", 1),
+        ("autoregressive", 4),
+        ("dflash2", 1),
+        ("dflash2", 4),
+    ]
+    assert [c.id for c in evaluation.comparisons] == ["retrain-ab", "spec-on-off"]
+    assert evaluation.comparisons[0].primary is not None
+    assert evaluation.comparisons[0].primary.setting == 3
+    assert evaluation.run.prompt_set.sha256 == hashlib.sha256(b'{"prompt": "hi"}\n').hexdigest()
+    sources = evaluation.provenance.sources
+    assert [(s.path, s.records) for s in sources] == [
+        ("ar.jsonl", 2),
+        ("df.jsonl", 2),
+        ("ab.csv", 64),
+        ("sweep.jsonl", 16),
+    ]
+    assert sources[2].sha256 == hashlib.sha256(Path("ab.csv").read_bytes()).hexdigest()
+    report = json.loads(stdout)
+    assert report["schema_version"] == 1
+    assert (report["cells"], report["sweeps"]) == (4, ["n-max-sweep"])
+
+
+def test_human_output_is_one_line_on_stderr(workdir: Path) -> None:
+    code, stdout, stderr = _build()
+    assert code == 0
+    assert stdout == ""
+    assert stderr == "wrote out.json: 4 cells, 2 comparisons, 1 sweeps from 4 files\n"
+
+
+@pytest.mark.parametrize(
+    ("break_it", "line"),
+    [
+        (
+            lambda: Path("df.jsonl").write_text("{oops\n"),
+            "error: df.jsonl:1: malformed JSON line: Expecting property name enclosed in double quotes",
+        ),
+        (
+            lambda: write_jsonl(Path("ar.jsonl"), [sglang_line(duration=0.0)]),
+            "error: ar.jsonl:1: duration: zero-duration run (0 s)",
+        ),
+        (lambda: Path("sweep.jsonl").write_text(""), "error: sweep.jsonl: no benchmark records in file"),
+        (
+            lambda: Path("spec.json").write_text('{"schema_version": 1}'),
+            "error: spec.json: title: required field is missing (and 1 more error)",
+        ),
+        (
+            lambda: write_csv(
+                Path("ab.csv"),
+                [
+                    r
+                    for r in llama_rows(arms={"A": [1], "B": [2]}, n_max_values=(3,))
+                    if r["prompt_id"] != "p2" or r["arm"] != "B"
+                ],
+            ),
+            "error: ab.csv:4: prompt_id: prompt 'p2' at n_max 3 has rows in arm A only, none in arm B",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_written(
+    workdir: Path, break_it: Callable[[], object], line: str
+) -> None:
+    Path("out.json").write_text("previous\n", encoding="utf-8")
+    break_it()
+    code, _, stderr = _build()
+    assert (code, stderr) == (2, line + "\n")
+    assert Path("out.json").read_text(encoding="utf-8") == "previous\n"
+    assert sorted(p.name for p in workdir.iterdir() if p.name.startswith(".")) == []
+
+
+def test_help_shows_an_example() -> None:
+    result = runner.invoke(app, ["build", "eval", "--help"])
+    assert result.exit_code == 0
+    assert "hubrelease build eval autoregressive=runs/ar.jsonl" in result.stdout
