@@ -13,7 +13,8 @@ build_app = typer.Typer(
 
 def register(app: typer.Typer) -> None:
     # Builder command modules add themselves to ``build_app`` on import.
-    from hubrelease.cli import build_data
+    from hubrelease.cli import build_data, build_drafters
 
     build_data.register(build_app)
+    build_drafters.register(build_app)
     app.add_typer(build_app, name="build")

@@ -1,0 +1,179 @@
+"""`hubrelease build safetensors-drafter` and `hubrelease build gguf-drafter`."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hubrelease.builders.gguf_drafter import OutType, build_gguf_drafter
+from hubrelease.builders.safetensors_drafter import BuiltFile, Cast, build_safetensors_drafter
+from hubrelease.cli import output
+from hubrelease.cli.options import JobsOpt, JsonOpt
+from hubrelease.errors import InputError
+from hubrelease.formats.dflash import Flavor
+from hubrelease.formats.gguf_header import read_gguf
+from hubrelease.manifest.write import load_tree, save_tree, upsert_artifact
+
+ST_EXAMPLES = """
+Examples:
+
+  hubrelease build safetensors-drafter runs/step-3228 --out release/
+
+  hubrelease build safetensors-drafter runs/step-3228 --out release/ --max-shard-size 2G \\
+      --manifest release/hubrelease.yaml
+"""
+GGUF_EXAMPLES = """
+Examples:
+
+  hubrelease build gguf-drafter release/ --flavor ik --outtype q8_0 \\
+      --tokenizer-from Ornith-1.0-397B-A17B-IQ2_KS-00001-of-00005.gguf --out gguf/drafter-q8_0.gguf
+
+  hubrelease build gguf-drafter release/ --flavor mainline --outtype bf16 --out gguf/drafter-bf16.gguf \\
+      --split-max-size 2G --manifest gguf/hubrelease.yaml
+"""
+
+ManifestOpt = Annotated[
+    Path | None,
+    typer.Option("--manifest", help="Record each output (path, size, sha256, recipe) as an artifact here."),
+]
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str | None) -> int:
+    """'2G', '500M', '1.5GB' or plain bytes -> bytes (binary units, like llama.cpp's --split-max-size)."""
+    if not text:
+        return 0
+    match = _SIZE.match(text)
+    if not match:
+        raise typer.BadParameter(f"{text!r} is not a size like 2G, 500M or 1048576")
+    power = "KMGT".find(match[2].upper()) + 1 if match[2] else 0
+    return int(float(match[1]) * 1024**power)
+
+
+def _relative(path: Path, root: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _record(
+    manifest: Path, files: list[BuiltFile], builder: str, source: Path, options: dict[str, Any]
+) -> None:
+    """Upsert one artifact per output into the manifest, keeping its comments."""
+    root = manifest.resolve().parent
+    tree = load_tree(manifest)
+    recipe = {
+        "builder": builder,
+        "source": _relative(source, root) or os.path.relpath(source.resolve(), root),
+        "options": options,
+    }
+    config = _relative(source / "config.json", root)
+    for index, built in enumerate(files):
+        rel = _relative(built.path, root)
+        if rel is None:
+            raise InputError(f"output {built.path} is outside the manifest's folder {root}", path=manifest)
+        entry: dict[str, Any] = {"path": rel, "size": built.size, "sha256": built.sha256, "recipe": recipe}
+        if builder == "gguf-drafter" and index == 0:
+            # Lint and composition sit on the first shard; lint reads the whole split set from it.
+            entry |= {"composition": read_gguf(built.path).composition(), "lint": True, "lint_config": config}
+        upsert_artifact(tree, entry)
+    save_tree(tree, manifest)
+
+
+def _report(files: list[BuiltFile], json_mode: bool) -> None:
+    if json_mode:
+        output.emit_json(
+            {
+                "schema_version": 1,
+                "files": [{"path": str(f.path), "size": f.size, "sha256": f.sha256} for f in files],
+            }
+        )
+        return
+    for built in files:
+        output.stdout.print(f"{built.sha256}  {built.path}  ({built.size} bytes)", markup=False)
+
+
+def safetensors_drafter(
+    source: Annotated[
+        Path, typer.Argument(help="Training checkpoint folder: config.json + .safetensors files.")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")],
+    dtype: Annotated[str, typer.Option("--dtype", help="bf16 (cast) or keep (source dtypes).")] = "bf16",
+    max_shard_size: Annotated[
+        str | None,
+        typer.Option("--max-shard-size", help="Shard above this size (e.g. 2G); default one file."),
+    ] = None,
+    manifest: ManifestOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Drop rotary buffers, cast, check the tensor set, write SGLang-ready safetensors + normalised config.json."""
+    if dtype not in ("bf16", "keep"):
+        raise typer.BadParameter("--dtype must be bf16 or keep")
+    cast: Cast = "bf16" if dtype == "bf16" else "keep"
+    shard = parse_size(max_shard_size)
+    with output.progress(json_mode) as progress:
+        files = build_safetensors_drafter(
+            source, out, cast=cast, max_shard_size=shard or None, progress=progress
+        )
+    if manifest is not None:
+        options: dict[str, Any] = {"dtype": dtype} | (
+            {"max_shard_size": max_shard_size} if max_shard_size else {}
+        )
+        _record(manifest, files, "safetensors-drafter", source, options)
+    _report(files, json_mode)
+
+
+def gguf_drafter(
+    source: Annotated[
+        Path, typer.Argument(help="Drafter folder: config.json + .safetensors (HF/SGLang layout).")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output .gguf (shards get -0000N-of-0000M).")],
+    flavor: Annotated[
+        str, typer.Option("--flavor", help="ik (ik_llama.cpp dflash-draft) or mainline (dflash).")
+    ],
+    outtype: Annotated[str, typer.Option("--outtype", help="f32, f16, bf16 or q8_0 (1-D tensors stay F32).")],
+    tokenizer_from: Annotated[
+        Path | None,
+        typer.Option("--tokenizer-from", help="Target GGUF whose tokenizer.ggml.* keys are copied."),
+    ] = None,
+    split_max_size: Annotated[
+        str | None, typer.Option("--split-max-size", help="Split into shards of at most this size (e.g. 2G).")
+    ] = None,
+    jobs: JobsOpt = None,
+    manifest: ManifestOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Stream a drafter into GGUF for ik_llama.cpp or mainline llama.cpp, rope base from the nested config."""
+    if flavor not in ("ik", "mainline"):
+        raise typer.BadParameter("--flavor must be ik or mainline")
+    if outtype not in ("f32", "f16", "bf16", "q8_0"):
+        raise typer.BadParameter("--outtype must be f32, f16, bf16 or q8_0")
+    chosen: Flavor = "ik" if flavor == "ik" else "mainline"
+    kind: OutType = outtype  # type: ignore[assignment]
+    with output.progress(json_mode) as progress:
+        files = build_gguf_drafter(
+            source,
+            out,
+            flavor=chosen,
+            outtype=kind,
+            tokenizer_from=tokenizer_from,
+            split_max_size=parse_size(split_max_size),
+            jobs=jobs,
+            progress=progress,
+        )
+    if manifest is not None:
+        options: dict[str, Any] = {"flavor": flavor, "outtype": outtype}
+        if split_max_size:
+            options["split_max_size"] = split_max_size
+        _record(manifest, files, "gguf-drafter", source, options)
+    _report(files, json_mode)
+
+
+def register(build_app: typer.Typer) -> None:
+    build_app.command("safetensors-drafter", epilog=ST_EXAMPLES)(safetensors_drafter)
+    build_app.command("gguf-drafter", epilog=GGUF_EXAMPLES)(gguf_drafter)

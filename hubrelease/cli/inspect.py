@@ -1,0 +1,64 @@
+"""`hubrelease inspect FILE`: architecture, key metadata and tensor composition from headers only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hubrelease.cli import output
+from hubrelease.cli.options import JsonOpt
+from hubrelease.formats.summary import summarize
+
+EXAMPLES = """
+Examples:
+
+  hubrelease inspect Ornith-DFLASH-m1-q4.gguf
+
+  hubrelease inspect target-00001-of-00005.gguf --json
+
+  hubrelease inspect drafter/model.safetensors.index.json
+"""
+
+
+def _counts(counts: dict[str, int], unit: str = "") -> str:
+    return ", ".join(f"{n}{unit} {t}" for t, n in counts.items()) or "none"
+
+
+def _size(nbytes: int) -> str:
+    if nbytes < 2**20:
+        return f"{nbytes} B"
+    return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.2f} MiB"
+
+
+def inspect(
+    file: Annotated[
+        Path, typer.Argument(help=".gguf (any shard of a split set), .safetensors, index json or folder.")
+    ],
+    json_mode: JsonOpt = False,
+) -> None:
+    """Read a GGUF or safetensors header (never the tensor data) and show what the file really holds."""
+    summary: dict[str, Any] = summarize(file)
+    if json_mode:
+        output.emit_json({"schema_version": 1, **summary})
+        return
+    out = output.stdout
+    for item in summary["files"]:
+        out.print(f"{item['path']}  ({item['size']} bytes)", markup=False)
+    if summary["format"] == "gguf":
+        out.print(
+            f"architecture: {summary['architecture']}   GGUF v{summary['version']}   alignment {summary['alignment']}",
+            markup=False,
+        )
+    for key, value in summary["metadata"].items():
+        out.print(f"  {key} = {value}", markup=False)
+    out.print(f"tensors: {summary['tensor_count']} ({_counts(summary['composition'])})", markup=False)
+    sizes = ", ".join(f"{t} {_size(n)}" for t, n in summary["bytes_per_type"].items())
+    out.print(f"bytes per type: {sizes or 'none'}", markup=False)
+    for name in summary.get("unknown_types", []):
+        output.warn_line(f"{name} is an unknown ggml type id; its size was taken from the tensor offsets")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("inspect", epilog=EXAMPLES)(inspect)
