@@ -170,6 +170,19 @@ def write_target_gguf(path: Path, *, vocab: int = VOCAB, mask_token_id: int | No
     return path
 
 
+def _add_plain(writer: gguf.GGUFWriter, key: str, value: Any) -> None:
+    if isinstance(value, bool):
+        writer.add_bool(key, value)
+    elif isinstance(value, int):
+        writer.add_uint32(key, value)
+    elif isinstance(value, float):
+        writer.add_float32(key, value)
+    elif isinstance(value, str):
+        writer.add_string(key, value)
+    else:
+        writer.add_array(key, value)
+
+
 RawTensor = tuple[str, tuple[int, ...], int, int]
 """(name, ggml shape ne0-first, raw type id, nbytes)."""
 
@@ -181,16 +194,7 @@ def write_raw_gguf(path: Path, arch: str, kv: dict[str, Any], tensors: Sequence[
     """
     writer = gguf.GGUFWriter(str(path), arch)
     for key, value in kv.items():
-        if isinstance(value, bool):
-            writer.add_bool(key, value)
-        elif isinstance(value, int):
-            writer.add_uint32(key, value)
-        elif isinstance(value, float):
-            writer.add_float32(key, value)
-        elif isinstance(value, str):
-            writer.add_string(key, value)
-        else:
-            writer.add_array(key, value)
+        _add_plain(writer, key, value)
     for name, shape, type_id, nbytes in tensors:
         # A non-uint8 dtype makes GGUFWriter keep ``shape`` as the logical ne shape (reversed to numpy order).
         writer.add_tensor_info(name, tuple(reversed(shape)), np.dtype(np.float32), nbytes, raw_dtype=type_id)
@@ -247,24 +251,52 @@ def write_vocab_gguf(path: Path, n_tokens: int = 250_000, *, type_id: int = 0) -
     return path
 
 
-def naive_convert(src: Path, dst: Path, *, drop_prefix: str = "rope.freq_base") -> Path:
-    """Copy a mainline-type GGUF minus keys ending in ``drop_prefix``: what a top-level-only converter
-    writes for a nested-rope config (no ``rope.freq_base``, so loaders fall back to 1e4)."""
-    reader = gguf.GGUFReader(str(src))
-    arch = str(reader.fields["general.architecture"].contents())
-    writer = gguf.GGUFWriter(str(dst), arch)
-    for field in reader.fields.values():
-        if field.name.startswith(("GGUF.", "general.architecture")) or field.name.endswith(drop_prefix):
+def mutate_gguf(
+    src: Path,
+    dst: Path,
+    *,
+    set_kv: dict[str, Any] | None = None,
+    drop_kv: Sequence[str] = (),
+    rename: dict[str, str] | None = None,
+    drop_tensors: Sequence[str] = (),
+) -> Path:
+    """Copy a GGUF (any type ids) with keys changed or dropped and tensors renamed or dropped.
+
+    A changed key keeps its original GGUF type; a new key is typed like ``write_raw_gguf`` does.
+    """
+    from hubrelease.formats.gguf_header import read_gguf
+
+    model = read_gguf(src, keep_key=lambda _: True)
+    arch = set_kv.get("general.architecture", model.architecture) if set_kv else model.architecture
+    writer = gguf.GGUFWriter(str(dst), str(arch))
+    changes = dict(set_kv or {})
+    for key, entry in model.kv.items():
+        if key in drop_kv or key == "general.architecture":
             continue
-        sub = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
-        writer.add_key_value(field.name, field.contents(), field.types[0], sub_type=sub)
-    for tensor in reader.tensors:
-        writer.add_tensor_info(tensor.name, tuple(reversed([int(d) for d in tensor.shape])), np.dtype(np.float32),
-                               int(tensor.n_bytes), raw_dtype=tensor.tensor_type)  # fmt: skip
+        value = changes.pop(key, entry.value)
+        sub = gguf.GGUFValueType(entry.elem_type) if entry.elem_type is not None else None
+        writer.add_key_value(key, value, gguf.GGUFValueType(entry.value_type), sub_type=sub)
+    changes.pop("general.architecture", None)
+    kept = [(shard.path, t) for shard in model.shards for t in shard.tensors if t.name not in drop_tensors]
+    for _, tensor in kept:
+        name = (rename or {}).get(tensor.name, tensor.name)
+        writer.add_tensor_info(
+            name, tuple(reversed(tensor.shape)), np.dtype(np.float32), tensor.nbytes, raw_dtype=tensor.type_id
+        )
+    for key, value in changes.items():
+        _add_plain(writer, key, value)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_ti_data_to_file()
-    for tensor in reader.tensors:
-        writer.write_tensor_data(np.asarray(tensor.data).view(np.uint8).reshape(-1))
+    for path, tensor in kept:
+        writer.write_tensor_data(np.fromfile(path, dtype=np.uint8, count=tensor.nbytes, offset=tensor.offset))
     writer.close()
     return dst
+
+
+def naive_convert(src: Path, dst: Path) -> Path:
+    """What a top-level-only converter writes for a nested-rope config: no ``rope.freq_base`` (loaders use 1e4)."""
+    from hubrelease.formats.gguf_header import read_gguf
+
+    arch = read_gguf(src).architecture
+    return mutate_gguf(src, dst, drop_kv=(f"{arch}.rope.freq_base",))

@@ -1,0 +1,112 @@
+"""`build gguf-drafter`: both flavours, nested rope, tokenizer copy, Q8_0 in parallel, splits, determinism."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import gguf
+import numpy as np
+import pytest
+from gguf import GGMLQuantizationType
+from gguf.quants import quantize
+
+from hubrelease.builders.gguf_drafter import build_gguf_drafter, quantize_rows
+from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
+from hubrelease.errors import BuildError, InputError
+from hubrelease.formats.gguf_header import read_gguf
+from hubrelease.lint import lint_file
+from tests.factories.drafters import ROPE_THETA, write_checkpoint, write_target_gguf
+
+
+@pytest.fixture(scope="module")
+def src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("gguf")
+    write_target_gguf(root / "target.gguf")
+    write_checkpoint(root / "ck1", rope="nested")
+    write_checkpoint(root / "ck2", rope="nested", dflash2=True)
+    build_safetensors_drafter(root / "ck2", root / "hf2")
+    return root
+
+
+def test_ik_flavour_from_a_raw_checkpoint(src: Path, tmp_path: Path) -> None:
+    out = build_gguf_drafter(
+        src / "ck1", tmp_path / "d.gguf", flavor="ik", outtype="q8_0", tokenizer_from=src / "target.gguf"
+    )
+    model = read_gguf(out[0].path)
+    assert model.architecture == "dflash-draft"
+    assert model.value("dflash-draft.rope.freq_base") == pytest.approx(ROPE_THETA)
+    assert model.value("dflash-draft.dflash.target_layer_ids") == [1, 3, 6]
+    assert model.value("dflash-draft.dflash.n_target_features") == 96
+    assert model.value("tokenizer.ggml.model") == "gpt2"
+    assert model.kv["tokenizer.ggml.token_type"].type_label == "ARRAY[INT32]"
+    assert model.composition() == {"Q8_0": 15, "F32": 10}
+    assert lint_file(out[0].path, src / "ck1" / "config.json") == []
+
+
+def test_mainline_dflash2_opens_in_gguf_py_and_passes_lint(src: Path, tmp_path: Path) -> None:
+    out = build_gguf_drafter(src / "hf2", tmp_path / "d2.gguf", flavor="mainline", outtype="q8_0", jobs=2)
+    reader = gguf.GGUFReader(out[0].path)
+    names = {t.name for t in reader.tensors}
+    assert {
+        "fc.weight",
+        "enc.output_norm.weight",
+        "blk.1.ffn_norm.weight",
+        "selector_successor.weight",
+    } <= names
+    assert reader.fields["dflash.target_layers"].contents() == [2, 4, 7]
+    # Selector codebooks have rank-8 rows: Q8_0 blocks do not divide them, so they fall back to F16.
+    assert read_gguf(out[0].path).composition() == {"Q8_0": 24, "F32": 10, "F16": 2}
+    assert lint_file(out[0].path, src / "ck2" / "config.json") == []
+
+
+def test_byte_deterministic_across_job_counts(src: Path, tmp_path: Path) -> None:
+    a = build_gguf_drafter(src / "hf2", tmp_path / "a.gguf", flavor="mainline", outtype="q8_0", jobs=1)
+    b = build_gguf_drafter(src / "hf2", tmp_path / "b.gguf", flavor="mainline", outtype="q8_0", jobs=2)
+    assert a[0].sha256 == b[0].sha256
+
+
+def test_parallel_quantization_equals_one_call() -> None:
+    data = np.random.default_rng(1).standard_normal((37, 64), dtype=np.float32)
+    with ThreadPoolExecutor(2) as pool:
+        parallel = quantize_rows(data, GGMLQuantizationType.Q8_0, pool, 2)
+    assert parallel.tobytes() == quantize(data, GGMLQuantizationType.Q8_0).tobytes()
+
+
+def test_split_shards_are_a_readable_set(src: Path, tmp_path: Path) -> None:
+    out = build_gguf_drafter(
+        src / "hf2", tmp_path / "s.gguf", flavor="mainline", outtype="bf16", split_max_size=60_000
+    )
+    assert [f.path.name for f in out] == [f"s-0000{i}-of-00004.gguf" for i in (1, 2, 3, 4)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f.path.name for f in out]  # no staging left behind
+    assert len(read_gguf(out[1].path).tensors) == 36
+    assert lint_file(out[2].path) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "flavor", "tokenizer", "error", "message"),
+    [
+        ("hf2", "ik", True, BuildError, "ik_llama.cpp has no DFlash2 support; use --flavor mainline"),
+        ("ck1", "ik", False, InputError, "--flavor ik needs --tokenizer-from TARGET.gguf"),
+    ],
+)
+def test_refusals(
+    src: Path, tmp_path: Path, source: str, flavor: str, tokenizer: bool, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        build_gguf_drafter(
+            src / source,
+            tmp_path / "x.gguf",
+            flavor=flavor,  # type: ignore[arg-type]
+            outtype="f16",
+            tokenizer_from=src / "target.gguf" if tokenizer else None,
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ik_mask_must_match_the_target(src: Path, tmp_path: Path) -> None:
+    target = write_target_gguf(tmp_path / "t.gguf", mask_token_id=7)
+    with pytest.raises(BuildError, match="drafter mask_token_id 500 differs from the target's 7"):
+        build_gguf_drafter(
+            src / "ck1", tmp_path / "x.gguf", flavor="ik", outtype="f32", tokenizer_from=target
+        )
