@@ -22,7 +22,6 @@ from hubrelease.card.filters import FILTERS
 from hubrelease.card.frontmatter import front_matter
 from hubrelease.errors import CheckFailed, InputError, ManifestError
 from hubrelease.evaluation import Evaluation, load_evaluation
-from hubrelease.fsutil import resolve_inside
 from hubrelease.manifest import Manifest, load_manifest
 from hubrelease.manifest.models import Card
 
@@ -125,7 +124,8 @@ class RenderedCard:
 
 
 def _evaluations(manifest: Manifest, release_dir: Path) -> dict[str, Evaluation]:
-    return {path: load_evaluation(resolve_inside(release_dir, path)) for path in manifest.evaluations}
+    # Paths are RepoPath-validated (relative, no ".."); the files are only read, never written.
+    return {path: load_evaluation(release_dir / path) for path in manifest.evaluations}
 
 
 def render(manifest_path: str | Path) -> RenderedCard:

@@ -1,0 +1,251 @@
+"""Cards render byte-for-byte from manifest + evaluation files; bad input fails with one located line."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hubrelease.card import builtin_templates, check_card, render_card
+from hubrelease.card.render import BUILTIN_DIR
+from hubrelease.cli.app import app
+from hubrelease.errors import CheckFailed, InputError, ManifestError
+from tests.factories.cards import (
+    ab_evaluation,
+    gguf_card,
+    matrix_evaluation,
+    safetensors_card,
+    write_card_release,
+)
+
+GOLDEN = Path(__file__).parent / "golden"
+runner = CliRunner()
+
+
+def _invoke(*args: str) -> Any:
+    return runner.invoke(app, ["render-card", *args])
+
+
+def _edit(manifest: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    change(data)
+    manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def _gguf_artifacts(data: dict[str, Any]) -> None:
+    data["artifacts"][0].update(
+        role="recommended", composition={"F32": 26, "Q8_0": 24, "IQ4_KSS": 7, "IQ3_KS": 12}
+    )
+    data["artifacts"][0]["lint"] = True
+    data["artifacts"].append({"path": "bench/a.gguf", "reported_size": "2.59 GB", "role": "benchmark"})
+
+
+def _gguf_release(root: Path, evaluations: dict[str, dict[str, Any]]) -> Path:
+    manifest = write_card_release(root, card=gguf_card(), evaluations=evaluations)
+    _edit(manifest, _gguf_artifacts)
+    return manifest
+
+
+@pytest.mark.parametrize("template", ["safetensors_drafter", "gguf_drafter", "dataset_release"])
+def test_builtin_template_golden(template: str, tmp_path: Path, golden: Callable[[Path, str], None]) -> None:
+    if template == "gguf_drafter":
+        manifest = _gguf_release(
+            tmp_path, {"eval/ab.json": ab_evaluation(), "eval/matrix.json": matrix_evaluation()}
+        )
+    elif template == "dataset_release":
+        card = {"template": "dataset_release", "summary": "Generated conversations."}
+        manifest = write_card_release(tmp_path, card=card, release={"repo_type": "dataset"}, evaluations={})
+    else:
+        manifest = write_card_release(tmp_path)
+    golden(GOLDEN / f"{template}.md", render_card(manifest))
+
+
+def test_output_is_deterministic_and_independent_of_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest = write_card_release(tmp_path / "release")
+    first = render_card(manifest)
+    monkeypatch.chdir(tmp_path / "release")
+    assert render_card("hubrelease.yaml") == first
+    assert first.endswith("\n") and not first.endswith("\n\n") and "\r" not in first
+
+
+def test_claims_are_computed_from_the_evaluation(tmp_path: Path) -> None:
+    text = render_card(write_card_release(tmp_path))
+    assert (
+        "115.2 tok/s against 80.0 tok/s for Autoregressive: +44.0% over Autoregressive at concurrency 1"
+        in text
+    )
+    assert "| DFlash2 | 1 | 115.2 | 116.5 | 101.0 ms | 8.68 ms | 4.02 |" in text
+
+
+def test_ab_table_marks_the_primary_endpoint(tmp_path: Path) -> None:
+    text = render_card(_gguf_release(tmp_path, {"eval/ab.json": ab_evaluation()}))
+    assert "| 3 | 21.63 | 22.95 | +1.315 | 1.142 | [0.360, 2.270] | 8 | **primary** |" in text
+    assert "| 0 | 18.03 | 18.07 | +0.039 | 0.072 | [-0.021, 0.099] | 8 | secondary |" in text
+    assert (
+        "**Primary endpoint (n_max = 3): +1.315 output tok/s, +6.1%, 95% CI [0.360, 2.270] (+1.7% to +10.5%).**"
+        in text
+    )
+    assert "a 6.1% increase (paired difference +1.315" in text
+    assert "| tok/s | 18.71 | 25.65 |" in text and "| output tokens per round | n/a | 3.06 |" in text
+
+
+def test_usage_uses_pins_and_quotes_values(tmp_path: Path) -> None:
+    text = render_card(write_card_release(tmp_path))
+    assert "  --revision 0f0b1b59b879ccde1353e6ebd0fb10c204d4c544 \\\n" in text
+    assert "  --speculative-num-draft-tokens 10 --trust-remote-code\n```" in text
+    manifest = _gguf_release(tmp_path / "g", {"eval/ab.json": ab_evaluation()})
+    assert "  --draft-params '-wgt 17' --parallel 1\n" in render_card(manifest)
+
+
+def test_check_passes_then_fails_after_a_digest_changes(tmp_path: Path) -> None:
+    manifest = write_card_release(tmp_path)
+    result = _invoke(str(manifest))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == render_card(manifest)
+    assert _invoke(str(manifest), "--check").exit_code == 0
+
+    _edit(manifest, lambda d: d["artifacts"][0].update(sha256="0" * 64))
+    result = _invoke(str(manifest), "--check")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == (
+        f"error: {tmp_path / 'README.md'}: card differs from the manifest; run `hubrelease render-card`"
+    )
+    with pytest.raises(CheckFailed):
+        check_card(manifest).raise_if_stale()
+
+
+def test_diff_prints_a_unified_diff_and_writes_nothing(tmp_path: Path) -> None:
+    manifest = write_card_release(tmp_path)
+    _invoke(str(manifest))
+    before = (tmp_path / "README.md").read_text(encoding="utf-8")
+    _edit(manifest, lambda d: d["artifacts"][0].update(sha256="0" * 64))
+    result = _invoke(str(manifest), "--diff")
+    assert result.exit_code == 0
+    assert f"+{'0' * 64}  model.safetensors" in result.output
+    assert f"--- {tmp_path / 'README.md'} (on disk)" in result.output
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == before
+
+
+def test_missing_card_fails_check(tmp_path: Path) -> None:
+    result = _invoke(str(write_card_release(tmp_path)), "--check")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1].endswith("README.md: card missing; run `hubrelease render-card`")
+
+
+def test_json_output(tmp_path: Path) -> None:
+    manifest = write_card_release(tmp_path)
+    result = _invoke(str(manifest), "--out", str(tmp_path / "card.md"), "--json")
+    assert result.exit_code == 0
+    payload = json.loads(result.stdout)
+    assert payload["schema_version"] == 1
+    assert payload["status"] == "written"
+    assert payload["path"] == str(tmp_path / "card.md")
+    assert payload["bytes"] == len((tmp_path / "card.md").read_bytes())
+    assert re.fullmatch(r"[0-9a-f]{64}", payload["sha256"])
+
+
+def test_missing_variable_names_template_line_and_variable(tmp_path: Path) -> None:
+    (tmp_path / "my.md.j2").write_text(
+        "# {{ title }}\n\n{{ release.repo_id }} {{ nothing_here }}\n", encoding="utf-8"
+    )
+    manifest = write_card_release(tmp_path, card={"template": "my.md.j2"})
+    result = _invoke(str(manifest))
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        f"error: {tmp_path / 'my.md.j2'}:3: undefined variable 'nothing_here' ('nothing_here' is undefined)"
+    ]
+    assert "Traceback" not in result.output
+
+
+def test_missing_attribute_in_a_partial_points_at_the_partial(tmp_path: Path) -> None:
+    (tmp_path / "_bad.md.j2").write_text("ok\n{{ release.no_such_field }}\n", encoding="utf-8")
+    (tmp_path / "my.md.j2").write_text("{% include '_bad.md.j2' %}\n", encoding="utf-8")
+    manifest = write_card_release(tmp_path, card={"template": "my.md.j2"})
+    with pytest.raises(InputError) as caught:
+        render_card(manifest)
+    assert (caught.value.path, caught.value.line) == (str(tmp_path / "_bad.md.j2"), 2)
+    assert "'no_such_field'" in caught.value.message
+
+
+def test_user_template_can_use_builtin_partials_and_filters(tmp_path: Path) -> None:
+    (tmp_path / "mine.md.j2").write_text(
+        '{% from "_checksums.md.j2" import checksums_block %}{{ claims.headline.relative | pct(1, True) }}\n'
+        "{{ checksums_block(checksums) }}",
+        encoding="utf-8",
+    )
+    text = render_card(write_card_release(tmp_path, card={**safetensors_card(), "template": "mine.md.j2"}))
+    assert "\n+44.0%\n```text\n" in text
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        (
+            lambda d: d["release"].update(license="apache2"),
+            "release.license",
+            "'apache2' is not a Hub licence id",
+        ),
+        (
+            lambda d: d["pins"]["targets"][0].update(license="MIT"),
+            "pins.targets[0].license",
+            "'MIT' is not a Hub licence id",
+        ),
+        (
+            lambda d: d["release"].update(base_model_relation="quantised"),
+            "release.base_model_relation",
+            "Input should be 'adapter', 'merge', 'quantized' or 'finetune'",
+        ),
+        (lambda d: d["card"].update(template="nope"), "card.template", "'nope' is not a built-in template"),
+        (
+            lambda d: d["card"]["usage"][0].update(engine="vllm"),
+            "card.usage[0].engine",
+            "'vllm' is not in pins.engines ['sglang']",
+        ),
+        (
+            lambda d: d["card"]["claims"][0].update(configuration="eagle3"),
+            "card.claims[0].configuration",
+            "eval/matrix.json has no cell for configuration 'eagle3' at concurrency 1",
+        ),
+        (
+            lambda d: d["pins"]["targets"][0].update(revision=None, unpinned=True),
+            "card.usage[0].flags[1].value_from",
+            "target acme/target has no pinned revision to show",
+        ),
+    ],
+)
+def test_bad_manifest_names_the_field(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], field: str, message: str
+) -> None:
+    manifest = write_card_release(tmp_path)
+    _edit(manifest, change)
+    with pytest.raises(ManifestError) as caught:
+        render_card(manifest)
+    assert caught.value.field == field
+    assert message in caught.value.message
+    result = _invoke(str(manifest))
+    assert result.exit_code == 2
+    assert len(result.output.splitlines()) == 1 and f"{field}: " in result.output
+
+
+def test_errors_under_card_carry_the_yaml_line(tmp_path: Path) -> None:
+    manifest = write_card_release(tmp_path)
+    _edit(manifest, lambda d: d["card"]["usage"][0].update(engine="vllm"))
+    with pytest.raises(ManifestError) as caught:
+        render_card(manifest)
+    lines = manifest.read_text(encoding="utf-8").splitlines()
+    assert caught.value.line is not None
+    assert lines[caught.value.line - 1].strip() == "- engine: vllm"
+
+
+def test_builtin_templates_ship_with_the_package() -> None:
+    assert builtin_templates() == ["dataset_release", "gguf_drafter", "safetensors_drafter"]
+    # hubrelease/templates is the repo's top-level templates/ (a symlink in the checkout, a copy in a wheel).
+    assert BUILTIN_DIR.resolve() == (Path(__file__).resolve().parents[2] / "templates")
