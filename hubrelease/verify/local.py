@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hubrelease.errors import InputError
-from hubrelease.fsutil import STATE_DIR, resolve_inside
+from hubrelease.fsutil import STATE_DIR, ReleaseFolder
 from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files, parse_sums
 from hubrelease.manifest.models import Manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
@@ -100,8 +100,9 @@ def verify_tree(
     findings: list[Finding] = []
     checks: dict[str, FileCheck] = {}
     jobs: list[HashJob] = []
+    folder = ReleaseFolder(root)
     for item in expected:
-        check, job, finding = _observe(root, item, options.follow_symlinks)
+        check, job, finding = _observe(folder, item, options.follow_symlinks)
         if finding is not None:
             findings.append(finding)
         if job is not None:
@@ -170,9 +171,9 @@ def verify_tree(
 
 
 def _observe(
-    root: Path, item: Expected, follow_symlinks: bool
+    folder: ReleaseFolder, item: Expected, follow_symlinks: bool
 ) -> tuple[FileCheck, HashJob | None, Finding | None]:
-    path = resolve_inside(root, item.name)
+    path = folder.path(item.name)
     try:
         st = os.lstat(path)
     except FileNotFoundError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -146,13 +147,14 @@ def test_seed_001_pins_target_shards_by_size_only(repo_root: Path) -> None:
     assert len(manifest.pins.engines[0].binaries) == 4
 
 
+_printable = st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"))
 _hex = st.text("0123456789abcdef", min_size=64, max_size=64)
 _name = st.from_regex(r"[a-z][a-z0-9_]{0,8}(/[a-z][a-z0-9_.]{0,8}){0,2}", fullmatch=True)
 _artifact = st.fixed_dictionaries(
     {"path": _name, "size": st.integers(0, 2**45), "sha256": _hex},
     optional={
         "role": st.sampled_from(["recommended", "variant", "benchmark", "data", "doc"]),
-        "description": st.text(min_size=1, max_size=30).filter(lambda s: s.strip() == s),
+        "description": st.text(_printable, min_size=1, max_size=30).filter(lambda s: s.strip() == s),
         "composition": st.dictionaries(st.sampled_from(["F32", "Q8_0", "IQ3_KS"]), st.integers(0, 99)),
     },
 )
@@ -161,7 +163,7 @@ _artifact = st.fixed_dictionaries(
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(
     artifacts=st.lists(_artifact, max_size=5, unique_by=lambda a: a["path"]),
-    tags=st.lists(st.text(min_size=1)),
+    tags=st.lists(st.text(_printable, min_size=1)),
 )
 def test_load_dump_load_round_trip(artifacts: list[dict[str, object]], tags: list[str]) -> None:
     manifest = Manifest.model_validate(
@@ -171,4 +173,31 @@ def test_load_dump_load_round_trip(artifacts: list[dict[str, object]], tags: lis
             "artifacts": artifacts,
         }
     )
-    assert load_manifest_text(manifest_to_yaml(manifest)) == manifest
+    text = manifest_to_yaml(manifest)
+    assert load_manifest_text(text) == manifest  # ruamel, the error-reporting path
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "hubrelease.yaml"
+        path.write_text(text, encoding="utf-8")
+        assert load_manifest(path) == manifest  # libyaml fast path reads the same values
+
+
+def test_fast_path_reads_yaml_1_2_scalars_like_ruamel(tmp_path: Path) -> None:
+    text = (
+        GOOD
+        + "card:\n  variables:\n    a: yes\n    b: 0777\n    c: 1:20\n    d: 0x1F\n    e: 1_000\n    f: ~\n"
+    )
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    fast = load_manifest(path)
+    assert fast == load_manifest_text(text)
+    assert fast.card is not None
+    assert fast.card.variables == {"a": "yes", "b": 777, "c": "1:20", "d": 31, "e": 1000, "f": None}
+
+
+def test_duplicate_key_on_fast_path_still_fails_with_line(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(GOOD.replace("  license: apache-2.0\n", "  license: apache-2.0\n  license: mit\n"))
+    with pytest.raises(ManifestError) as info:
+        load_manifest(path)
+    assert info.value.line == 5
+    assert "invalid YAML" in str(info.value)
