@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import DirOpt, JobsOpt, JsonOpt, ManifestArg
+from hubrelease.cli.options import DirOpt, EndpointOpt, JobsOpt, JsonOpt, ManifestArg
 from hubrelease.cli.report import render_report
 from hubrelease.errors import InputError
 from hubrelease.hashing import looks_like_sums
@@ -24,6 +24,8 @@ Examples:
   hubrelease verify SHA256SUMS                      # a sha256sum -c file works as input too
 
   hubrelease verify hubrelease.yaml --json | jq .summary
+
+  hubrelease verify hubrelease.yaml --remote --revision v1.0   # the Hub vs the manifest, 0 bytes downloaded
 
 Exit codes: 0 clean, 1 drift (missing, size or digest mismatch, unlisted file), 2 invalid input.
 """
@@ -43,8 +45,25 @@ def verify(
         ),
     ] = False,
     json_mode: JsonOpt = False,
+    remote: Annotated[
+        bool,
+        typer.Option("--remote", help="Check the published repo and all pins on the Hub (no downloads)."),
+    ] = False,
+    revision: Annotated[
+        str | None,
+        typer.Option("--revision", help="With --remote: branch, tag or commit (default: release.revision)."),
+    ] = None,
+    endpoint: EndpointOpt = None,
 ) -> None:
     """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
+    if remote:
+        from hubrelease.hub.client import hub_api
+        from hubrelease.hub.tree import verify_remote
+
+        release = load_manifest(manifest)
+        root = directory or manifest.parent
+        report = verify_remote(release, hub_api(endpoint), revision, root=root, known=[manifest.name])
+        raise typer.Exit(render_report(report, str(manifest), json_mode))
     try:
         text = manifest.read_text(encoding="utf-8")
     except FileNotFoundError:

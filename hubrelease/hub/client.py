@@ -7,14 +7,18 @@ free port, disk-backed in a per-user folder, and sends no token at all.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx2
 from huggingface_hub import HfApi, constants
+from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
 
-from hubrelease.errors import InputError
+from hubrelease.errors import HubError, InputError, NotFoundError
 from hubrelease.hub.server import LoopbackHub
 
 LOCAL = "local"
@@ -62,3 +66,39 @@ def hub_api(endpoint: str | None = None) -> HfApi:
     if parts.hostname in _LOOPBACK_HOSTS:
         _speak_lfs()
     return HfApi(endpoint=endpoint.rstrip("/"))
+
+
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status behind a huggingface_hub error, looking through its ``RuntimeError`` wrappers."""
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, HfHubHTTPError) and current.response is not None:
+            return int(current.response.status_code)
+        current = current.__cause__
+    return None
+
+
+def describe(exc: BaseException) -> str:
+    """First line of the innermost huggingface_hub/httpx error: status and server message, no headers."""
+    current: BaseException = exc
+    while current.__cause__ is not None and isinstance(current, RuntimeError):
+        current = current.__cause__
+    text = str(current).strip().splitlines()
+    return text[0] if text else type(current).__name__
+
+
+@contextlib.contextmanager
+def hub_errors(repo_id: str, revision: str | None = None) -> Iterator[None]:
+    """Translate huggingface_hub and transport errors into ``HubError``s (the one boundary for them)."""
+    try:
+        yield
+    except RepositoryNotFoundError:
+        raise NotFoundError(f"{repo_id}: repository not found", repo_id=repo_id, status=404) from None
+    except RevisionNotFoundError:
+        raise NotFoundError(
+            f"{repo_id}: revision {revision!r} not found", repo_id=repo_id, status=404
+        ) from None
+    except HfHubHTTPError as exc:
+        raise HubError(f"{repo_id}: {describe(exc)}", repo_id=repo_id, status=http_status(exc)) from None
+    except httpx2.TransportError as exc:
+        raise HubError(f"{repo_id}: cannot reach the Hub: {describe(exc)}", repo_id=repo_id) from None

@@ -9,7 +9,7 @@ import urllib.request
 import uuid
 from pathlib import Path
 
-from huggingface_hub import HfApi
+from huggingface_hub import CommitOperationAdd, HfApi
 
 from hubrelease.hub.server import LoopbackHub
 
@@ -51,3 +51,19 @@ def hf_env(hub: LoopbackHub, hf_home: Path) -> dict[str, str]:
     )
     env.pop("HF_TOKEN", None)
     return env
+
+
+def upload_files(api: HfApi, repo_id: str, files: dict[str, bytes], repo_type: str = "model") -> str:
+    """Create ``repo_id`` if needed and commit ``files`` to main in one commit; returns the commit id."""
+    api.create_repo(repo_id, repo_type=repo_type, exist_ok=True)
+    ops = [CommitOperationAdd(path, data) for path, data in files.items()]
+    return api.create_commit(repo_id, ops, commit_message="upload", repo_type=repo_type).oid
+
+
+def upload_release(api: HfApi, repo_id: str, folder: Path, manifest: Path) -> str:
+    """Publish a factory release folder as ``push`` would: every file below ``folder``, manifest included."""
+    files = {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+    files[manifest.name] = manifest.read_bytes()
+    return upload_files(api, repo_id, files)

@@ -1,0 +1,105 @@
+"""`lock`: turn every pin's branch or tag into a commit and fill pinned file sizes and sha256s.
+
+Everything comes from Hub metadata (``repo_info`` for the commit, ``get_paths_info`` for files), so
+locking a 100 GB target costs a few requests. Values already in the manifest are never overwritten:
+if the Hub disagrees, lock stops and names the field, because a silent rewrite would hide drift.
+The manifest is rewritten through ``manifest.write``, keeping comments and key order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import HfApi
+from ruamel.yaml.comments import CommentedMap
+
+from hubrelease.errors import CheckFailed, HubError
+from hubrelease.hub.tree import pin_label, remote_files, resolve_commit
+from hubrelease.manifest.load import validate_tree
+from hubrelease.manifest.write import load_tree, save_tree
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_PIN_LISTS = (("targets", "model"), ("base_drafters", "model"), ("datasets", "dataset"))
+
+
+@dataclass(frozen=True)
+class LockChange:
+    """One value lock wrote (``old`` None when the field was absent)."""
+
+    pin: str
+    field: str
+    old: str | int | None
+    new: str | int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"pin": self.pin, "field": self.field, "old": self.old, "new": self.new}
+
+
+@dataclass(frozen=True)
+class LockResult:
+    """What lock changed and what it could not pin (regular files have no sha256 on the Hub)."""
+
+    changes: tuple[LockChange, ...]
+    size_only: tuple[str, ...]
+    written: bool
+
+
+def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False) -> LockResult:
+    """Resolve and fill every pin of the manifest at ``path``; write it back unless ``dry_run``."""
+    tree = load_tree(path)
+    validate_tree(tree, path)
+    changes: list[LockChange] = []
+    size_only: list[str] = []
+    pins = tree.get("pins") or {}
+    for key, default_type in _PIN_LISTS:
+        for node in pins.get(key) or []:
+            if isinstance(node, CommentedMap):
+                _lock_pin(api, node, default_type, changes, size_only)
+    written = bool(changes) and not dry_run
+    if written:
+        save_tree(tree, path)
+    return LockResult(tuple(changes), tuple(size_only), written)
+
+
+def _lock_pin(
+    api: HfApi, node: CommentedMap, default_type: str, changes: list[LockChange], size_only: list[str]
+) -> None:
+    repo_id = str(node["repo_id"])
+    repo_type = str(node.get("repo_type") or default_type)
+    revision = str(node.get("revision") or "main")
+    commit = revision
+    if not _COMMIT.match(revision):
+        commit, _ = resolve_commit(api, repo_id, revision, repo_type)
+        changes.append(LockChange(repo_id, "revision", node.get("revision"), commit))
+        node["revision"] = commit
+        node.yaml_add_eol_comment(f"locked from {revision}", "revision")
+        if "unpinned" in node:
+            del node["unpinned"]
+    files = [f for f in node.get("files") or [] if isinstance(f, CommentedMap)]
+    if not files:
+        return
+    remote = remote_files(api, repo_id, [str(f["path"]) for f in files], commit, repo_type)
+    for item in files:
+        label = pin_label(repo_id, commit, str(item["path"]))
+        found = remote.get(str(item["path"]))
+        if found is None:
+            raise HubError(f"{label}: file not found at the pinned revision", repo_id=repo_id, status=404)
+        _fill(item, "size", found.size, label, changes)
+        if found.sha256 is None:
+            size_only.append(label)
+        else:
+            _fill(item, "sha256", found.sha256, label, changes)
+
+
+def _fill(item: CommentedMap, field: str, value: Any, label: str, changes: list[LockChange]) -> None:
+    old = item.get(field)
+    if old is None:
+        item[field] = value
+        changes.append(LockChange(label, field, None, value))
+    elif old != value:
+        raise CheckFailed(
+            f"{label}: the Hub has {field} {value}, the manifest pins {old}; not overwriting", field=field
+        )

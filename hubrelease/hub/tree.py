@@ -1,0 +1,193 @@
+"""Remote verify: the published repo and every pinned repo, checked from Hub metadata alone.
+
+Nothing is downloaded. One ``repo_info`` fixes the revision to a commit and lists the repo's
+files; ``get_paths_info`` then returns size, git blob SHA-1 and LFS sha256 for 500 paths per
+request. LFS files compare by sha256; regular files have only a git blob SHA-1 on the Hub, so it is
+computed with ``huggingface_hub.utils.sha.git_hash`` from the local copy when that copy still
+matches the manifest (regular files are small by construction: the Hub stores big ones in LFS).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from huggingface_hub import HfApi
+from huggingface_hub.hf_api import RepoFile
+from huggingface_hub.utils.sha import git_hash
+
+from hubrelease.errors import NotFoundError
+from hubrelease.hub.client import hub_errors
+from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
+from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
+
+PATHS_PER_REQUEST = 500
+# Files the Hub or hubrelease itself adds to every published repo.
+ALWAYS_PUBLISHED = (".gitattributes",)
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """What the Hub says about one file, with no bytes transferred."""
+
+    path: str
+    size: int
+    blob_id: str
+    sha256: str | None
+
+
+def remote_files(
+    api: HfApi, repo_id: str, paths: Sequence[str], revision: str, repo_type: str = "model"
+) -> dict[str, RemoteFile]:
+    """Metadata of ``paths`` at ``revision`` (a commit, ideally), ``PATHS_PER_REQUEST`` per request."""
+    found: dict[str, RemoteFile] = {}
+    for start in range(0, len(paths), PATHS_PER_REQUEST):
+        chunk = list(paths[start : start + PATHS_PER_REQUEST])
+        with hub_errors(repo_id, revision):
+            entries = api.get_paths_info(repo_id, chunk, revision=revision, repo_type=repo_type)
+        for entry in entries:
+            if isinstance(entry, RepoFile):
+                sha256 = entry.lfs.sha256 if entry.lfs is not None else None
+                found[entry.path] = RemoteFile(entry.path, entry.size, entry.blob_id, sha256)
+    return found
+
+
+def resolve_commit(
+    api: HfApi, repo_id: str, revision: str, repo_type: str = "model"
+) -> tuple[str, list[str]]:
+    """Revision -> (commit id, every file name at that commit), in one request."""
+    with hub_errors(repo_id, revision):
+        info = api.repo_info(repo_id, revision=revision, repo_type=repo_type)
+    names = [s.rfilename for s in getattr(info, "siblings", None) or []]
+    return str(info.sha), names
+
+
+def verify_remote(
+    manifest: Manifest,
+    api: HfApi,
+    revision: str | None = None,
+    *,
+    root: Path | None = None,
+    known: Iterable[str] = (),
+) -> VerifyReport:
+    """Compare the published repo at ``revision`` (default: the release branch) and all pins with the manifest.
+
+    ``root`` is the local release folder, used only to compute git blob ids of regular files;
+    ``known`` names extra files that are published on purpose (the manifest itself).
+    """
+    release = manifest.release
+    rev = revision or release.revision
+    commit, names = resolve_commit(api, release.repo_id, rev, release.repo_type)
+    expected_paths = [a.path for a in manifest.artifacts]
+    remote = remote_files(api, release.repo_id, expected_paths, commit, release.repo_type)
+    findings: list[Finding] = []
+    checks: list[FileCheck] = []
+    for artifact in manifest.artifacts:
+        local = root / artifact.local_path if root is not None else None
+        check, problems = _compare(
+            artifact.path, artifact.size, artifact.sha256, remote.get(artifact.path), local
+        )
+        checks.append(check)
+        findings.extend(problems)
+    published = set(expected_paths) | set(manifest.evaluations) | set(ALWAYS_PUBLISHED) | set(known)
+    if manifest.card is not None:
+        published.add(manifest.card.output)
+    for name in manifest.evaluations:
+        if name not in names:
+            findings.append(Finding.make("missing", name, "evaluation file is not on the Hub"))
+    findings.extend(
+        Finding.make("unlisted", name, "file is on the Hub but not in the manifest")
+        for name in names
+        if name not in published
+    )
+    pins = [*manifest.pins.targets, *manifest.pins.base_drafters]
+    for pin in pins:
+        findings.extend(_check_pin(api, pin))
+    for dataset in manifest.pins.datasets:
+        findings.extend(_check_dataset(api, dataset))
+    extra: dict[str, object] = {"repo_id": release.repo_id, "commit": commit, "pins_checked": len(pins)}
+    return VerifyReport(
+        "remote", release.repo_id, tuple(checks), tuple(sorted(findings)), revision=rev, extra=extra
+    )
+
+
+def _compare(
+    path: str, size: int | None, sha256: str | None, remote: RemoteFile | None, local: Path | None
+) -> tuple[FileCheck, list[Finding]]:
+    """One file: size first, then the LFS sha256 or the git blob id of the local copy."""
+    if remote is None:
+        return FileCheck(path, "missing", source="remote"), [
+            Finding.make("missing", path, "file is not on the Hub")
+        ]
+    if size is not None and remote.size != size:
+        message = f"size mismatch on the Hub: expected {size} bytes, got {remote.size}"
+        finding = Finding.make("size_mismatch", path, message, str(size), str(remote.size))
+        return FileCheck(path, "size_mismatch", remote.size, remote.sha256, "remote"), [finding]
+    check = FileCheck(path, "ok", remote.size, remote.sha256, "remote")
+    if sha256 is None:
+        message = "no sha256 in the manifest; only the size was compared"
+        return check, [Finding.make("size_only", path, message, actual=remote.sha256)]
+    if remote.sha256 is not None:
+        if remote.sha256 != sha256:
+            message = f"sha256 mismatch on the Hub: expected {sha256}, got {remote.sha256}"
+            finding = Finding.make("digest_mismatch", path, message, sha256, remote.sha256)
+            return FileCheck(path, "digest_mismatch", remote.size, remote.sha256, "remote"), [finding]
+        return check, []
+    expected_blob = _local_blob_id(local, sha256)
+    if expected_blob is None:
+        message = "regular (non-LFS) file on the Hub and no matching local copy: only the size was compared"
+        return check, [Finding.make("size_only", path, message)]
+    if expected_blob != remote.blob_id:
+        message = f"content differs on the Hub: git blob {remote.blob_id}, expected {expected_blob}"
+        finding = Finding.make("digest_mismatch", path, message, expected_blob, remote.blob_id)
+        return FileCheck(path, "digest_mismatch", remote.size, None, "remote"), [finding]
+    return FileCheck(path, "ok", remote.size, sha256, "remote"), []
+
+
+def _local_blob_id(local: Path | None, sha256: str) -> str | None:
+    """git blob SHA-1 of the local copy, only if that copy is the pinned content."""
+    if local is None or not local.is_file():
+        return None
+    data = local.read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        return None
+    return git_hash(data)
+
+
+def pin_label(repo_id: str, revision: str | None, path: str | None = None) -> str:
+    """How findings about pinned repos name their subject: ``repo@rev[:path]``."""
+    label = f"{repo_id}@{(revision or 'main')[:12]}"
+    return f"{label}:{path}" if path else label
+
+
+def _check_pin(api: HfApi, pin: PinnedRepo) -> list[Finding]:
+    """The pinned revision still exists and still holds the pinned sizes and digests."""
+    revision = pin.revision or "main"
+    try:
+        if not pin.files:
+            resolve_commit(api, pin.repo_id, revision, pin.repo_type)
+            return []
+        remote = remote_files(api, pin.repo_id, [f.path for f in pin.files], revision, pin.repo_type)
+    except NotFoundError as exc:
+        return [Finding.make("revision_missing", pin_label(pin.repo_id, revision), exc.message)]
+    findings: list[Finding] = []
+    for item in pin.files:
+        label = pin_label(pin.repo_id, revision, item.path)
+        _, problems = _compare(label, item.size, item.sha256, _relabel(remote.get(item.path), label), None)
+        findings.extend(problems)
+    return findings
+
+
+def _check_dataset(api: HfApi, dataset: PinnedDataset) -> list[Finding]:
+    revision = dataset.revision or "main"
+    try:
+        resolve_commit(api, dataset.repo_id, revision, "dataset")
+    except NotFoundError as exc:
+        return [Finding.make("revision_missing", pin_label(dataset.repo_id, revision), exc.message)]
+    return []
+
+
+def _relabel(remote: RemoteFile | None, label: str) -> RemoteFile | None:
+    return None if remote is None else RemoteFile(label, remote.size, remote.blob_id, remote.sha256)

@@ -1,0 +1,105 @@
+"""`hubrelease lock` against the loopback Hub: branches -> commits, sizes and sha256 filled, comments kept."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from hubrelease.cli.app import app
+from hubrelease.hub.server import LoopbackHub
+from hubrelease.manifest import load_manifest
+from tests.factories.hub import api_for, unique_repo, upload_files
+
+runner = CliRunner()
+SHARD = b"\x02" * 5000
+
+
+def _manifest(tmp_path: Path, target: str, dataset: str, config_size: str = "") -> Path:
+    text = f"""schema_version: 1
+# the release itself
+release:
+  repo_id: acme/locked-drafter
+  license: mit
+pins:
+  targets:
+    - repo_id: {target}  # the served model
+      revision: main
+      unpinned: true
+      files:
+        - path: model.safetensors
+        - path: config.json{config_size}
+  datasets:
+    - repo_id: {dataset}
+      revision: main
+      unpinned: true
+      license: cc-by-4.0
+"""
+    path = tmp_path / "hubrelease.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _setup(hub: LoopbackHub) -> tuple[str, str, str, str]:
+    api = api_for(hub)
+    target, dataset = unique_repo("target"), unique_repo("data")
+    commit = upload_files(api, target, {"model.safetensors": SHARD, "config.json": b"{}\n"})
+    data_commit = upload_files(api, dataset, {"data/train.parquet": b"PAR1"}, repo_type="dataset")
+    return target, dataset, commit, data_commit
+
+
+def test_lock_resolves_branches_and_fills_files_keeping_comments(hub: LoopbackHub, tmp_path: Path) -> None:
+    target, dataset, commit, data_commit = _setup(hub)
+    path = _manifest(tmp_path, target, dataset)
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    assert result.exit_code == 0, result.stderr
+    assert f"{target}: revision main -> {commit}" in result.stdout
+    assert f"warning: {target}@{commit[:12]}:config.json: regular file on the Hub" in result.stderr
+    text = path.read_text()
+    assert "# the release itself" in text and f"- repo_id: {target}  # the served model" in text
+    assert f"revision: {commit} # locked from main" in text
+    manifest = load_manifest(path)
+    pin = manifest.pins.targets[0]
+    assert pin.revision == commit and not pin.unpinned
+    assert [(f.path, f.size, f.sha256) for f in pin.files] == [
+        ("model.safetensors", 5000, hashlib.sha256(SHARD).hexdigest()),
+        ("config.json", 3, None),
+    ]
+    assert manifest.pins.datasets[0].revision == data_commit
+    again = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    assert again.exit_code == 0 and "already locked" in again.stderr
+    assert path.read_text() == text
+
+
+def test_lock_dry_run_json_writes_nothing(hub: LoopbackHub, tmp_path: Path) -> None:
+    target, dataset, commit, _ = _setup(hub)
+    path = _manifest(tmp_path, target, dataset)
+    before = path.read_text()
+    result = runner.invoke(app, ["lock", str(path), "--dry-run", "--json", "--endpoint", hub.url])
+    assert result.exit_code == 0
+    payload = json.loads(result.stdout)
+    assert payload["schema_version"] == 1 and payload["written"] is False
+    assert payload["changes"][0] == {"pin": target, "field": "revision", "old": "main", "new": commit}
+    assert payload["size_only"] == [f"{target}@{commit[:12]}:config.json"]
+    assert path.read_text() == before
+
+
+def test_lock_refuses_to_overwrite_a_value_the_hub_contradicts(hub: LoopbackHub, tmp_path: Path) -> None:
+    target, dataset, commit, _ = _setup(hub)
+    path = _manifest(tmp_path, target, dataset, config_size="\n          size: 7")
+    before = path.read_text()
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"error: size: {target}@{commit[:12]}:config.json: the Hub has size 3, the manifest pins 7; not overwriting"
+    )
+    assert path.read_text() == before
+
+
+def test_lock_unknown_repo_exits_2(hub: LoopbackHub, tmp_path: Path) -> None:
+    path = _manifest(tmp_path, "acme/not-there", "acme/not-there-either")
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: acme/not-there: repository not found"

@@ -1,0 +1,112 @@
+"""Remote verify against the loopback Hub: clean, drift on the Hub, pins that moved or vanished."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from hubrelease.cli.app import app
+from hubrelease.hub.server import LoopbackHub, RepoKey
+from hubrelease.hub.tree import verify_remote
+from hubrelease.manifest import load_manifest
+from tests.factories.hub import api_for, unique_repo, upload_files, upload_release
+from tests.factories.releases import write_release
+
+runner = CliRunner()
+TARGET_FILES = {"model-00001-of-00002.safetensors": b"\x01" * 3000, "config.json": b'{"hidden_size": 8}\n'}
+
+
+def _release(tmp_path: Path, repo: str, pins: dict[str, object] | None = None) -> Path:
+    extra: dict[str, object] = {"release": {"repo_id": repo, "license": "apache-2.0"}}
+    if pins:
+        extra["pins"] = pins
+    return write_release(tmp_path / "release", extra_manifest=extra)
+
+
+def test_published_release_verifies_clean_in_two_requests(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo)
+    commit = upload_release(api_for(hub), repo, manifest.parent, manifest)
+    hub.requests.clear()
+    report = verify_remote(load_manifest(manifest), api_for(hub), root=manifest.parent, known=[manifest.name])
+    assert report.errors == []
+    assert [f.kind for f in report.findings] == []
+    assert report.extra["commit"] == commit
+    assert [c.status for c in report.files] == ["ok"] * 4
+    assert hub.requests.count() == 2  # repo info + one paths-info for 4 files
+    assert hub.requests.bytes_out("resolve") == 0
+
+
+def test_file_replaced_on_the_hub_makes_verify_remote_exit_1(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo)
+    upload_release(api_for(hub), repo, manifest.parent, manifest)
+    hub.store.replace_file(RepoKey("model", repo), "main", "model.safetensors", b"\x00" * 4096 + b"WEIGHTS")
+    hub.store.replace_file(
+        RepoKey("model", repo), "main", "config.json", b'{"architectures": ["DFlashDraftModeX"]}\n'
+    )
+    endpoint = ["--endpoint", hub.url]
+    result = runner.invoke(app, ["verify", str(manifest), "--remote", "--json", *endpoint])
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["mode"] == "remote" and report["ok"] is False
+    kinds = {(f["kind"], f["path"]) for f in report["findings"]}
+    assert kinds == {("digest_mismatch", "model.safetensors"), ("digest_mismatch", "config.json")}
+    human = runner.invoke(app, ["verify", str(manifest), "--remote", *endpoint])
+    assert human.exit_code == 1
+    assert "model.safetensors" in human.stdout
+    assert human.stdout.strip().splitlines()[-1].startswith("DRIFT (remote at main): 2 problem(s)")
+
+
+def test_missing_and_unlisted_files_on_the_hub(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo)
+    upload_files(
+        api_for(hub), repo, {"model.safetensors": (manifest.parent / "model.safetensors").read_bytes()}
+    )
+    upload_files(api_for(hub), repo, {"stray.txt": b"x"})
+    report = verify_remote(load_manifest(manifest), api_for(hub), root=manifest.parent)
+    assert sorted((f.kind, f.path) for f in report.errors) == [
+        ("missing", "config.json"),
+        ("missing", "empty.bin"),
+        ("missing", "sub/dir/notes.md"),
+        ("unlisted", "stray.txt"),
+    ]
+
+
+def test_pins_checked_for_existence_size_and_digest(hub: LoopbackHub, tmp_path: Path) -> None:
+    target = unique_repo("target")
+    api = api_for(hub)
+    commit = upload_files(api, target, TARGET_FILES)
+    shard = TARGET_FILES["model-00001-of-00002.safetensors"]
+    good = {
+        "repo_id": target,
+        "revision": commit,
+        "files": [
+            {
+                "path": "model-00001-of-00002.safetensors",
+                "size": 3000,
+                "sha256": hashlib.sha256(shard).hexdigest(),
+            }
+        ],
+    }
+    mutable = {
+        "repo_id": target,
+        "revision": "main",
+        "unpinned": True,
+        "files": [{"path": "config.json", "size": 19}],
+    }
+    gone = {"repo_id": target, "revision": "f" * 40}
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo, {"targets": [good, mutable, gone]})
+    upload_release(api, repo, manifest.parent, manifest)
+    upload_files(api, target, {"config.json": b'{"hidden_size": 16, "x": 1}\n'})  # the mutable pin drifts
+    report = verify_remote(load_manifest(manifest), api, root=manifest.parent, known=[manifest.name])
+    assert sorted((f.kind, f.path) for f in report.errors) == [
+        ("revision_missing", f"{target}@ffffffffffff"),
+        ("size_mismatch", f"{target}@main:config.json"),
+    ]
+    assert report.extra["pins_checked"] == 3
