@@ -1,0 +1,122 @@
+"""`hubrelease build safetensors-drafter|gguf-drafter` end to end, including --manifest recording."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from hubrelease.cli.app import app
+from hubrelease.cli.build_drafters import parse_size
+from hubrelease.hashing import sha256_file
+from hubrelease.lint import lint_file
+from hubrelease.manifest import load_manifest
+from tests.factories.drafters import write_target_gguf, write_training_checkpoint
+
+runner = CliRunner()
+MANIFEST = """\
+# Example release (comments survive builds)
+schema_version: 1
+release:
+  repo_id: acme/tiny-dflash2  # where it goes
+  license: apache-2.0
+artifacts: []
+"""
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_build_both_and_record_in_the_manifest(tmp_path: Path) -> None:
+    checkpoint = write_training_checkpoint(tmp_path / "runs" / "step-3228")
+    release = tmp_path / "release"
+    release.mkdir()
+    manifest = release / "hubrelease.yaml"
+    manifest.write_text(MANIFEST)
+    code, out, err = run(
+        "build",
+        "safetensors-drafter",
+        str(checkpoint),
+        "--out",
+        str(release),
+        "--manifest",
+        str(manifest),
+        "--json",
+    )
+    assert code == 0, err
+    assert [Path(f["path"]).name for f in json.loads(out)["files"]] == ["model.safetensors", "config.json"]
+    code, _, err = run(
+        "build", "gguf-drafter", str(release), "--flavor", "mainline", "--outtype", "q8_0",
+        "--out", str(release / "gguf" / "drafter-q8_0.gguf"), "--manifest", str(manifest),
+    )  # fmt: skip
+    assert code == 0, err
+    text = manifest.read_text()
+    assert text.startswith("# Example release (comments survive builds)\n")
+    assert "repo_id: acme/tiny-dflash2  # where it goes" in text
+    loaded = load_manifest(manifest)
+    by_path = {a.path: a for a in loaded.artifacts}
+    assert sorted(by_path) == ["config.json", "gguf/drafter-q8_0.gguf", "model.safetensors"]
+    gguf_artifact = by_path["gguf/drafter-q8_0.gguf"]
+    assert gguf_artifact.sha256 == sha256_file(release / "gguf" / "drafter-q8_0.gguf")
+    assert gguf_artifact.lint and gguf_artifact.lint_config == "config.json"
+    assert gguf_artifact.recipe is not None and gguf_artifact.recipe.source == "."
+    assert gguf_artifact.recipe.options == {"flavor": "mainline", "outtype": "q8_0"}
+    # What verify will do for an artifact with lint: true.
+    assert lint_file(release / gguf_artifact.path, release / "config.json", gguf_artifact.composition) == []
+    # Rebuilding updates in place: same entries, same digests.
+    code, _, _ = run(
+        "build", "safetensors-drafter", str(checkpoint), "--out", str(release), "--manifest", str(manifest)
+    )
+    assert code == 0 and manifest.read_text() == text
+
+
+def test_output_outside_the_manifest_folder_is_refused(tmp_path: Path) -> None:
+    checkpoint = write_training_checkpoint(tmp_path / "ck")
+    (tmp_path / "rel").mkdir()
+    manifest = tmp_path / "rel" / "hubrelease.yaml"
+    manifest.write_text(MANIFEST)
+    code, _, err = run(
+        "build",
+        "safetensors-drafter",
+        str(checkpoint),
+        "--out",
+        str(tmp_path / "elsewhere"),
+        "--manifest",
+        str(manifest),
+    )
+    assert code == 2
+    assert err.strip() == (
+        f"error: {manifest}: output {tmp_path / 'elsewhere' / 'model.safetensors'} is outside the manifest's "
+        f"folder {(tmp_path / 'rel').resolve()}"
+    )
+
+
+def test_build_errors_are_one_line(tmp_path: Path) -> None:
+    checkpoint = write_training_checkpoint(tmp_path / "ck")
+    code, _, err = run("build", "gguf-drafter", str(checkpoint), "--flavor", "ik", "--outtype", "f16", "--out", str(tmp_path / "x.gguf"),
+                       "--tokenizer-from", str(write_target_gguf(tmp_path / "t.gguf")))  # fmt: skip
+    assert (code, err.strip()) == (
+        2,
+        f"error: {checkpoint / 'config.json'}: ik_llama.cpp has no DFlash2 support; use --flavor mainline",
+    )
+    code, _, err = run(
+        "build", "gguf-drafter", str(checkpoint), "--flavor", "x", "--outtype", "f16", "--out", "x.gguf"
+    )
+    assert code == 2 and "--flavor must be ik or mainline" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "size"), [("2G", 2 * 1024**3), ("500M", 500 * 1024**2), ("1.5GB", 1610612736), ("4096", 4096)]
+)
+def test_parse_size(text: str, size: int) -> None:
+    assert parse_size(text) == size
+
+
+def test_parse_size_rejects_garbage() -> None:
+    with pytest.raises(typer.BadParameter, match="not a size"):
+        parse_size("lots")
