@@ -127,10 +127,14 @@ def write_checkpoint(
     rotary: bool = True,
     drop: Sequence[str] = (),
     seed: int = 0,
+    config: dict[str, Any] | None = None,
 ) -> Path:
-    """A training checkpoint folder: config.json + ``shards`` .safetensors files (+ rotary buffers)."""
+    """A training checkpoint folder: config.json + ``shards`` .safetensors files (+ rotary buffers).
+
+    ``config`` (e.g. ``drafter_config()`` with larger dims, for benchmarks) overrides the other options.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    config = drafter_config(dflash2=dflash2, rope=rope, swa=swa)
+    config = config or drafter_config(dflash2=dflash2, rope=rope, swa=swa)
     tensors = {prefix + k: v for k, v in drafter_tensors(config, seed).items() if k not in drop}
     if rotary:
         tensors[prefix + "rotary_emb.inv_freq"] = np.ones(HEAD_DIM // 2, dtype=np.float32)

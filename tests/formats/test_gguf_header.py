@@ -57,6 +57,13 @@ def test_truncated_header_names_the_offset(tmp_path: Path, cut: int) -> None:
         read_gguf_header(path)
 
 
+def test_truncated_inside_a_skipped_vocabulary(tmp_path: Path) -> None:
+    path = write_target_gguf(tmp_path / "t.gguf", vocab=600)
+    path.write_bytes(path.read_bytes()[:6000])
+    with pytest.raises(FormatError, match=r"truncated: tokenizer\.ggml\.tokens\[\d+\] .* at byte offset \d+"):
+        read_gguf_header(path)
+
+
 def test_truncated_tensor_data_is_reported(tmp_path: Path) -> None:
     path = write_target_gguf(tmp_path / "t.gguf")
     path.write_bytes(path.read_bytes()[:-10])
