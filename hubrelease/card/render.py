@@ -10,6 +10,7 @@ and are found from a source checkout or an editable install alike.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +56,7 @@ def _template_location(tb: TracebackType | None) -> tuple[str | None, int | None
     return where
 
 
-def _resolve(card: Card, manifest_dir: Path, manifest_path: Path) -> tuple[list[Path], str]:
+def _resolve(card: Card, manifest_dir: Path, manifest_path: Path) -> tuple[tuple[Path, ...], str]:
     """Search path and template name for ``card.template`` (a built-in name or a manifest-relative path)."""
     value = card.template
     if value.endswith(".j2") or "/" in value:
@@ -64,7 +65,7 @@ def _resolve(card: Card, manifest_dir: Path, manifest_path: Path) -> tuple[list[
             raise ManifestError(
                 f"template file {template} not found", path=manifest_path, field="card.template"
             )
-        return [template.parent, BUILTIN_DIR], template.name
+        return (template.parent.resolve(), BUILTIN_DIR), template.name
     name = f"{value}.md.j2"
     if value.startswith("_") or not (BUILTIN_DIR / name).is_file():
         raise ManifestError(
@@ -72,11 +73,15 @@ def _resolve(card: Card, manifest_dir: Path, manifest_path: Path) -> tuple[list[
             path=manifest_path,
             field="card.template",
         )
-    return [BUILTIN_DIR], name
+    return (BUILTIN_DIR,), name
 
 
-def environment(search: list[Path]) -> jinja2.Environment:
-    """The Jinja environment every card (and any other Markdown we template) uses."""
+@functools.lru_cache(maxsize=16)
+def environment(search: tuple[Path, ...]) -> jinja2.Environment:
+    """The Jinja environment for a template search path, cached: compiling dominates a render.
+
+    ``auto_reload`` (on by default) re-reads a template whose file changed, so the cache is safe.
+    """
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([str(p) for p in search]),
         undefined=jinja2.StrictUndefined,
