@@ -6,6 +6,7 @@ from the stat cache when the file is provably unchanged, else from the hashing p
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import stat
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hubrelease.errors import InputError
+from hubrelease.errors import HubReleaseError, InputError
 from hubrelease.fsutil import STATE_DIR, ReleaseFolder
 from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files, parse_sums
 from hubrelease.manifest.models import Manifest
@@ -64,9 +65,36 @@ def verify_manifest(
     known = {manifest_path.resolve()}
     if manifest.card is not None:
         known.add(folder / manifest.card.output)
-    return verify_tree(
+    report = verify_tree(
         folder, expected_from_manifest(manifest), options, progress, known=known, ignore=manifest.ignore
     )
+    lint = _lint_findings(manifest, ReleaseFolder(folder), report)
+    if not lint:
+        return report
+    return dataclasses.replace(report, findings=tuple(sorted(report.findings + tuple(lint))))
+
+
+def _lint_findings(manifest: Manifest, folder: ReleaseFolder, report: VerifyReport) -> list[Finding]:
+    """Drafter lint for artifacts marked ``lint: true`` whose bytes verified (linting drift is noise)."""
+    verified = {check.path for check in report.files if check.status == "ok"}
+    wanted = [a for a in manifest.artifacts if a.lint and a.local_path in verified]
+    if not wanted:
+        return []
+    from hubrelease.lint import lint_file  # format readers load only when a manifest asks for lint
+
+    findings: list[Finding] = []
+    for artifact in wanted:
+        config = folder.path(artifact.lint_config) if artifact.lint_config else None
+        try:
+            results = lint_file(folder.path(artifact.local_path), config, artifact.composition)
+        except HubReleaseError as exc:
+            findings.append(Finding.make("lint", artifact.local_path, f"cannot lint: {exc}"))
+            continue
+        findings.extend(
+            Finding.make("lint", artifact.local_path, f"{r.rule_id}: {r.message}", severity=r.severity)
+            for r in results
+        )
+    return findings
 
 
 def verify_sums_file(
