@@ -10,7 +10,7 @@ from hubrelease.verify import VerifyReport
 _STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
-def _human_bytes(count: int) -> str:
+def human_bytes(count: int) -> str:
     value = float(count)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if value < 1024 or unit == "TiB":
@@ -40,9 +40,9 @@ def render_report(report: VerifyReport, manifest: str, json_mode: bool) -> int:
     total = sum(f.size or 0 for f in report.files)
     cached = sum(1 for f in report.files if f.source == "cache")
     where = f" at {report.revision}" if report.revision else ""
-    detail = f"{len(report.files)} files, {_human_bytes(total)}"
+    detail = f"{len(report.files)} files, {human_bytes(total)}"
     if report.mode == "local":
-        detail += f"; {_human_bytes(report.hashed_bytes)} hashed, {cached} from cache"
+        detail += f"; {human_bytes(report.hashed_bytes)} hashed, {cached} from cache"
     if report.has_drift:
         output.stdout.print(
             f"[bold red]DRIFT[/] ({report.mode}{where}): {len(report.errors)} problem(s); {detail}"

@@ -87,18 +87,24 @@ def describe(exc: BaseException) -> str:
     return text[0] if text else type(current).__name__
 
 
+def to_hub_error(exc: BaseException, repo_id: str, revision: str | None = None) -> HubError:
+    """The ``HubError`` for a huggingface_hub or transport error (looking through RuntimeError wrappers)."""
+    current: BaseException = exc
+    while isinstance(current, RuntimeError) and current.__cause__ is not None:
+        current = current.__cause__
+    if isinstance(current, RepositoryNotFoundError):
+        return NotFoundError(f"{repo_id}: repository not found", repo_id=repo_id, status=404)
+    if isinstance(current, RevisionNotFoundError):
+        return NotFoundError(f"{repo_id}: revision {revision!r} not found", repo_id=repo_id, status=404)
+    if isinstance(current, httpx2.TransportError):
+        return HubError(f"{repo_id}: cannot reach the Hub: {describe(current)}", repo_id=repo_id)
+    return HubError(f"{repo_id}: {describe(current)}", repo_id=repo_id, status=http_status(current))
+
+
 @contextlib.contextmanager
 def hub_errors(repo_id: str, revision: str | None = None) -> Iterator[None]:
     """Translate huggingface_hub and transport errors into ``HubError``s (the one boundary for them)."""
     try:
         yield
-    except RepositoryNotFoundError:
-        raise NotFoundError(f"{repo_id}: repository not found", repo_id=repo_id, status=404) from None
-    except RevisionNotFoundError:
-        raise NotFoundError(
-            f"{repo_id}: revision {revision!r} not found", repo_id=repo_id, status=404
-        ) from None
-    except HfHubHTTPError as exc:
-        raise HubError(f"{repo_id}: {describe(exc)}", repo_id=repo_id, status=http_status(exc)) from None
-    except httpx2.TransportError as exc:
-        raise HubError(f"{repo_id}: cannot reach the Hub: {describe(exc)}", repo_id=repo_id) from None
+    except (HfHubHTTPError, httpx2.TransportError) as exc:
+        raise to_hub_error(exc, repo_id, revision) from None

@@ -1,0 +1,115 @@
+"""`hubrelease push`: preflight, plan, one atomic commit, optional tag, then a remote verify."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from hubrelease.cli import output
+from hubrelease.cli.options import DirOpt, EndpointOpt, JsonOpt, ManifestArg
+from hubrelease.cli.report import human_bytes, render_report
+from hubrelease.manifest import load_manifest
+
+if TYPE_CHECKING:
+    from hubrelease.hub.plan import PushPlan
+
+EXAMPLES = """
+Examples:
+
+  hubrelease push hubrelease.yaml --dry-run            # what would be added / changed / deleted
+
+  hubrelease push hubrelease.yaml --tag v1.0 --message "DFlash drafter v1.0"
+
+  hubrelease push hubrelease.yaml --create-pr --json
+
+  hubrelease push manifests/example/hubrelease.yaml --endpoint local   # the embedded loopback Hub
+
+Exit codes: 0 pushed and verified, 1 preflight failed, someone else pushed (412), push lost, or
+remote drift after the push, 2 invalid input. The token comes from HF_TOKEN / `hf auth login`.
+"""
+
+
+def _plan_table(plan: PushPlan) -> Table:
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for column in ("status", "path", "size"):
+        table.add_column(column, justify="right" if column == "size" else "left")
+    style = {"added": "green", "changed": "yellow", "unchanged": "dim", "deleted": "red"}
+    rows = [(f.status, f.path, f.size) for f in plan.files] + [
+        ("deleted", f.path, f.size) for f in plan.deleted
+    ]
+    for status, path, size in rows:
+        table.add_row(f"[{style[status]}]{status}[/]", path, human_bytes(size))
+    return table
+
+
+def push(
+    manifest: ManifestArg,
+    directory: DirOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Preflight and plan only; upload nothing.")
+    ] = False,
+    create_pr: Annotated[
+        bool, typer.Option("--create-pr", help="Open a pull request instead of committing.")
+    ] = False,
+    tag: Annotated[str | None, typer.Option("--tag", help="Tag the pushed commit (e.g. v1.0).")] = None,
+    message: Annotated[str | None, typer.Option("--message", "-m", help="Commit message.")] = None,
+    endpoint: EndpointOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Publish the release as one commit guarded by the head it was planned on, then verify the Hub."""
+    from hubrelease.hub.client import hub_api
+    from hubrelease.hub.plan import build_plan, read_remote
+    from hubrelease.hub.preflight import preflight
+    from hubrelease.hub.push import push_release
+
+    release = load_manifest(manifest)
+    root = directory or manifest.parent
+    with output.progress(json_mode) as progress:
+        preflight(release, manifest, root, progress)
+    api = hub_api(endpoint)
+    plan = build_plan(release, manifest, root, read_remote(api, release))
+    payload: dict[str, object] = {
+        "schema_version": 1,
+        "command": "push",
+        "dry_run": dry_run,
+        "plan": plan.to_dict(),
+    }
+    if not json_mode:
+        output.stdout.print(_plan_table(plan))
+        where = f"{plan.repo_id}@{plan.revision}"
+        base = plan.parent_commit[:12] if plan.parent_commit else "a new repo"
+        output.info_line(f"plan: {human_bytes(plan.upload_bytes)} to upload to {where} on {base}")
+    if dry_run:
+        if json_mode:
+            output.emit_json(payload)
+        return
+    notify = output.info_line if not json_mode else (lambda _: None)
+    result = push_release(
+        api,
+        plan,
+        message=message or f"Release {plan.repo_id} (hubrelease)",
+        create_pr=create_pr,
+        tag=tag,
+        notify=notify,
+    )
+    assert result.report is not None
+    if json_mode:
+        payload.update(result=result.to_dict(), verify=result.report.to_dict(str(manifest)))
+        output.emit_json(payload)
+        raise typer.Exit(1 if result.report.has_drift else 0)
+    if result.landed:
+        target = result.pr_url or f"{plan.repo_id}@{plan.revision}"
+        output.info_line(f"pushed {result.commit} to {target}")
+    else:
+        output.info_line(
+            f"nothing to push: {plan.repo_id}@{plan.revision} already matches at {result.commit[:12]}"
+        )
+    if result.tag:
+        output.info_line(f"tagged {result.commit[:12]} as {result.tag}")
+    raise typer.Exit(render_report(result.report, str(manifest), json_mode=False))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("push", epilog=EXAMPLES)(push)

@@ -1,0 +1,153 @@
+"""Manifest + release folder + one snapshot of the remote -> a frozen ``PushPlan``.
+
+``CommitOperationAdd`` is mutated inside ``create_commit`` and cannot be reused, so the plan holds
+plain frozen values and ``push.py`` builds fresh operations for every attempt. The plan also fixes
+the parent commit: the push lands only if the branch is still where it was when we planned.
+Building a plan from a ``RemoteSnapshot`` is pure (no network); ``read_remote`` is the one read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from huggingface_hub import HfApi
+from huggingface_hub.utils.sha import git_hash
+
+from hubrelease.errors import InputError, NotFoundError
+from hubrelease.fsutil import resolve_inside
+from hubrelease.hashing import sha256_file
+from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, remote_files, resolve_commit
+from hubrelease.manifest.models import Manifest
+
+FileStatus = Literal["added", "changed", "unchanged"]
+
+
+@dataclass(frozen=True)
+class RemoteSnapshot:
+    """The release branch as read once at planning time; ``commit`` None when the repo does not exist."""
+
+    commit: str | None
+    files: dict[str, RemoteFile]
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """One file of the release and how it compares with the remote."""
+
+    path: str
+    local: Path
+    size: int
+    sha256: str
+    status: FileStatus
+
+
+@dataclass(frozen=True)
+class PushPlan:
+    """Everything a push will do, decided before any byte is uploaded."""
+
+    repo_id: str
+    repo_type: str
+    revision: str
+    parent_commit: str | None
+    files: tuple[PlannedFile, ...]
+    deleted: tuple[RemoteFile, ...]
+    manifest: Manifest
+    root: Path
+    manifest_name: str
+
+    def with_status(self, *statuses: FileStatus) -> list[PlannedFile]:
+        return [f for f in self.files if f.status in statuses]
+
+    @property
+    def upload_bytes(self) -> int:
+        return sum(f.size for f in self.with_status("added", "changed"))
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.with_status("added", "changed") or self.deleted)
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``plan`` object of ``push --json`` (README, "push --json")."""
+        return {
+            "repo_id": self.repo_id,
+            "repo_type": self.repo_type,
+            "revision": self.revision,
+            "parent_commit": self.parent_commit,
+            "upload_bytes": self.upload_bytes,
+            "files": [
+                {"path": f.path, "status": f.status, "size": f.size, "sha256": f.sha256} for f in self.files
+            ],
+            "deleted": [{"path": f.path, "size": f.size} for f in self.deleted],
+        }
+
+
+def read_remote(api: HfApi, manifest: Manifest) -> RemoteSnapshot:
+    """Head commit and file metadata of the release branch (1 + files/500 requests)."""
+    release = manifest.release
+    try:
+        commit, names = resolve_commit(api, release.repo_id, release.revision, release.repo_type)
+    except NotFoundError:
+        return RemoteSnapshot(None, {})
+    return RemoteSnapshot(commit, remote_files(api, release.repo_id, names, commit, release.repo_type))
+
+
+def release_files(manifest: Manifest, manifest_path: Path, root: Path) -> list[tuple[str, Path, str | None]]:
+    """(repo path, local path, pinned sha256) of every file a push publishes: artifacts, evaluations,
+    the rendered card and the manifest itself (under its own file name)."""
+    files: list[tuple[str, Path, str | None]] = [
+        (a.path, resolve_inside(root, a.local_path), a.sha256) for a in manifest.artifacts
+    ]
+    listed = {a.path for a in manifest.artifacts}
+    extras = [*manifest.evaluations]
+    if manifest.card is not None:
+        extras.append(manifest.card.output)
+    for name in extras:
+        if name not in listed:
+            files.append((name, resolve_inside(root, name), None))
+            listed.add(name)
+    if manifest_path.name in listed:
+        raise InputError(
+            f"the manifest's name {manifest_path.name!r} collides with a published file", path=manifest_path
+        )
+    files.append((manifest_path.name, manifest_path, None))
+    return files
+
+
+def build_plan(manifest: Manifest, manifest_path: Path, root: Path, remote: RemoteSnapshot) -> PushPlan:
+    """Classify every release file against ``remote``; anything else on the remote is deleted."""
+    planned = []
+    for path, local, pinned in release_files(manifest, manifest_path, root):
+        if not local.is_file():
+            raise InputError(f"{path}: file to publish is missing", path=local)
+        size = local.stat().st_size
+        sha256 = pinned or sha256_file(local)
+        planned.append(
+            PlannedFile(path, local, size, sha256, _status(remote.files.get(path), local, size, sha256))
+        )
+    published = {f.path for f in planned} | set(ALWAYS_PUBLISHED)
+    deleted = tuple(f for name, f in sorted(remote.files.items()) if name not in published)
+    release = manifest.release
+    return PushPlan(
+        release.repo_id,
+        release.repo_type,
+        release.revision,
+        remote.commit,
+        tuple(planned),
+        deleted,
+        manifest,
+        root,
+        manifest_path.name,
+    )
+
+
+def _status(remote: RemoteFile | None, local: Path, size: int, sha256: str) -> FileStatus:
+    if remote is None:
+        return "added"
+    if remote.size != size:
+        return "changed"
+    if remote.sha256 is not None:
+        return "unchanged" if remote.sha256 == sha256 else "changed"
+    # Regular file on the Hub: only its git blob id is known; the file is small, so hash it here.
+    return "unchanged" if git_hash(local.read_bytes()) == remote.blob_id else "changed"
