@@ -7,9 +7,10 @@ from typing import Annotated
 
 import typer
 
+from hubrelease.builders.dataset_card import build_dataset_card
 from hubrelease.builders.evaluation import Source, build_evaluation, write_evaluation
 from hubrelease.cli import output
-from hubrelease.cli.options import JsonOpt
+from hubrelease.cli.options import JobsOpt, JsonOpt
 from hubrelease.evaluation.spec import load_spec
 
 EVAL_EXAMPLES = """
@@ -67,5 +68,71 @@ def build_eval(
         )
 
 
+DATASET_CARD_EXAMPLES = """
+Examples:
+
+  # shards under data/, stored per-row completion_tokens
+  hubrelease build dataset-card data --out README.md --manifest hubrelease.yaml
+
+  # no stored counts: tokenize the assistant turns
+  hubrelease build dataset-card data --out README.md --tokenizer tokenizer.json
+"""
+
+
+def build_dataset_card_command(
+    data: Annotated[Path, typer.Argument(help="Folder of .parquet or .jsonl conversation shards.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Card to write (README.md).")],
+    manifest: Annotated[
+        Path | None,
+        typer.Option("--manifest", help="Dataset release manifest: title, licence, sources, credit."),
+    ] = None,
+    tokenizer: Annotated[
+        Path | None,
+        typer.Option(
+            "--tokenizer", help="tokenizer.json: count assistant tokens instead of the stored column."
+        ),
+    ] = None,
+    count_column: Annotated[
+        str, typer.Option("--count-column", help="Column holding per-row completion token counts.")
+    ] = "completion_tokens",
+    jobs: JobsOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Write a dataset card whose counts, tallies and digests are computed from the shards."""
+    with output.progress(json_mode) as progress:
+        summary = build_dataset_card(
+            data,
+            out,
+            manifest=manifest,
+            tokenizer=tokenizer,
+            count_column=count_column,
+            jobs=jobs,
+            progress=progress,
+        )
+    if json_mode:
+        output.emit_json(
+            {
+                "schema_version": 1,
+                "out": str(out),
+                "conversations": summary.conversations,
+                "completion_tokens": summary.completion_tokens,
+                "categories": summary.categories,
+                "licenses": summary.licenses,
+                "generators": summary.generators,
+                "content_sha256": summary.content_sha256,
+                "shards": [
+                    {"path": s.path, "rows": s.rows, "bytes": s.file_bytes, "sha256": s.sha256}
+                    for s in summary.shards
+                ],
+            }
+        )
+    else:
+        output.info_line(
+            f"wrote {out}: {summary.conversations:,} conversations, {summary.completion_tokens:,} completion tokens, "
+            f"{len(summary.shards)} shards, content sha256 {summary.content_sha256}"
+        )
+
+
 def register(app: typer.Typer) -> None:
     app.command("eval", epilog=EVAL_EXAMPLES)(build_eval)
+    app.command("dataset-card", epilog=DATASET_CARD_EXAMPLES)(build_dataset_card_command)

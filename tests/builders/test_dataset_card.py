@@ -1,0 +1,223 @@
+"""Dataset card: counts, tallies, re-shard-invariant digest, front matter, and one-line refusals."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from huggingface_hub import DatasetCard
+from typer.testing import CliRunner
+
+from hubrelease.builders.dataset_card import build_dataset_card, size_category, summarise
+from hubrelease.cli.app import app
+from tests.factories.datasets import (
+    conversations,
+    write_jsonl_shard,
+    write_parquet_shards,
+    write_tokenizer,
+)
+
+runner = CliRunner()
+ROWS = 40
+TOKENS = sum(i % 7 + 3 for i in range(ROWS))
+
+
+def test_summary_counts_tallies_and_shard_digests(tmp_path: Path) -> None:
+    paths = write_parquet_shards(tmp_path / "data", conversations(ROWS), shards=3)
+    summary = summarise(tmp_path / "data", jobs=1)
+    assert (summary.conversations, summary.completion_tokens) == (ROWS, TOKENS)
+    assert summary.categories == {"chat": 10, "code": 10, "math": 10, "stem": 10}
+    assert summary.licenses == {"cc-by-4.0": 32, "odc-by": 8}
+    assert summary.generators == {"ornith-1.5": 26, "ornith-1.5-nvfp4": 14}
+    assert [(s.path, s.sha256) for s in summary.shards] == [
+        (p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in paths
+    ]
+    assert summary.download_bytes == sum(p.stat().st_size for p in paths)
+
+
+def test_content_digest_survives_resharding_and_format_but_not_edits(tmp_path: Path) -> None:
+    rows = conversations(ROWS)
+    write_parquet_shards(tmp_path / "two", rows, shards=2)
+    write_parquet_shards(tmp_path / "five", rows, shards=5)
+    write_jsonl_shard(tmp_path / "jsonl" / "all.jsonl", rows)
+    digests = {name: summarise(tmp_path / name, jobs=1).content_sha256 for name in ("two", "five", "jsonl")}
+    assert len(set(digests.values())) == 1
+    lines = [json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows]
+    recomputed = hashlib.sha256(
+        b"".join(hashlib.sha256(line.encode()).digest() for line in lines)
+    ).hexdigest()
+    assert digests["two"] == recomputed  # the documented recipe, independently
+    rows[7]["messages"][1]["content"] += "!"
+    write_parquet_shards(tmp_path / "edited", rows, shards=2)
+    assert summarise(tmp_path / "edited", jobs=1).content_sha256 != digests["two"]
+
+
+def test_worker_processes_give_the_same_summary(tmp_path: Path) -> None:
+    write_parquet_shards(tmp_path / "data", conversations(ROWS), shards=3)
+    serial, parallel = (summarise(tmp_path / "data", jobs=jobs) for jobs in (1, 2))
+    assert parallel == serial
+
+
+def test_tokenizer_counts_assistant_turns_only(tmp_path: Path) -> None:
+    write_parquet_shards(tmp_path / "data", conversations(ROWS, counts=False))
+    tokenizer = write_tokenizer(tmp_path / "tokenizer.json")
+    summary = summarise(tmp_path / "data", tokenizer=tokenizer, jobs=1)
+    assert summary.completion_tokens == TOKENS
+    assert summary.token_source.startswith("tokenized assistant turns with tokenizer.json (sha256 ")
+
+
+@pytest.mark.parametrize(
+    ("rows", "bucket"),
+    [(0, "n<1K"), (999, "n<1K"), (1000, "1K<n<10K"), (108_729, "100K<n<1M"), (10**13, "n>1T")],
+)
+def test_size_category_counts_examples(rows: int, bucket: str) -> None:
+    assert size_category(rows) == bucket
+
+
+def test_card_front_matter_reads_back_through_huggingface_hub(tmp_path: Path) -> None:
+    write_parquet_shards(tmp_path / "data", conversations(ROWS))
+    build_dataset_card(tmp_path / "data", tmp_path / "README.md", jobs=1)
+    card = DatasetCard.load(tmp_path / "README.md")
+    data = card.data.to_dict()
+    assert data["license"] == "cc-by-4.0"
+    assert data["size_categories"] == ["n<1K"]
+    assert data["source_datasets"] == ["nvidia/Nemotron-Post-Training-Dataset-v2"]
+    assert data["configs"] == [
+        {"config_name": "default", "data_files": [{"split": "train", "path": "data/*.parquet"}]}
+    ]
+    assert data["dataset_info"]["splits"][0]["num_examples"] == ROWS
+    assert data["dataset_info"]["features"][0] == {
+        "name": "messages",
+        "list": [{"name": "role", "dtype": "string"}, {"name": "content", "dtype": "string"}],
+    }
+    assert f"{TOKENS:,} assistant completion tokens" in card.text
+    assert "| data/train-00001-of-00002.parquet | 20 |" in card.text
+    assert "[Creative Commons Attribution 4.0 International licence (CC BY 4.0)]" in card.text
+    assert "Changes were made" in card.text
+
+
+def test_manifest_supplies_title_licence_and_credit(tmp_path: Path) -> None:
+    write_parquet_shards(tmp_path / "data", conversations(8))
+    manifest = {
+        "schema_version": 1,
+        "release": {
+            "repo_id": "jzinno/Ornith-1.5-35B-A3B-Nemotron-v2-100M",
+            "repo_type": "dataset",
+            "license": "cc-by-4.0",
+            "title": "Ornith 1.5 Nemotron v2 generations",
+        },
+        "pins": {
+            "datasets": [
+                {
+                    "repo_id": "nvidia/Nemotron-Post-Training-Dataset-v2",
+                    "license": "cc-by-4.0",
+                    "revision": "0" * 40,
+                    "attribution": "Prompts: NVIDIA Nemotron-Post-Training-Dataset-v2, CC BY 4.0.",
+                }
+            ]
+        },
+    }
+    (tmp_path / "hubrelease.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    build_dataset_card(
+        tmp_path / "data", tmp_path / "README.md", manifest=tmp_path / "hubrelease.yaml", jobs=1
+    )
+    card = DatasetCard.load(tmp_path / "README.md")
+    assert card.data.pretty_name == "Ornith 1.5 Nemotron v2 generations"
+    assert card.text.startswith("\n# Ornith 1.5 Nemotron v2 generations\n")
+    assert "\nPrompts: NVIDIA Nemotron-Post-Training-Dataset-v2, CC BY 4.0.\n" in card.text
+
+
+def _cli(tmp_path: Path, *extra: str) -> tuple[int, str]:
+    readme = tmp_path / "README.md"
+    readme.write_text("previous\n", encoding="utf-8")
+    result = runner.invoke(app, ["build", "dataset-card", "data", "--out", "README.md", "-j", "1", *extra])
+    assert readme.read_text(encoding="utf-8") == "previous\n" or result.exit_code == 0
+    return result.exit_code, result.stderr
+
+
+def test_cli_writes_card_and_json_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_parquet_shards(tmp_path / "data", conversations(ROWS))
+    result = runner.invoke(app, ["build", "dataset-card", "data", "--out", "README.md", "-j", "1", "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["schema_version"], report["conversations"], report["completion_tokens"]) == (
+        1,
+        ROWS,
+        TOKENS,
+    )
+    assert report["content_sha256"] in (tmp_path / "README.md").read_text(encoding="utf-8")
+
+
+def _write_bad(tmp_path: Path, case: str) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = conversations(6)
+    if case == "empty shard":
+        write_parquet_shards(data, rows, shards=1)
+        pq.write_table(pa.Table.from_pylist(rows).slice(0, 0), data / "train-00002.parquet")
+    elif case == "wrong schema":
+        pq.write_table(pa.table({"messages": ["hello"], "completion_tokens": [1]}), data / "a.parquet")
+    elif case == "null count":
+        rows[4]["completion_tokens"] = None
+        write_parquet_shards(data, rows, shards=1)
+    elif case == "no counts":
+        write_parquet_shards(data, conversations(6, counts=False), shards=1)
+    elif case == "malformed line":
+        write_jsonl_shard(data / "a.jsonl", rows)
+        with (data / "a.jsonl").open("a", encoding="utf-8") as handle:
+            handle.write('{"messages": [}\n')
+    elif case == "bad messages":
+        rows[2]["messages"] = [{"role": "user"}]
+        write_jsonl_shard(data / "a.jsonl", rows)
+    elif case == "schemas differ":
+        write_parquet_shards(data, rows, shards=1)
+        write_jsonl_shard(data / "y.jsonl", rows)  # same columns in another format is fine
+        write_jsonl_shard(data / "z.jsonl", [{"messages": rows[0]["messages"], "completion_tokens": 3}])
+
+
+@pytest.mark.parametrize(
+    ("case", "line"),
+    [
+        ("empty shard", "error: data/train-00002.parquet: empty shard: no rows"),
+        (
+            "wrong schema",
+            "error: data/a.parquet: messages: expected list<struct<role: string, content: string>>, got string",
+        ),
+        (
+            "null count",
+            "error: data/train-00000-of-00001.parquet: completion_tokens: row 5: token count is missing or negative",
+        ),
+        (
+            "no counts",
+            "error: data/train-00000-of-00001.parquet: completion_tokens: no stored token counts; "
+            "pass --tokenizer tokenizer.json to count assistant tokens",
+        ),
+        ("malformed line", "error: data/a.jsonl:7: malformed JSON line: Expecting value"),
+        ("bad messages", "error: data/a.jsonl:3: messages: expected a list of {role, content} strings"),
+        (
+            "schemas differ",
+            "error: data/z.jsonl: columns ['messages', 'completion_tokens'] differ from "
+            "train-00000-of-00001.parquet's ['messages', 'category', 'license', 'generator', 'completion_tokens']",
+        ),
+    ],
+)
+def test_bad_data_is_one_line_exit_2_and_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str, line: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _write_bad(tmp_path, case)
+    assert _cli(tmp_path) == (2, line + "\n")
+
+
+def test_missing_folder_and_folder_without_shards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _cli(tmp_path) == (2, "error: data: expected a folder of .parquet or .jsonl shards\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "notes.txt").write_text("x", encoding="utf-8")
+    assert _cli(tmp_path) == (2, "error: data: no .parquet or .jsonl shards found\n")
