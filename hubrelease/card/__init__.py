@@ -6,7 +6,16 @@
 
 from hubrelease.card.context import CardContext, build_context
 from hubrelease.card.filters import FILTERS
-from hubrelease.card.render import CardCheck, RenderedCard, builtin_templates, check_card, render, render_card
+from hubrelease.card.render import (
+    CardCheck,
+    RenderedCard,
+    builtin_templates,
+    check_card,
+    environment,
+    render,
+    render_card,
+    render_template,
+)
 
 __all__ = [
     "FILTERS",
@@ -16,6 +25,8 @@ __all__ = [
     "build_context",
     "builtin_templates",
     "check_card",
+    "environment",
     "render",
     "render_card",
+    "render_template",
 ]

@@ -122,6 +122,8 @@ class Claim:
     row: ComparisonRow | None = None
     """The comparison row (comparison claims): mean_difference, ci95, n, p_value..."""
     relative_ci95: Interval | None = None
+    digits: int = 3
+    """Decimals for the paired difference and its interval (``card.claims[].digits``)."""
 
 
 @dataclass(frozen=True)
@@ -351,6 +353,7 @@ def _comparison(claim: ComparisonClaim, index: int, evaluation: Evaluation, wher
         hardware=evaluation.run.hardware.name,
         row=row,
         relative_ci95=row.relative_ci95,
+        digits=claim.digits,
     )
 
 

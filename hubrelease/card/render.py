@@ -31,11 +31,14 @@ BUILTIN_DIR = Path(__file__).resolve().parent.parent / "templates"
 _UNDEFINED_NAME = re.compile(r"'([^']+)' is undefined|has no attribute '([^']+)'")
 
 
+# Card templates that take the ``CardContext``; other files in templates/ are partials (``_*.md.j2``)
+# or belong to other commands (``dataset_card.md.j2`` is ``build dataset-card``'s, with its own context).
+_CARD_TEMPLATES = ("dataset_release", "gguf_drafter", "safetensors_drafter")
+
+
 def builtin_templates() -> list[str]:
-    """Names usable as ``card.template`` (files in the templates folder not starting with ``_``)."""
-    return sorted(
-        p.name.removesuffix(".md.j2") for p in BUILTIN_DIR.glob("*.md.j2") if not p.name.startswith("_")
-    )
+    """Names usable as ``card.template``."""
+    return list(_CARD_TEMPLATES)
 
 
 def _display(path: str | Path) -> str:
@@ -67,7 +70,7 @@ def _resolve(card: Card, manifest_dir: Path, manifest_path: Path) -> tuple[tuple
             )
         return (template.parent.resolve(), BUILTIN_DIR), template.name
     name = f"{value}.md.j2"
-    if value.startswith("_") or not (BUILTIN_DIR / name).is_file():
+    if value not in _CARD_TEMPLATES:
         raise ManifestError(
             f"{value!r} is not a built-in template ({', '.join(builtin_templates())}) or a path ending in .j2",
             path=manifest_path,
@@ -94,7 +97,8 @@ def environment(search: tuple[Path, ...]) -> jinja2.Environment:
     return env
 
 
-def _render_body(env: jinja2.Environment, name: str, variables: dict[str, object]) -> str:
+def render_template(env: jinja2.Environment, name: str, variables: dict[str, object]) -> str:
+    """Render ``name``; template errors become one ``InputError`` with the template file and line."""
     try:
         return env.get_template(name).render(variables)
     except jinja2.TemplateSyntaxError as exc:
@@ -144,7 +148,7 @@ def render(manifest_path: str | Path) -> RenderedCard:
     search, name = _resolve(card, release_dir, path)
     head = front_matter(manifest, str(path))
     context = build_context(manifest, path, _evaluations(manifest, release_dir), card)
-    body = _render_body(environment(search), name, context.variables())
+    body = render_template(environment(search), name, context.variables())
     # Templates may leave runs of blank lines around skipped blocks; one blank line is canonical.
     body = re.sub(r"[ \t]+\n", "\n", body)
     body = re.sub(r"\n{3,}", "\n\n", body).strip("\n")

@@ -384,6 +384,8 @@ class ComparisonClaim(_Strict):
     """Comparison id inside the evaluation file."""
     setting: int | float | str | None = None
     """Row setting (default: the primary row, or the only row)."""
+    digits: int = Field(default=3, ge=0, le=6)
+    """Decimals printed for the paired difference and its interval."""
 
 
 Claim = Annotated[SpeedupClaim | ComparisonClaim, Field(discriminator="kind")]

@@ -1,0 +1,101 @@
+"""The committed seed cards are current, and carry the seeds' facts and numbers (../shared/seeds/).
+
+The committed README.md files are the goldens: ``HUBRELEASE_UPDATE_GOLDENS=1`` rewrites them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hubrelease.card import check_card
+
+SEED_000 = "manifests/ornith-1.5-dflash2/hubrelease.yaml"
+SEED_001 = "manifests/ornith-1.0-dflash-gguf/hubrelease.yaml"
+EXAMPLE = "manifests/example/hubrelease.yaml"
+
+SEED_000_FACTS = [
+    "license: apache-2.0",
+    "base_model: z-lab/Qwen3.5-35B-A3B-DFlash",
+    "base_model_relation: finetune",
+    "| Autoregressive | 1 | 79.3 | 80.7 | 118.0 ms | 12.39 ms | n/a |",
+    "| NEXTN | 8 | 172.6 | 26.5 | 536.5 ms | 37.67 ms | 2.01 |",
+    "| Qwen3.5 DFlash warm start | 4 | 174.6 | 50.8 | 255.1 ms | 19.69 ms | 3.64 |",
+    "| Ornith DFlash2 | 1 | 114.2 | 115.4 | 145.1 ms | 8.67 ms | 4.02 |",
+    "| Qwen3.5 DFlash warm start | 8 | 1190.0 | 217.3 | 250.1 ms | 4.60 ms | 3.56 |",
+    "| Ornith DFlash2 | 8 | 1351.6 | 244.3 | 237.0 ms | 4.09 ms | 3.97 |",
+    "114.2 tok/s against 79.3 tok/s for Autoregressive: +44.0% over Autoregressive at concurrency 1, "
+    "with mean accepted length 4.02",
+    "Measured with sglang at commit `710267dc4c817b38d9965346390cd56b59b54eda`.",
+    "sglang serve \\\n  --trust-remote-code \\\n  --model-path ornith-ai/Ornith-1.5-35B-A3B-NVFP4 \\\n"
+    "  --revision 0f0b1b59b879ccde1353e6ebd0fb10c204d4c544 \\\n  --kv-cache-dtype fp8_e4m3 \\\n"
+    "  --attention-backend flashinfer \\\n  --moe-runner-backend marlin \\\n  --speculative-algorithm DFLASH \\\n"
+    "  --speculative-draft-model-path jzinno/Ornith-1.5-35B-A3B-DFlash2 \\\n"
+    "  --speculative-num-draft-tokens 10 \\\n  --speculative-draft-attention-backend flashinfer \\\n"
+    "  --mamba-radix-cache-strategy extra_buffer \\\n  --mamba-ssm-dtype float32\n",
+    "This release is licensed under Apache-2.0",
+    "- Target `ornith-ai/Ornith-1.5-35B-A3B-NVFP4` (MIT)",
+    "- Training data derives from `nvidia/Nemotron-Post-Training-Dataset-v2` "
+    "(NVIDIA Nemotron Post-Training Dataset v2), under CC-BY-4.0.",
+]
+
+SEED_001_FACTS = [
+    "---\npipeline_tag: text-generation\nlibrary_name: gguf\nbase_model: z-lab/Qwen3.5-397B-A17B-DFlash\n"
+    "base_model_relation: finetune\nlicense: apache-2.0\ninference: false\ntags:\n- dflash\n"
+    "- speculative-decoding\n- speculative-decoding-draft\n- draft-model\n- block-diffusion\n- gguf\n"
+    "- ik_llama.cpp\n- qwen3.5\n- ornith\n- iq2_ks\n- moe\n---\n",
+    "llama-server \\\n  --model Ornith-1.0-397B-A17B-IQ2_KS-00001-of-00005.gguf \\\n"
+    "  --model-draft Ornith-DFLASH-m1-q4.gguf \\\n  --spec-type dflash:n_max=3,cross_ctx=512 \\\n"
+    "  --n-gpu-layers 99 --n-gpu-layers-draft 99 \\\n  --draft-params '-wgt 17' -wgt 8 \\\n"
+    "  --flash-attn on --parallel 1\n",
+    "| `Ornith-DFLASH-m1-q4.gguf` | 737 MB | recommended |",
+    "| `Ornith-DFLASH-m1-q8_0.gguf` | 1.38 GB | variant |",
+    "| `Ornith-DFLASH-m1-f16.gguf` | 2.59 GB | variant |",
+    "26 F32, 24 Q8_0, 12 IQ3_KS, 7 IQ4_KSS. IQ3_KS and IQ4_KSS are types only ik_llama.cpp loads",
+    "7b9f2654dfc07c0a9197da3e6414db58202a60008a24f76387a52136f302134a  bench/Ornith-DFLASH-rt-f16-rope1e7.gguf\n",
+    "c2d623da10ee1008a311ccd3806c4501cbe02eec9075fb44cce4819dc13c1934  Ornith-DFLASH-m1-q4.gguf\n",
+    "8b6bee4dc82ca1c89a782212144495e3b874465995dad8e781562d75f452f5de  Ornith-DFLASH-m1-q8_0.gguf\n",
+    "186b73dce2046b072a67361ddb8f09992761eed0171f2cfbb1d251fb8f943d6e  Ornith-DFLASH-m1-f16.gguf\n",
+    "| A, upstream | `bench/Ornith-DFLASH-rt-f16-rope1e7.gguf` | 7b9f2654dfc07c0a |",
+    "| B, retrained | `Ornith-DFLASH-m1-f16.gguf` | 186b73dce2046b07 |",
+    "| 0 | 18.03 | 18.06 | +0.039 | 0.072 | [-0.021, 0.099] | 8 | secondary |",
+    "| 2 | 20.75 | 21.46 | +0.714 | 0.892 | [-0.032, 1.460] | 8 | secondary |",
+    "| 3 | 21.63 | 22.94 | +1.315 | 1.142 | [0.360, 2.270] | 8 | **primary** |",
+    "| 4 | 21.26 | 22.95 | +1.686 | 1.549 | [0.391, 2.981] | 8 | secondary |",
+    "+1.315 output tok/s, +6.1%, 95% CI [0.360, 2.270] (+1.7% to +10.5%)",
+    "last boot minus first -0.093",
+    "last boot minus first +0.403",
+    "| tok/s | 18.71 | 21.26 | 24.62 | 25.65 | 25.23 | 24.24 | 21.04 | 19.83 | 18.72 |",
+    "| ± | 0.23 | 0.46 | 1.23 | 1.61 | 2.40 | 2.63 | 3.49 | 3.79 | 3.50 |",
+    "| output tokens per round | n/a | 1.87 | 2.56 | 3.06 | 3.39 | 3.96 | 4.42 | 4.82 | 4.89 |",
+    "25.65 against 18.71 for n_max=0, a 37.0% increase (paired difference +6.93, 95% CI [5.55, 8.32]",
+    "positive in 8 of 8 pairs, per-pair +20.8% to +52.5%",
+    "| 25.23 | 25.65 | +0.414 | n/a | [-0.568, 1.395] |",
+    "at commit `f96eaddba8bed6a9a5e628bbf6a566775c70b49c` plus local patches across 21 files (+1967 / -279 lines)",
+    "7b7ff16cd57264905bf3b37334a29856189eb004f0cbb0b3c3cc4d04c951a576  llama-server\n",
+    "3f160b1f9dc7df27142da9a0d0e1345a7cf143557f526d77a75c1e79c5e3b305  libmtmd.so\n",
+    "`Ornith-1.0-397B-A17B-IQ2_KS-00001-of-00005.gguf`, 19,982,543,552 bytes",
+    "`Ornith-1.0-397B-A17B-IQ2_KS-00005-of-00005.gguf`, 18,176,416,800 bytes",
+    "80d58268f8839a22cad42516cc95d127b79fca194d25ee7a8cc4d610bc8f560e  dflash.py\n",
+    "This release is licensed under Apache-2.0, inherited from the drafter it was initialized from.",
+    "Target `deepreinforce-ai/Ornith-1.0-397B`, itself derived from `Qwen/Qwen3.5-397B-A17B`.",
+    "Not affiliated with Z-Lab, Modal, SGLang, Qwen, or deepreinforce-ai.",
+]
+
+
+@pytest.mark.parametrize("manifest", [SEED_000, SEED_001, EXAMPLE])
+def test_committed_card_is_current(
+    manifest: str, repo_root: Path, golden: Callable[[Path, str], None]
+) -> None:
+    result = check_card(repo_root / manifest)
+    golden(result.path, result.expected)
+    assert result.current
+
+
+@pytest.mark.parametrize(("manifest", "facts"), [(SEED_000, SEED_000_FACTS), (SEED_001, SEED_001_FACTS)])
+def test_seed_card_carries_the_seed_facts(manifest: str, facts: list[str], repo_root: Path) -> None:
+    text = check_card(repo_root / manifest).expected
+    missing = [fact for fact in facts if fact not in text]
+    assert not missing
