@@ -8,28 +8,25 @@ does not exist (an engine, a configuration, a comparison row) is a ``ManifestErr
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from hubrelease.card.filters import bytes_, pct
+from hubrelease.card.claims import Claim, compute_claims
+from hubrelease.card.filters import bytes_
 from hubrelease.card.licenses import license_label
+from hubrelease.card.locator import Locator
 from hubrelease.card.tables import AbTable, BenchmarkTable, SweepTable, build_tables
-from hubrelease.errors import ManifestError
 from hubrelease.evaluation import Evaluation
-from hubrelease.evaluation.models import ComparisonRow, Interval
 from hubrelease.formats.ggml_types import BY_NAME
-from hubrelease.manifest.load import format_loc, line_of, read_tree
 from hubrelease.manifest.models import (
     Card,
-    ComparisonClaim,
     Engine,
     Manifest,
     Notices,
     PinnedDataset,
     PinnedRepo,
     Release,
-    SpeedupClaim,
     Usage,
 )
 
@@ -102,31 +99,6 @@ class Licence:
 
 
 @dataclass(frozen=True)
-class Claim:
-    """A relative claim with the numbers behind it."""
-
-    id: str
-    kind: str
-    value: float
-    """Treatment value (tok/s)."""
-    baseline_value: float
-    relative: float
-    """Fractional change (0.44 = +44.0%)."""
-    text: str
-    """Default wording, e.g. '+44.0% over Autoregressive at concurrency 1' or '37.0% increase'."""
-    label: str
-    baseline_label: str
-    hardware: str
-    concurrency: int | None = None
-    accepted_length: float | None = None
-    row: ComparisonRow | None = None
-    """The comparison row (comparison claims): mean_difference, ci95, n, p_value..."""
-    relative_ci95: Interval | None = None
-    digits: int = 3
-    """Decimals for the paired difference and its interval (``card.claims[].digits``)."""
-
-
-@dataclass(frozen=True)
 class CardContext:
     """Everything a template can use, as top-level variables (the README documents each)."""
 
@@ -155,20 +127,6 @@ class CardContext:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-class _Locator:
-    """Turns a ``card.*`` location into a ManifestError with the manifest's YAML line."""
-
-    def __init__(self, manifest_path: Path) -> None:
-        self._path = manifest_path
-        self._tree: object | None = None
-
-    def error(self, message: str, loc: Sequence[str | int]) -> ManifestError:
-        if self._tree is None and self._path.is_file():
-            self._tree = read_tree(self._path)
-        line = line_of(self._tree, loc) if self._tree is not None else None
-        return ManifestError(message, path=self._path, line=line, field=format_loc(loc))
-
-
 def _file_rows(manifest: Manifest) -> tuple[FileRow, ...]:
     rows = []
     for artifact in manifest.artifacts:
@@ -190,7 +148,7 @@ def _file_rows(manifest: Manifest) -> tuple[FileRow, ...]:
     return tuple(rows)
 
 
-def _flag_value(usage: Usage, index: int, flag_index: int, manifest: Manifest, where: _Locator) -> str:
+def _flag_value(usage: Usage, index: int, flag_index: int, manifest: Manifest, where: Locator) -> str:
     flag = usage.flags[flag_index]
     loc = ("card", "usage", index, "flags", flag_index, "value_from")
     if flag.value_from is None:
@@ -214,7 +172,7 @@ def _flag_value(usage: Usage, index: int, flag_index: int, manifest: Manifest, w
     return target.files[0].path
 
 
-def _usage_target(usage: Usage, index: int, manifest: Manifest, where: _Locator) -> PinnedRepo:
+def _usage_target(usage: Usage, index: int, manifest: Manifest, where: Locator) -> PinnedRepo:
     targets = manifest.pins.targets
     if usage.target is None:
         if not targets:
@@ -228,7 +186,7 @@ def _usage_target(usage: Usage, index: int, manifest: Manifest, where: _Locator)
     return found
 
 
-def _usage(manifest: Manifest, card: Card, where: _Locator) -> tuple[UsageCommand, ...]:
+def _usage(manifest: Manifest, card: Card, where: Locator) -> tuple[UsageCommand, ...]:
     commands = []
     for index, usage in enumerate(card.usage):
         engine = next((e for e in manifest.pins.engines if e.name == usage.engine), None)
@@ -285,100 +243,11 @@ def _licence(manifest: Manifest) -> Licence:
     )
 
 
-def _speedup(claim: SpeedupClaim, index: int, evaluation: Evaluation, where: _Locator) -> Claim:
-    labels = {c.id: c.label for c in evaluation.configurations}
-    cells = []
-    for key in ("configuration", "baseline"):
-        config_id = getattr(claim, key)
-        cell = evaluation.cell(config_id, claim.concurrency)
-        if cell is None:
-            raise where.error(
-                f"{claim.evaluation} has no cell for configuration {config_id!r} at concurrency "
-                f"{claim.concurrency} (configurations: {sorted(labels)})",
-                ("card", "claims", index, key),
-            )
-        cells.append(cell)
-    treated, base = cells
-    value, baseline_value = getattr(treated, claim.metric), getattr(base, claim.metric)
-    if baseline_value <= 0:
-        raise where.error(
-            "baseline throughput is zero; no relative claim", ("card", "claims", index, "baseline")
-        )
-    relative = value / baseline_value - 1
-    baseline_label = labels[claim.baseline]
-    return Claim(
-        id=claim.id,
-        kind="speedup",
-        value=value,
-        baseline_value=baseline_value,
-        relative=relative,
-        text=f"{pct(relative, signed=True)} over {baseline_label} at concurrency {claim.concurrency}",
-        label=labels[claim.configuration],
-        baseline_label=baseline_label,
-        hardware=evaluation.run.hardware.name,
-        concurrency=claim.concurrency,
-        accepted_length=treated.accepted_length,
-    )
-
-
-def _comparison(claim: ComparisonClaim, index: int, evaluation: Evaluation, where: _Locator) -> Claim:
-    comparison = evaluation.comparison(claim.comparison)
-    if comparison is None:
-        known = [c.id for c in evaluation.comparisons]
-        raise where.error(
-            f"{claim.evaluation} has no comparison {claim.comparison!r} (comparisons: {known})",
-            ("card", "claims", index, "comparison"),
-        )
-    if claim.setting is not None:
-        row = next((r for r in comparison.rows if r.setting == claim.setting), None)
-    else:
-        row = comparison.primary or (comparison.rows[0] if len(comparison.rows) == 1 else None)
-    if row is None:
-        settings = [r.setting for r in comparison.rows]
-        raise where.error(
-            f"name a row of {claim.comparison!r} by setting (one of {settings})",
-            ("card", "claims", index, "setting"),
-        )
-    arms = {arm.id: arm.label for arm in comparison.arms}
-    direction = "increase" if row.relative_change >= 0 else "decrease"
-    return Claim(
-        id=claim.id,
-        kind="comparison",
-        value=row.treatment_mean,
-        baseline_value=row.baseline_mean,
-        relative=row.relative_change,
-        text=f"{pct(abs(row.relative_change))} {direction}",
-        label=arms[comparison.treatment],
-        baseline_label=arms[comparison.baseline],
-        hardware=evaluation.run.hardware.name,
-        row=row,
-        relative_ci95=row.relative_ci95,
-        digits=claim.digits,
-    )
-
-
-def _claims(card: Card, evaluations: Mapping[str, Evaluation], where: _Locator) -> dict[str, Claim]:
-    claims: dict[str, Claim] = {}
-    for index, claim in enumerate(card.claims):
-        if claim.id in claims:
-            raise where.error(f"claim id {claim.id!r} is used twice", ("card", "claims", index, "id"))
-        evaluation = evaluations.get(claim.evaluation)
-        if evaluation is None:
-            raise where.error(
-                f"{claim.evaluation!r} is not listed in evaluations", ("card", "claims", index, "evaluation")
-            )
-        if isinstance(claim, SpeedupClaim):
-            claims[claim.id] = _speedup(claim, index, evaluation, where)
-        else:
-            claims[claim.id] = _comparison(claim, index, evaluation, where)
-    return claims
-
-
 def build_context(
     manifest: Manifest, manifest_path: Path, evaluations: Mapping[str, Evaluation], card: Card
 ) -> CardContext:
     """Compute the card context; ``evaluations`` maps each ``manifest.evaluations`` path to its file."""
-    where = _Locator(manifest_path)
+    where = Locator(manifest_path)
     files = _file_rows(manifest)
     benchmarks, comparisons, sweeps = build_tables(evaluations)
     return CardContext(
@@ -394,7 +263,7 @@ def build_context(
         benchmarks=benchmarks,
         comparisons=comparisons,
         sweeps=sweeps,
-        claims=_claims(card, evaluations, where),
+        claims=compute_claims(card, evaluations, where),
         evaluations=evaluations,
         targets=tuple(manifest.pins.targets),
         base_drafters=tuple(manifest.pins.base_drafters),

@@ -249,3 +249,36 @@ def test_builtin_templates_ship_with_the_package() -> None:
     assert builtin_templates() == ["dataset_release", "gguf_drafter", "safetensors_drafter"]
     # hubrelease/templates is the repo's top-level templates/ (a symlink in the checkout, a copy in a wheel).
     assert BUILTIN_DIR.resolve() == (Path(__file__).resolve().parents[2] / "templates")
+
+
+def test_comparison_claim_errors_name_the_claim_field(tmp_path: Path) -> None:
+    manifest = _gguf_release(tmp_path, {"eval/ab.json": ab_evaluation()})
+    _edit(manifest, lambda d: d["card"]["claims"][0].update(comparison="nope"))
+    with pytest.raises(ManifestError) as caught:
+        render_card(manifest)
+    assert caught.value.field == "card.claims[0].comparison"
+    assert caught.value.message == "eval/ab.json has no comparison 'nope' (comparisons: ['retrain-ab'])"
+    _edit(manifest, lambda d: d["card"]["claims"][0].update(comparison="retrain-ab", setting=7))
+    with pytest.raises(ManifestError, match=r"name a row of 'retrain-ab' by setting \(one of \[0, 3\]\)"):
+        render_card(manifest)
+
+
+def test_without_a_card_section_the_repo_type_picks_the_template(tmp_path: Path) -> None:
+    model = write_card_release(tmp_path / "m")
+    _edit(model, lambda d: d.pop("card"))
+    assert "\n## Usage\n" not in render_card(model) and "\n## Targets\n" in render_card(model)
+    dataset = write_card_release(tmp_path / "d", release={"repo_type": "dataset"}, evaluations={})
+    _edit(dataset, lambda d: d.pop("card"))
+    text = render_card(dataset)
+    assert text.startswith("---\npretty_name: Tiny drafter\nlicense: apache-2.0\nsource_datasets:\n")
+    assert "\n## Targets\n" not in text
+
+
+def test_check_json_reports_stale(tmp_path: Path) -> None:
+    manifest = write_card_release(tmp_path)
+    (tmp_path / "README.md").write_text("old\n", encoding="utf-8")
+    result = _invoke(str(manifest), "--check", "--json")
+    assert result.exit_code == 1
+    payload = json.loads(result.stdout)
+    assert payload["status"] == "stale"
+    assert payload["diff"].startswith(f"--- {tmp_path / 'README.md'} (on disk)\n")
