@@ -62,9 +62,22 @@ app = typer.Typer(
 
 def _register() -> None:
     # One module per command; each exposes ``register(app)``. Imported here so `--help` lists all.
-    from hubrelease.cli import build, checksums, hub, inspect, lint, lock, push, render_card, schema, verify
+    from hubrelease.cli import (
+        add,
+        build,
+        checksums,
+        hub,
+        init,
+        inspect,
+        lint,
+        lock,
+        push,
+        render_card,
+        schema,
+        verify,
+    )
 
-    for module in (verify, checksums, schema, build, hub, render_card, inspect, lint, lock, push):
+    for module in (verify, checksums, schema, build, hub, render_card, inspect, lint, lock, push, init, add):
         module.register(app)
 
 

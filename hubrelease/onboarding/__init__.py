@@ -1,0 +1,1 @@
+"""Onboarding: describe files you already have (`init`, `add`, `rm`) or a repo already on the Hub (`import`)."""

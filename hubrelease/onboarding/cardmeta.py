@@ -1,0 +1,68 @@
+"""A README's front matter -> the manifest's ``release`` fields, through huggingface_hub's cards.
+
+``ModelCard`` / ``DatasetCard`` parse the YAML block exactly as the Hub does; this module only
+picks the fields a manifest keeps and drops values the manifest's types would reject (with a
+warning), so an odd card never stops ``init`` or ``import``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from hubrelease.manifest.models import BaseModelRelation, RepoId
+
+_REPO_ID: TypeAdapter[str] = TypeAdapter(RepoId)
+_RELATION: TypeAdapter[str] = TypeAdapter(BaseModelRelation)
+_OTHER_LICENSE_KEYS = ("license_name", "license_link")
+
+
+def card_release_fields(readme: Path, repo_type: str) -> tuple[dict[str, Any], list[str]]:
+    """``release`` fields stated by the card at ``readme`` and warnings about values left out."""
+    from huggingface_hub import DatasetCard, ModelCard
+
+    card_class = DatasetCard if repo_type == "dataset" else ModelCard
+    try:
+        card = card_class.load(readme, repo_type=repo_type, ignore_metadata_errors=True)
+        data = card.data.to_dict()
+    except (ValueError, OSError) as exc:
+        return {}, [f"{readme.name}: front matter not readable ({exc}); card metadata not imported"]
+    fields: dict[str, Any] = {}
+    warnings: list[str] = []
+    license_id = data.get("license")
+    if license_id == "other" and not all(isinstance(data.get(k), str) for k in _OTHER_LICENSE_KEYS):
+        warnings.append(f"{readme.name}: license 'other' without license_name and license_link; left out")
+    elif isinstance(license_id, str):
+        fields["license"] = license_id
+        fields.update({k: data[k] for k in _OTHER_LICENSE_KEYS if isinstance(data.get(k), str)})
+    bases = data.get("base_model")
+    bases = [bases] if isinstance(bases, str) else bases if isinstance(bases, list) else []
+    valid = []
+    for base in bases:
+        if _valid(_REPO_ID, base):
+            valid.append(base)
+        else:
+            warnings.append(f"{readme.name}: base_model {base!r} is not a Hub repo id; left out")
+    if valid:
+        fields["base_model"] = valid
+        if _valid(_RELATION, data.get("base_model_relation")):
+            fields["base_model_relation"] = data["base_model_relation"]
+    for key in ("pipeline_tag", "library_name"):
+        if isinstance(data.get(key), str):
+            fields[key] = data[key]
+    tags = data.get("tags")
+    if isinstance(tags, list) and tags:
+        fields["tags"] = [str(tag) for tag in tags]
+    if isinstance(data.get("inference"), bool):
+        fields["inference"] = data["inference"]
+    return fields, warnings
+
+
+def _valid(adapter: TypeAdapter[str], value: object) -> bool:
+    try:
+        adapter.validate_python(value)
+    except ValidationError:
+        return False
+    return True

@@ -1,0 +1,83 @@
+"""Keep the comment that follows a YAML list in place when the list's last item changes.
+
+ruamel.yaml stores a comment written *between* two top-level keys (``init`` writes one above each
+section) on the deepest last scalar of the preceding list. Appending an item would leave that
+comment above the new item, and removing the last item would delete it. ``trailing_comment_kept``
+detaches the comment before such an edit and re-attaches it to whatever is last afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import CommentMark
+from ruamel.yaml.tokens import CommentToken
+
+# Where ruamel keeps the comment after a value: index 2 of a map key's slot, 0 of a list item's.
+_MAP_AFTER, _SEQ_AFTER = 2, 0
+
+
+def _end_slot(node: Any) -> tuple[list[Any] | None, Any, int, Any] | None:
+    """(comment slot, key, index, owner) of the deepest last value of ``node``; None if empty."""
+    if isinstance(node, CommentedMap) and node:
+        key = list(node.keys())[-1]
+        index = _MAP_AFTER
+    elif isinstance(node, CommentedSeq) and node:
+        key = len(node) - 1
+        index = _SEQ_AFTER
+    else:
+        return None
+    inner = _end_slot(node[key])
+    if inner is not None:
+        return inner
+    return node.ca.items.get(key), key, index, node
+
+
+@contextlib.contextmanager
+def trailing_comment_kept(parent: CommentedMap, key: str) -> Iterator[None]:
+    """Move the comment lines that follow ``parent[key]`` to its new end after the ``with`` block."""
+    tail = _detach(parent, key)
+    yield
+    if tail:
+        _attach(parent, key, tail)
+
+
+def _detach(parent: CommentedMap, key: str) -> str:
+    end = _end_slot(parent.get(key))
+    if end is None:
+        return ""
+    slot, _, index, _ = end
+    token = slot[index] if slot is not None and len(slot) > index else None
+    if not isinstance(token, CommentToken):
+        return ""
+    value = str(token.value)
+    cut = value.find("\n") + 1
+    if cut == 0 or not value[cut:]:
+        return ""
+    # The first line is the end-of-line comment of that last value (or empty): it stays put.
+    if value[:cut].strip():
+        token.value = value[:cut]
+    else:
+        slot[index] = None
+    return value[cut:]
+
+
+def _attach(parent: CommentedMap, key: str, tail: str) -> None:
+    end = _end_slot(parent.get(key))
+    if end is None:
+        owner: Any = parent
+        item_key: Any = key
+        index = _MAP_AFTER
+    else:
+        _, item_key, index, owner = end
+    slot = owner.ca.items.setdefault(item_key, [None, None, None, None])
+    while len(slot) <= index:
+        slot.append(None)
+    token = slot[index]
+    if isinstance(token, CommentToken):
+        token.value = str(token.value) + tail
+    else:
+        slot[index] = CommentToken("\n" + tail, CommentMark(0), None)

@@ -1,0 +1,75 @@
+"""A new manifest as commented YAML: a header saying how it was made, one comment per section.
+
+``init`` and ``import`` both end here. The text is validated before it is written, and an
+existing manifest is never replaced unless the caller says so (``--force``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hubrelease.errors import InputError
+from hubrelease.fsutil import atomic_write_text
+from hubrelease.manifest.load import load_manifest_text
+from hubrelease.manifest.models import Manifest
+from hubrelease.manifest.write import dump_tree, to_node
+
+SECTION_COMMENTS = {
+    "release": "The Hub repo this release is published to, and the metadata its card carries.",
+    "artifacts": (
+        "Every file to publish. size and sha256 pin the exact bytes (`hubrelease add FILE` refreshes them).\n"
+        "role: recommended | variant | benchmark | data | doc. composition: tensor types from the header."
+    ),
+    "evaluations": "Evaluation JSON files (schema: `hubrelease schema --eval`); card claims are computed from them.",
+    "ignore": "Files in the folder that are not published (.gitignore, --exclude, symlinks, unreadable files).",
+}
+
+
+@dataclass(frozen=True)
+class ManifestDraft:
+    """The parts of a new manifest, before it becomes text."""
+
+    header: Sequence[str]
+    release: dict[str, Any]
+    artifacts: list[dict[str, Any]]
+    evaluations: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+
+    def to_yaml(self) -> str:
+        """Commented YAML; empty optional sections are left out."""
+        parts = [_comment(self.header), "schema_version: 1"]
+        sections: tuple[tuple[str, Any], ...] = (
+            ("release", self.release),
+            ("artifacts", self.artifacts),
+            ("evaluations", self.evaluations),
+            ("ignore", self.ignore),
+        )
+        for key, value in sections:
+            if value or key == "artifacts":
+                text = dump_tree(to_node({key: value})).rstrip("\n")
+                parts.append(f"{_comment(SECTION_COMMENTS[key].splitlines())}\n{text}")
+        return "\n\n".join(parts) + "\n"
+
+
+def _comment(lines: Sequence[str]) -> str:
+    return "\n".join(f"# {line}".rstrip() for line in lines)
+
+
+def write_new_manifest(path: Path, draft: ManifestDraft, *, force: bool = False) -> Manifest:
+    """Validate ``draft`` and write it atomically to ``path``; refuse to replace a file unless ``force``."""
+    refuse_existing(path, force)
+    text = draft.to_yaml()
+    manifest = load_manifest_text(text, path)
+    atomic_write_text(path, text)
+    return manifest
+
+
+def refuse_existing(path: Path, force: bool) -> None:
+    """Fail before any work when ``path`` cannot be written (a folder, or a file without ``force``)."""
+    if path.is_dir():
+        raise InputError("is a folder, expected a manifest file name", path=path)
+    if path.exists() and not force:
+        raise InputError("already exists; pass --force to overwrite it", path=path)
