@@ -50,7 +50,9 @@ def _detach(parent: CommentedMap, key: str) -> str:
     if end is None:
         return ""
     slot, _, index, _ = end
-    token = slot[index] if slot is not None and len(slot) > index else None
+    if slot is None or len(slot) <= index:
+        return ""
+    token = slot[index]
     if not isinstance(token, CommentToken):
         return ""
     value = str(token.value)
