@@ -69,7 +69,7 @@ def test_byte_deterministic_across_job_counts(src: Path, tmp_path: Path) -> None
 def test_parallel_quantization_equals_one_call() -> None:
     data = np.random.default_rng(1).standard_normal((37, 64), dtype=np.float32)
     with ThreadPoolExecutor(2) as pool:
-        parallel = quantize_rows(data, GGMLQuantizationType.Q8_0, pool, 2)
+        parallel = quantize_rows(data, GGMLQuantizationType.Q8_0, pool)
     assert parallel.tobytes() == quantize(data, GGMLQuantizationType.Q8_0).tobytes()
 
 
