@@ -79,10 +79,13 @@ def http_status(exc: BaseException) -> int | None:
 
 
 def describe(exc: BaseException) -> str:
-    """First line of the innermost huggingface_hub/httpx error: status and server message, no headers."""
+    """One line for the innermost huggingface_hub/httpx error: HTTP status and server message, no headers."""
     current: BaseException = exc
     while current.__cause__ is not None and isinstance(current, RuntimeError):
         current = current.__cause__
+    if isinstance(current, HfHubHTTPError) and current.response is not None:
+        detail = (current.server_message or "").strip().splitlines()
+        return f"HTTP {current.response.status_code}" + (f": {detail[0]}" if detail else "")
     text = str(current).strip().splitlines()
     return text[0] if text else type(current).__name__
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 from huggingface_hub import constants
+from typer.testing import CliRunner
 
+from hubrelease.cli.app import app
 from hubrelease.errors import InputError
 from hubrelease.hub.client import embedded_hub, hub_api, local_hub_root
 from tests.factories.hub import raw_request, unique_repo
@@ -36,8 +38,15 @@ def test_endpoint_must_be_a_url_or_local() -> None:
 
 
 def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
+    help_text = CliRunner().invoke(app, ["hub", "serve", "--help"])
+    assert (
+        help_text.exit_code == 0 and "hubrelease hub serve --root ./hub-data --port 8765" in help_text.stdout
+    )
+    # The serving loop itself runs in a child (it blocks until SIGINT); importing only the hub
+    # command keeps the child's start-up short.
+    serve = f"from hubrelease.cli.hub import hub_app; hub_app(['--root', {str(tmp_path / 'root')!r}])"
     proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "hubrelease"), "hub", "serve", "--root", str(tmp_path / "root")],
+        [sys.executable, "-c", serve],
         stderr=subprocess.PIPE,
         text=True,
     )

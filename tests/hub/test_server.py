@@ -225,27 +225,17 @@ def test_store_survives_restart(hub: LoopbackHub, tmp_path: Path) -> None:
         assert second.store.resolve(RepoKey("model", repo), "main") == oid
 
 
-def test_hf_download_cache_verify_and_verify_repo_checksums(hub: LoopbackHub, tmp_path: Path) -> None:
+def test_snapshot_download_and_verify_repo_checksums(hub: LoopbackHub, tmp_path: Path) -> None:
     repo = unique_repo()
     oid = _push_basic(hub, repo)
-    env = hf_env(hub, tmp_path / "hf")
-    done = subprocess.run(
-        ["hf", "download", repo, "--quiet"], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    snapshot = Path(done.stdout.strip().splitlines()[-1])
+    api = api_for(hub)
+    snapshot = Path(api.snapshot_download(repo, cache_dir=tmp_path / "hub"))
     assert (snapshot / "weights/model.safetensors").read_bytes() == BIG
-    verified = subprocess.run(
-        ["hf", "cache", "verify", repo], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert verified.returncode == 0, verified.stderr + verified.stdout
-    result = api_for(hub).verify_repo_checksums(repo, cache_dir=tmp_path / "hf" / "hub")
+    result = api.verify_repo_checksums(repo, cache_dir=tmp_path / "hub")
     assert result.revision == oid and result.checked_count == 5 and not result.mismatches
     (snapshot / "weights/small.gguf").resolve().write_bytes(b"\xff" + SMALL_LFS[1:])
-    broken = subprocess.run(
-        ["hf", "cache", "verify", repo], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert broken.returncode == 1
+    broken = api.verify_repo_checksums(repo, cache_dir=tmp_path / "hub")
+    assert [m["path"] for m in broken.mismatches] == ["weights/small.gguf"]
 
 
 def test_datasets_load_dataset_through_hf_endpoint(hub: LoopbackHub, tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
         ("validate_yaml", ("POST",), r"^/api/validate-yaml$", routes.validate_yaml, False),
         ("repo_info", ("GET",), _API + r"(?:/revision/(?P<rev>[^/]+))?$", routes.repo_info, False),
         ("refs", ("GET",), _API + r"/refs$", routes.list_refs, False),
+        ("commits", ("GET",), _API + r"/commits/(?P<rev>[^/]+)$", routes.list_commits, False),
         ("preupload", ("POST",), _API + r"/preupload/(?P<rev>[^/]+)$", routes.preupload, False),
         ("commit", ("POST",), _API + r"/commit/(?P<rev>[^/]+)$", routes.commit, False),
         ("paths_info", ("POST",), _API + r"/paths-info/(?P<rev>[^/]+)$", routes.paths_info, False),

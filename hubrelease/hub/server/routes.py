@@ -108,6 +108,24 @@ def list_refs(request: Request) -> Response:
     return json_response(payload)
 
 
+def list_commits(request: Request) -> Response:
+    """First-parent history, newest first, in one page (the Hub paginates; the client accepts one page)."""
+    key = request.require_repo()
+    history = request.hub.store.history(key, request.arg("rev"))
+    return json_response(
+        [
+            {
+                "id": c["id"],
+                "title": c["title"],
+                "message": c["message"],
+                "date": c["date"],
+                "authors": [{"user": "local"}],
+            }
+            for c in history
+        ]
+    )
+
+
 def preupload(request: Request) -> Response:
     key = request.require_repo()
     _, tree = request.hub.store.tree(key, request.arg("rev"))

@@ -1,0 +1,290 @@
+"""`hubrelease push` over real HTTP against the loopback Hub: atomicity, conflicts, faults, CI tools."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from hubrelease.cli.app import app
+from hubrelease.errors import RemoteMovedError
+from hubrelease.hub import push as push_module
+from hubrelease.hub.plan import build_plan, read_remote
+from hubrelease.hub.push import PushResult, push_release
+from hubrelease.hub.server import LoopbackHub, RepoKey
+from hubrelease.manifest import load_manifest
+from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
+from tests.factories.releases import write_release
+
+runner = CliRunner()
+A = os.urandom(100_000)
+B = os.urandom(50_000)
+
+
+def _release(folder: Path, repo: str, files: dict[str, bytes], **extra: object) -> Path:
+    return write_release(
+        folder, files, extra_manifest={"release": {"repo_id": repo, "license": "mit"}, **extra}
+    )
+
+
+def _push(hub: LoopbackHub, manifest: Path, *args: str) -> Result:
+    return runner.invoke(app, ["push", str(manifest), "--endpoint", hub.url, *args])
+
+
+def _head(hub: LoopbackHub, repo: str) -> str:
+    return hub.store.resolve(RepoKey("model", repo), "main")
+
+
+@pytest.fixture
+def no_backoff_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """huggingface_hub retries failed uploads 5 times with 1-8 s sleeps; tests do not wait for them."""
+    monkeypatch.setattr("huggingface_hub.utils._http.time.sleep", lambda _: None)
+
+
+def test_push_then_hf_download_cache_verify_and_checksums_agree(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = write_release(
+        tmp_path / "rel", extra_manifest={"release": {"repo_id": repo, "license": "mit"}}
+    )
+    result = _push(hub, manifest, "--tag", "v1", "--message", "first release")
+    assert result.exit_code == 0, result.stderr
+    commit = _head(hub, repo)
+    assert f"pushed {commit} to {repo}@main" in result.stderr
+    assert result.stdout.strip().splitlines()[-1].startswith(f"OK (remote at {commit}): 4 files")
+    assert api_for(hub).list_repo_commits(repo)[0].title == "first release"
+    env = hf_env(hub, tmp_path / "hf")
+    download = subprocess.run(
+        ["hf", "download", repo, "--revision", "v1", "--quiet"], env=env, capture_output=True
+    )
+    assert download.returncode == 0, download.stderr
+    verify = subprocess.run(["hf", "cache", "verify", repo, "--revision", "v1"], env=env, capture_output=True)
+    assert verify.returncode == 0, verify.stderr
+    checked = api_for(hub).verify_repo_checksums(repo, revision=commit, cache_dir=tmp_path / "hf" / "hub")
+    assert checked.checked_count == 6 and not checked.mismatches  # 4 artifacts, manifest, .gitattributes
+    cached = (
+        tmp_path / "hf" / "hub" / f"models--{repo.replace('/', '--')}" / "snapshots" / commit / "config.json"
+    )
+    cached.resolve().write_bytes(cached.read_bytes().upper())  # same size, different bytes
+    broken = subprocess.run(["hf", "cache", "verify", repo, "--revision", "v1"], env=env, capture_output=True)
+    assert broken.returncode == 1
+
+
+def test_dry_run_plans_without_touching_the_hub(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo, {"a.safetensors": A, "notes.md": b"hi\n"})
+    result = _push(hub, manifest, "--dry-run", "--json")
+    assert result.exit_code == 0
+    plan = json.loads(result.stdout)["plan"]
+    assert plan["parent_commit"] is None and plan["upload_bytes"] == len(A) + 3 + manifest.stat().st_size
+    assert [(f["path"], f["status"]) for f in plan["files"]] == [
+        ("a.safetensors", "added"),
+        ("notes.md", "added"),
+        ("hubrelease.yaml", "added"),
+    ]
+    assert not hub.store.exists(RepoKey("model", repo))
+
+
+def test_repush_uploads_only_changes_and_deletes_dropped_files(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert (
+        _push(hub, _release(folder, repo, {"a.safetensors": A, "b.gguf": B, "old.md": b"x\n"})).exit_code == 0
+    )
+    first = _head(hub, repo)
+    (folder / "old.md").unlink()
+    changed = os.urandom(len(B))
+    manifest = _release(folder, repo, {"a.safetensors": A, "b.gguf": changed})
+    hub.requests.clear()
+    result = _push(hub, manifest, "--json")
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    statuses = {f["path"]: f["status"] for f in payload["plan"]["files"]}
+    assert statuses == {"a.safetensors": "unchanged", "b.gguf": "changed", "hubrelease.yaml": "changed"}
+    assert [d["path"] for d in payload["plan"]["deleted"]] == ["old.md"]
+    assert payload["plan"]["parent_commit"] == first and payload["verify"]["ok"] is True
+    assert hub.requests.bytes_in("lfs_upload") == len(changed)  # A was not sent again
+    assert api_for(hub).file_exists(repo, "old.md") is False
+    again = _push(hub, manifest)
+    assert again.exit_code == 0 and "nothing to push" in again.stderr
+
+
+def test_interrupted_push_leaves_remote_as_it_was_and_repush_sends_only_the_rest(
+    hub: LoopbackHub, tmp_path: Path, no_backoff_sleep: None
+) -> None:
+    repo = unique_repo()
+    a, b = os.urandom(100_000), os.urandom(50_000)  # fresh: the session Hub must not hold them yet
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    before = _head(hub, repo)
+    tree_before = hub.store.tree(RepoKey("model", repo), "main")[1]
+    manifest = _release(folder, repo, {"notes.md": b"v2\n", "a.safetensors": a, "b.gguf": b})
+    b_oid = hashlib.sha256(b).hexdigest()
+    hub.faults.inject("drop", method="PUT", path=f"/__lfs/{b_oid}", times=1000, after_bytes=1000)
+    result = _push(hub, manifest)
+    assert result.exit_code == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: {repo}: push did not land after 3 attempt(s) (")
+    assert last.endswith(
+        f"the remote is unchanged at {before[:12]}; re-run push: uploaded files are not sent again"
+    )
+    assert _head(hub, repo) == before
+    assert hub.store.tree(RepoKey("model", repo), "main")[1] == tree_before
+    hub.faults.clear()
+    hub.requests.clear()
+    result = _push(hub, manifest)
+    assert result.exit_code == 0, result.stderr
+    assert hub.requests.bytes_in("lfs_upload") == len(b)  # a landed in LFS storage during the failed push
+    assert hub.requests.count("commit") == 1
+
+
+def test_concurrent_pushes_from_one_parent_exactly_one_lands(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    base = _release(tmp_path / "base", repo, {"notes.md": b"base\n"})
+    assert _push(hub, base).exit_code == 0
+    api = api_for(hub)
+    plans = []
+    for name, data in (("one", A), ("two", B)):
+        manifest = _release(tmp_path / name, repo, {"notes.md": name.encode(), f"{name}.safetensors": data})
+        release = load_manifest(manifest)
+        plans.append(build_plan(release, manifest, manifest.parent, read_remote(api, release)))
+    assert plans[0].parent_commit == plans[1].parent_commit
+    outcomes: list[PushResult | BaseException] = []
+    barrier = threading.Barrier(2)
+
+    def run(index: int) -> None:
+        barrier.wait()
+        try:
+            outcomes.append(push_release(api_for(hub), plans[index], message=f"push {index}"))
+        except RemoteMovedError as exc:
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    landed = [o for o in outcomes if isinstance(o, PushResult)]
+    refused = [o for o in outcomes if isinstance(o, RemoteMovedError)]
+    assert len(landed) == 1 and len(refused) == 1
+    assert landed[0].commit == _head(hub, repo)
+    assert len(hub.store.history(RepoKey("model", repo), "main")) == 3  # initial, base, the winner
+
+
+def test_someone_else_pushing_after_planning_exits_1_with_a_clear_message(
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    parent = _head(hub, repo)
+    real_push = push_module.push_release
+
+    def racing_push(*args: object, **kwargs: object) -> PushResult:
+        upload_files(api_for(hub), repo, {"theirs.md": b"someone else\n"})  # lands between plan and commit
+        return real_push(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(push_module, "push_release", racing_push)
+    result = _push(hub, _release(folder, repo, {"notes.md": b"v2\n"}))
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: {repo}@main moved since the push was planned on {parent[:12]}: someone else pushed; "
+        "nothing of this push landed; re-run push to plan again"
+    )
+
+
+def test_rate_limited_commit_waits_as_told_then_lands(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo, {"notes.md": b"v1\n"})
+    api = api_for(hub)
+    release = load_manifest(manifest)
+    api.create_repo(repo)
+    plan = build_plan(release, manifest, tmp_path, read_remote(api, release))
+    hub.faults.rate_limit(method="POST", path="/commit/", reset=7)
+    waits: list[float] = []
+    messages: list[str] = []
+    result = push_release(api, plan, message="m", notify=messages.append, sleep=waits.append)
+    assert result.landed and result.attempts == 2 and waits == [7]
+    assert messages == ["rate limited by the Hub: waiting 7s before retrying (attempt 2)"]
+    hub.faults.rate_limit(method="POST", path="/commit/", reset=0)
+    cli = _push(hub, _release(tmp_path, repo, {"notes.md": b"v2\n"}))
+    assert cli.exit_code == 0
+    assert "rate limited by the Hub: waiting 0s before retrying (attempt 2)" in cli.stderr
+
+
+def test_500_after_the_commit_landed_counts_as_landed(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo, {"notes.md": b"v1\n"})
+    assert _push(hub, manifest).exit_code == 0
+    hub.faults.inject("after", method="POST", path="/commit/", status=500)
+    result = _push(hub, _release(tmp_path, repo, {"notes.md": b"v2\n"}))
+    assert result.exit_code == 0, result.stderr
+    assert "but the commit landed" in result.stderr
+    assert len(hub.store.history(RepoKey("model", repo), "main")) == 3  # no duplicate commit
+
+
+def test_corrupted_upload_is_refused_and_nothing_lands(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    assert _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    before = _head(hub, repo)
+    hub.faults.inject("corrupt", method="PUT", path="^/__lfs/", times=100)
+    fresh = os.urandom(10_000)
+    result = _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n", "a.safetensors": fresh}))
+    assert result.exit_code == 1
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"error: {repo}: HTTP 400: uploaded bytes do not match the LFS object: got sha256 ")
+    )
+    assert _head(hub, repo) == before
+
+
+def test_create_pr_leaves_main_alone(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    assert _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    main = _head(hub, repo)
+    result = _push(hub, _release(tmp_path, repo, {"notes.md": b"v2\n"}), "--create-pr", "--json")
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["result"]["pr_revision"] == "refs/pr/1" and payload["result"]["pr_url"].endswith(
+        "/discussions/1"
+    )
+    assert payload["verify"]["ok"] is True
+    assert _head(hub, repo) == main
+
+
+def test_preflight_refuses_unpinned_revisions_and_local_drift(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    pins = {"targets": [{"repo_id": "acme/target", "revision": "main", "unpinned": True}]}
+    manifest = _release(tmp_path / "a", repo, {"notes.md": b"x\n"}, pins=pins)
+    result = _push(hub, manifest)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"error: {manifest}: pins: unpinned revision(s): acme/target@main; run `hubrelease lock` first"
+    )
+    manifest = _release(tmp_path / "b", repo, {"notes.md": b"x\n"})
+    (tmp_path / "b" / "notes.md").write_bytes(b"y\n")
+    result = _push(hub, manifest)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        f"error: {manifest}: local verify found 1 problem(s), first: notes.md: sha256 mismatch: expected "
+        f"{hashlib.sha256(b'x' + bytes([10])).hexdigest()}, got {hashlib.sha256(b'y' + bytes([10])).hexdigest()}; "
+        "run `hubrelease verify`"
+    )
+    assert not hub.store.exists(RepoKey("model", repo))
+
+
+def test_remote_drift_after_push_makes_verify_remote_exit_1(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo, {"a.safetensors": A, "notes.md": b"n\n"})
+    assert _push(hub, manifest).exit_code == 0
+    hub.store.replace_file(RepoKey("model", repo), "main", "a.safetensors", bytes(reversed(A)))
+    result = runner.invoke(app, ["verify", str(manifest), "--remote", "--endpoint", hub.url])
+    assert result.exit_code == 1
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert ["error", "digest_mismatch", "a.safetensors"] in [row[:3] for row in rows]
