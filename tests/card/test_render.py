@@ -282,3 +282,26 @@ def test_check_json_reports_stale(tmp_path: Path) -> None:
     payload = json.loads(result.stdout)
     assert payload["status"] == "stale"
     assert payload["diff"].startswith(f"--- {tmp_path / 'README.md'} (on disk)\n")
+
+
+@pytest.mark.parametrize(
+    ("template", "line", "message"),
+    [
+        ("# ok\n{% for x in files %}\n", 2, "template syntax: Unexpected end of template."),
+        (
+            "# ok\n\n{{ title | num }}\n",
+            3,
+            "template failed: ValueError: Unknown format code 'f' for object of type 'str'",
+        ),
+        ("{% include '_missing.md.j2' %}\n", 1, "template '_missing.md.j2' not found"),
+    ],
+)
+def test_template_errors_point_at_file_and_line(
+    tmp_path: Path, template: str, line: int, message: str
+) -> None:
+    (tmp_path / "my.md.j2").write_text(template, encoding="utf-8")
+    manifest = write_card_release(tmp_path, card={"template": "my.md.j2"})
+    with pytest.raises(InputError) as caught:
+        render_card(manifest)
+    assert (caught.value.path, caught.value.line) == (str(tmp_path / "my.md.j2"), line)
+    assert caught.value.message.startswith(message)
