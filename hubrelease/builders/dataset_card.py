@@ -63,7 +63,7 @@ class DatasetSummary:
     licenses: dict[str, int]
     generators: dict[str, int]
     content_sha256: str
-    """sha256 over the per-row sha256 of canonical JSON lines (see ``dataset_scan``)."""
+    """Re-shard-invariant digest of every row (``content_digest``, version 1)."""
     arrow_bytes: int
     download_bytes: int
     features: list[dict[str, Any]]
@@ -74,13 +74,11 @@ def summarise(
     *,
     count_column: str = "completion_tokens",
     tokenizer: Path | None = None,
-    jobs: int | None = None,
     progress: Progress = NULL_PROGRESS,
 ) -> DatasetSummary:
     """Scan the shards under ``data`` and total them."""
-    scans, features = scan_shards(
-        data, count_column=count_column, tokenizer=tokenizer, jobs=jobs, progress=progress
-    )
+    result = scan_shards(data, count_column=count_column, tokenizer=tokenizer, progress=progress)
+    scans = result.shards
     tallies: dict[str, Counter[str]] = {name: Counter() for name in ("category", "license", "generator")}
     for scan in scans:
         for name, counts in scan.tallies.items():
@@ -97,10 +95,10 @@ def summarise(
         categories=_ranked(tallies["category"]),
         licenses=_ranked(tallies["license"]),
         generators=_ranked(tallies["generator"]),
-        content_sha256=hashlib.sha256(b"".join(s.row_digests for s in scans)).hexdigest(),
+        content_sha256=result.content_sha256,
         arrow_bytes=sum(s.arrow_bytes for s in scans),
         download_bytes=sum(s.file_bytes for s in scans),
-        features=features,
+        features=result.features,
     )
 
 
@@ -211,11 +209,10 @@ def build_dataset_card(
     manifest: Path | None = None,
     tokenizer: Path | None = None,
     count_column: str = "completion_tokens",
-    jobs: int | None = None,
     progress: Progress = NULL_PROGRESS,
 ) -> DatasetSummary:
     """Summarise ``data`` and atomically write the card to ``out``."""
     info = card_info(data, load_manifest(manifest) if manifest else None)
-    summary = summarise(data, count_column=count_column, tokenizer=tokenizer, jobs=jobs, progress=progress)
+    summary = summarise(data, count_column=count_column, tokenizer=tokenizer, progress=progress)
     atomic_write_text(out, render_card(summary, info, shard_prefix(data, out)))
     return summary

@@ -1,38 +1,35 @@
 """Read a folder of conversation shards (parquet or JSONL) once: counts, tallies, digests.
 
-Each shard is scanned in batches (bounded memory) and, with several shards, in worker processes.
-The content digest is re-shard invariant: every row is encoded as canonical JSON (keys sorted,
-``(",", ":")`` separators, UTF-8, null top-level fields dropped), each line is hashed, and the
-dataset digest is sha256 over the concatenated 32-byte row digests in shard-name order. Anyone can
-recompute it with ``datasets`` or pyarrow and a few lines of Python. A two-level hash (rather than one
-stream) lets shards be hashed in parallel. ``datasets``' own fingerprint is not used: it hashes
-pickled state and file mtimes, not content.
+Shards are read in path order, in record batches of bounded size, with only vectorised Arrow work per
+batch. ``datasets``' own fingerprint is not used as a digest: it hashes pickled state and file mtimes,
+not content; the content digest is ``content_digest``'s, which survives re-sharding.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import multiprocessing
-import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hubrelease.errors import FormatError, HubReleaseError, InputError
+from hubrelease.builders.content_digest import ContentDigest
+from hubrelease.errors import FormatError, InputError
 from hubrelease.hashing import sha256_file
 from hubrelease.progress import NULL_PROGRESS, Progress
 
 TALLY_COLUMNS = ("category", "license", "generator")
 SHARD_SUFFIXES = (".parquet", ".jsonl")
-_BATCH_ROWS = 1024
+_BATCH_ROWS = 4096
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 _EXPECTED_MESSAGES = "list<struct<role: string, content: string>>"
 
 
@@ -51,21 +48,6 @@ class ShardScan:
     schema: pa.Schema
     """Arrow schema (without metadata); every shard must agree."""
     tallies: dict[str, dict[str, int]] = field(default_factory=dict)
-    row_digests: bytes = b""
-
-
-@dataclass(frozen=True)
-class _Failure:
-    """A HubReleaseError crossing the process boundary (its kwargs do not survive pickling)."""
-
-    kind: type[HubReleaseError]
-    message: str
-    path: str | None
-    line: int | None
-    field: str | None
-
-    def reraise(self) -> None:
-        raise self.kind(self.message, path=self.path, line=self.line, field=self.field)
 
 
 def _is_string(kind: pa.DataType) -> bool:
@@ -144,67 +126,72 @@ def _row_error(path: Path, row: int, message: str, column: str) -> FormatError:
     return FormatError(f"row {row}: {message}", path=path, field=column)
 
 
-def _scan(path: Path, relative: str, count_column: str, tokenizer_path: str | None) -> ShardScan:
+def _check_messages(messages: pa.Array, path: Path, first_row: int) -> tuple[pa.Array, pa.Array]:
+    """Every row needs at least one message with a role and content; returns the flat (role, content)."""
+    lengths = messages.value_lengths()
+    empty = pc.or_kleene(pc.is_null(lengths), pc.equal(lengths, 0))
+    if pc.any(empty).as_py():
+        row = first_row + pc.index(empty, True).as_py()
+        raise _row_error(path, row, "messages is null or empty", "messages")
+    flat = pc.list_flatten(messages)
+    fields = dict(
+        zip([flat.type.field(i).name for i in range(flat.type.num_fields)], flat.flatten(), strict=True)
+    )
+    for name in ("role", "content"):
+        if fields[name].null_count:
+            item = pc.index(pc.is_null(fields[name]), True).as_py()
+            row = first_row + pc.list_parent_indices(messages)[item].as_py()
+            raise _row_error(path, row, f"a message has no {name}", "messages")
+    return fields["role"], fields["content"]
+
+
+def _scan(
+    path: Path,
+    relative: str,
+    count_column: str,
+    tokenizer: Tokenizer | None,
+    digest: ContentDigest,
+    file_sha256: Future[str],
+) -> ShardScan:
     schema, batches = _batches(path)
     _check_schema(schema, path, count_column)
-    tokenizer = None
-    if tokenizer_path is not None:
-        from tokenizers import Tokenizer
-
-        tokenizer = Tokenizer.from_file(tokenizer_path)
-    elif count_column not in schema.names:
+    if tokenizer is None and count_column not in schema.names:
         raise FormatError(
             "no stored token counts; pass --tokenizer tokenizer.json to count assistant tokens",
             path=path,
             field=count_column,
         )
-    encoder = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     tallies: dict[str, Counter[str]] = {name: Counter() for name in TALLY_COLUMNS if name in schema.names}
-    digests = bytearray()
     rows, tokens, arrow_bytes = 0, 0, 0
     for batch in batches:
         arrow_bytes += batch.nbytes
+        role, content = _check_messages(batch.column("messages"), path, rows + 1)
         if tokenizer is None:
             counts = batch.column(count_column)
-            if counts.null_count or pc.min(counts).as_py() < 0:
-                first = next(i for i, v in enumerate(counts.to_pylist()) if v is None or v < 0)
-                raise _row_error(path, rows + first + 1, "token count is missing or negative", count_column)
+            bad = pc.or_kleene(pc.is_null(counts), pc.less(counts, 0))
+            if pc.any(bad).as_py():
+                row = rows + 1 + pc.index(bad, True).as_py()
+                raise _row_error(path, row, "token count is missing or negative", count_column)
             tokens += pc.sum(counts).as_py() or 0
-        assistant: list[str] = []
-        for offset, row in enumerate(batch.to_pylist()):
-            messages = row.get("messages")
-            if not messages or any(m is None or m["role"] is None or m["content"] is None for m in messages):
-                raise _row_error(
-                    path, rows + offset + 1, "messages is empty or has a null role/content", "messages"
-                )
-            assistant.extend(m["content"] for m in messages if m["role"] == "assistant")
-            line = encoder.encode({k: v for k, v in row.items() if v is not None}) + "\n"
-            digests += hashlib.sha256(line.encode("utf-8")).digest()
-        if tokenizer is not None:
-            tokens += sum(len(e.ids) for e in tokenizer.encode_batch(assistant, add_special_tokens=False))
+        else:
+            # encode_batch tokenizes in parallel on all cores (Rust threads), so no process pool is needed.
+            texts = pc.filter(content, pc.equal(role, "assistant")).to_pylist()
+            tokens += sum(len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False))
         for name, counter in tallies.items():
             for item in pc.value_counts(batch.column(name)).to_pylist():
                 counter[item["values"] if item["values"] is not None else "unspecified"] += item["counts"]
+        digest.update(batch)
         rows += batch.num_rows
     return ShardScan(
         path=relative,
         rows=rows,
         file_bytes=path.stat().st_size,
-        sha256=sha256_file(path),
+        sha256=file_sha256.result(),
         arrow_bytes=arrow_bytes,
         completion_tokens=tokens,
         schema=schema.remove_metadata(),
         tallies={name: dict(counter) for name, counter in tallies.items()},
-        row_digests=bytes(digests),
     )
-
-
-def scan_shard(path: Path, relative: str, count_column: str, tokenizer: str | None) -> ShardScan | _Failure:
-    """Scan one shard; in a worker process errors come back as values."""
-    try:
-        return _scan(path, relative, count_column, tokenizer)
-    except HubReleaseError as exc:
-        return _Failure(type(exc), exc.message, exc.path, exc.line, exc.field)
 
 
 def find_shards(data: Path) -> list[Path]:
@@ -223,41 +210,46 @@ def find_shards(data: Path) -> list[Path]:
     return shards
 
 
+@dataclass(frozen=True)
+class ScanResult:
+    """All shards of a folder, in order, with their shared columns and the content digest."""
+
+    shards: list[ShardScan]
+    features: list[dict[str, Any]]
+    """Columns in ``datasets`` YAML form."""
+    content_sha256: str
+    """Version-1 digest of ``content_digest`` over every row, shards in path order."""
+
+
 def scan_shards(
     data: Path,
     *,
     count_column: str = "completion_tokens",
     tokenizer: Path | None = None,
-    jobs: int | None = None,
     progress: Progress = NULL_PROGRESS,
-) -> tuple[list[ShardScan], list[dict[str, Any]]]:
-    """Scan every shard (in ``jobs`` processes when there are several); return the scans and shared columns."""
+) -> ScanResult:
+    """Scan every shard in path order (one pass each, batches of bounded size)."""
     shards = find_shards(data)
-    workers = min(jobs or os.cpu_count() or 1, len(shards))
-    args = [
-        (p, p.relative_to(data).as_posix(), count_column, str(tokenizer) if tokenizer else None)
-        for p in shards
-    ]
+    loaded = None
+    if tokenizer is not None:
+        from tokenizers import Tokenizer
+
+        try:
+            loaded = Tokenizer.from_file(str(tokenizer))
+        except Exception as exc:  # tokenizers raises a bare Exception for unreadable files
+            raise InputError(f"not a tokenizer.json ({exc})", path=tokenizer) from None
+    digest = ContentDigest()
     progress.start(sum(p.stat().st_size for p in shards), "scanning shards")
-    results: list[ShardScan | _Failure] = []
-    if workers == 1:
-        for arg in args:
-            results.append(scan_shard(*arg))
-            progress.advance(arg[0].stat().st_size)
-    else:
-        # spawn, not fork: pyarrow and tokenizers keep thread pools that a forked child must not inherit.
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            for arg, result in zip(args, pool.map(scan_shard, *zip(*args, strict=True)), strict=True):
-                results.append(result)
-                progress.advance(arg[0].stat().st_size)
-    progress.finish()
     scans = []
-    for result in results:
-        if isinstance(result, _Failure):
-            result.reraise()
-        else:
-            scans.append(result)
-    return scans, _check_same_features(scans, data)
+    # File digests run on a second thread (hashlib and Arrow release the GIL), overlapping the scan.
+    with ThreadPoolExecutor(1) as hasher:
+        file_digests = [hasher.submit(sha256_file, path) for path in shards]
+        for path, file_sha256 in zip(shards, file_digests, strict=True):
+            relative = path.relative_to(data).as_posix()
+            scans.append(_scan(path, relative, count_column, loaded, digest, file_sha256))
+            progress.advance(path.stat().st_size)
+    progress.finish()
+    return ScanResult(scans, _check_same_features(scans, data), digest.hexdigest())
 
 
 def _check_same_features(scans: Sequence[ShardScan], data: Path) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ import typer
 from hubrelease.builders.dataset_card import build_dataset_card
 from hubrelease.builders.evaluation import Source, build_evaluation, write_evaluation
 from hubrelease.cli import output
-from hubrelease.cli.options import JobsOpt, JsonOpt
+from hubrelease.cli.options import JsonOpt
 from hubrelease.evaluation.spec import load_spec
 
 EVAL_EXAMPLES = """
@@ -95,7 +95,6 @@ def build_dataset_card_command(
     count_column: Annotated[
         str, typer.Option("--count-column", help="Column holding per-row completion token counts.")
     ] = "completion_tokens",
-    jobs: JobsOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Write a dataset card whose counts, tallies and digests are computed from the shards."""
@@ -106,7 +105,6 @@ def build_dataset_card_command(
             manifest=manifest,
             tokenizer=tokenizer,
             count_column=count_column,
-            jobs=jobs,
             progress=progress,
         )
     if json_mode:

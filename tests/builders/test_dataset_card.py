@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from hubrelease.builders.dataset_card import build_dataset_card, size_category, summarise
 from hubrelease.cli.app import app
+from tests.builders.test_content_digest import reference_digest
 from tests.factories.datasets import (
     conversations,
     write_jsonl_shard,
@@ -29,7 +30,7 @@ TOKENS = sum(i % 7 + 3 for i in range(ROWS))
 
 def test_summary_counts_tallies_and_shard_digests(tmp_path: Path) -> None:
     paths = write_parquet_shards(tmp_path / "data", conversations(ROWS), shards=3)
-    summary = summarise(tmp_path / "data", jobs=1)
+    summary = summarise(tmp_path / "data")
     assert (summary.conversations, summary.completion_tokens) == (ROWS, TOKENS)
     assert summary.categories == {"chat": 10, "code": 10, "math": 10, "stem": 10}
     assert summary.licenses == {"cc-by-4.0": 32, "odc-by": 8}
@@ -45,28 +46,18 @@ def test_content_digest_survives_resharding_and_format_but_not_edits(tmp_path: P
     write_parquet_shards(tmp_path / "two", rows, shards=2)
     write_parquet_shards(tmp_path / "five", rows, shards=5)
     write_jsonl_shard(tmp_path / "jsonl" / "all.jsonl", rows)
-    digests = {name: summarise(tmp_path / name, jobs=1).content_sha256 for name in ("two", "five", "jsonl")}
+    digests = {name: summarise(tmp_path / name).content_sha256 for name in ("two", "five", "jsonl")}
     assert len(set(digests.values())) == 1
-    lines = [json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows]
-    recomputed = hashlib.sha256(
-        b"".join(hashlib.sha256(line.encode()).digest() for line in lines)
-    ).hexdigest()
-    assert digests["two"] == recomputed  # the documented recipe, independently
+    assert digests["two"] == reference_digest(rows)  # the documented recipe, independently
     rows[7]["messages"][1]["content"] += "!"
     write_parquet_shards(tmp_path / "edited", rows, shards=2)
-    assert summarise(tmp_path / "edited", jobs=1).content_sha256 != digests["two"]
-
-
-def test_worker_processes_give_the_same_summary(tmp_path: Path) -> None:
-    write_parquet_shards(tmp_path / "data", conversations(ROWS), shards=3)
-    serial, parallel = (summarise(tmp_path / "data", jobs=jobs) for jobs in (1, 2))
-    assert parallel == serial
+    assert summarise(tmp_path / "edited").content_sha256 != digests["two"]
 
 
 def test_tokenizer_counts_assistant_turns_only(tmp_path: Path) -> None:
     write_parquet_shards(tmp_path / "data", conversations(ROWS, counts=False))
     tokenizer = write_tokenizer(tmp_path / "tokenizer.json")
-    summary = summarise(tmp_path / "data", tokenizer=tokenizer, jobs=1)
+    summary = summarise(tmp_path / "data", tokenizer=tokenizer)
     assert summary.completion_tokens == TOKENS
     assert summary.token_source.startswith("tokenized assistant turns with tokenizer.json (sha256 ")
 
@@ -81,7 +72,7 @@ def test_size_category_counts_examples(rows: int, bucket: str) -> None:
 
 def test_card_front_matter_reads_back_through_huggingface_hub(tmp_path: Path) -> None:
     write_parquet_shards(tmp_path / "data", conversations(ROWS))
-    build_dataset_card(tmp_path / "data", tmp_path / "README.md", jobs=1)
+    build_dataset_card(tmp_path / "data", tmp_path / "README.md")
     card = DatasetCard.load(tmp_path / "README.md")
     data = card.data.to_dict()
     assert data["license"] == "cc-by-4.0"
@@ -123,9 +114,7 @@ def test_manifest_supplies_title_licence_and_credit(tmp_path: Path) -> None:
         },
     }
     (tmp_path / "hubrelease.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
-    build_dataset_card(
-        tmp_path / "data", tmp_path / "README.md", manifest=tmp_path / "hubrelease.yaml", jobs=1
-    )
+    build_dataset_card(tmp_path / "data", tmp_path / "README.md", manifest=tmp_path / "hubrelease.yaml")
     card = DatasetCard.load(tmp_path / "README.md")
     assert card.data.pretty_name == "Ornith 1.5 Nemotron v2 generations"
     assert card.text.startswith("\n# Ornith 1.5 Nemotron v2 generations\n")
@@ -135,7 +124,7 @@ def test_manifest_supplies_title_licence_and_credit(tmp_path: Path) -> None:
 def _cli(tmp_path: Path, *extra: str) -> tuple[int, str]:
     readme = tmp_path / "README.md"
     readme.write_text("previous\n", encoding="utf-8")
-    result = runner.invoke(app, ["build", "dataset-card", "data", "--out", "README.md", "-j", "1", *extra])
+    result = runner.invoke(app, ["build", "dataset-card", "data", "--out", "README.md", *extra])
     assert readme.read_text(encoding="utf-8") == "previous\n" or result.exit_code == 0
     return result.exit_code, result.stderr
 
@@ -143,7 +132,7 @@ def _cli(tmp_path: Path, *extra: str) -> tuple[int, str]:
 def test_cli_writes_card_and_json_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     write_parquet_shards(tmp_path / "data", conversations(ROWS))
-    result = runner.invoke(app, ["build", "dataset-card", "data", "--out", "README.md", "-j", "1", "--json"])
+    result = runner.invoke(app, ["build", "dataset-card", "data", "--out", "README.md", "--json"])
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert (report["schema_version"], report["conversations"], report["completion_tokens"]) == (
