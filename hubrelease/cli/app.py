@@ -67,6 +67,7 @@ def _register() -> None:
         build,
         checksums,
         hub,
+        import_,
         init,
         inspect,
         lint,
@@ -77,7 +78,21 @@ def _register() -> None:
         verify,
     )
 
-    for module in (verify, checksums, schema, build, hub, render_card, inspect, lint, lock, push, init, add):
+    for module in (
+        verify,
+        checksums,
+        schema,
+        build,
+        hub,
+        render_card,
+        inspect,
+        lint,
+        lock,
+        push,
+        init,
+        add,
+        import_,
+    ):
         module.register(app)
 
 

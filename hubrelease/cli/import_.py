@@ -1,0 +1,78 @@
+"""`hubrelease import`: a manifest for a repo already on the Hub, its large files never downloaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from hubrelease.cli import output
+from hubrelease.cli.options import EndpointOpt, JsonOpt
+
+EXAMPLES = """
+Examples:
+
+  hubrelease import acme/my-drafter --out hubrelease.yaml
+
+  hubrelease import acme/my-drafter@v1.0 --out v1.yaml     # a tag or branch, resolved to a commit
+
+  hubrelease import acme/chat-data --repo-type dataset --out data.yaml --endpoint local --json
+
+LFS files are described from Hub metadata alone; small regular files are fetched to compute their
+sha256 (checked against their git blob id). Afterwards `hubrelease verify OUT --remote` passes.
+Exit codes: 0 written, 2 missing repo or revision, invalid input, or OUT exists (use --force).
+"""
+
+
+def import_(
+    spec: Annotated[
+        str,
+        typer.Argument(metavar="REPO_ID[@REVISION]", help="Hub repo, optionally at a branch, tag or commit."),
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Manifest to write.", show_default=False)],
+    repo_type: Annotated[
+        Literal["model", "dataset"], typer.Option("--repo-type", help="model | dataset.")
+    ] = "model",
+    endpoint: EndpointOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing manifest.")] = False,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Describe a published repo at one commit: sizes, sha256s and card metadata from the Hub."""
+    from hubrelease.hub.client import hub_api
+    from hubrelease.onboarding.importer import import_repo
+
+    output.quiet_library_progress()
+    result = import_repo(hub_api(endpoint), spec, out, repo_type=repo_type, force=force)
+    manifest = result.manifest
+    if json_mode:
+        output.emit_json(
+            {
+                "schema_version": 1,
+                "command": "import",
+                "manifest": str(result.path),
+                "repo_id": manifest.release.repo_id,
+                "revision": result.revision,
+                "commit": result.commit,
+                "fetched_bytes": result.fetched_bytes,
+                "artifacts": [
+                    {"path": a.path, "size": a.size, "sha256": a.sha256, "role": a.role}
+                    for a in manifest.artifacts
+                ],
+                "evaluations": list(manifest.evaluations),
+                "warnings": list(result.warnings),
+            }
+        )
+        return
+    for warning in result.warnings:
+        output.warn_line(warning)
+    for artifact in manifest.artifacts:
+        output.stdout.print(f"{artifact.role:<11} {artifact.size:>14}  {artifact.path}", markup=False)
+    output.info_line(
+        f"wrote {result.path}: {manifest.release.repo_id}@{result.revision} = {result.commit}, "
+        f"{len(manifest.artifacts)} artifact(s), {result.fetched_bytes} bytes fetched"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import", epilog=EXAMPLES)(import_)

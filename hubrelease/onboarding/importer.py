@@ -1,0 +1,165 @@
+"""`import`: a manifest for a repo already on the Hub, without downloading its large files.
+
+One ``repo_info`` fixes the revision to a commit and lists the files; ``get_paths_info`` gives every
+file's size, git blob id and, for LFS files, the sha256 (``hub.tree``). A regular (non-LFS) file
+has no sha256 on the Hub, only a git blob id; regular files are small by construction (the Hub
+moves anything big to LFS), so their bytes are fetched to compute the sha256, and the blob id is
+checked so the digest is the Hub's content. The README's front matter is parsed with
+huggingface_hub's ``ModelCard`` / ``DatasetCard``.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import HfApi
+from huggingface_hub.utils.sha import git_hash
+from pydantic import TypeAdapter, ValidationError
+
+from hubrelease.errors import HubError, InputError
+from hubrelease.hashing import sha256_file
+from hubrelease.hub.client import hub_errors
+from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, remote_files, resolve_commit
+from hubrelease.manifest.models import Manifest, RepoId, RepoType
+from hubrelease.onboarding.cardmeta import card_release_fields
+from hubrelease.onboarding.document import ManifestDraft, refuse_existing, write_new_manifest
+from hubrelease.onboarding.facts import FileFacts, detect_evaluation, inspect_composition
+from hubrelease.onboarding.init import DEFAULT_LICENSE, README
+from hubrelease.onboarding.roles import artifact_entries
+
+# The Hub refuses regular files above 10 MiB; anything bigger that is not LFS is pinned by size only.
+REGULAR_FETCH_LIMIT = 10 << 20
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_REPO_ID: TypeAdapter[str] = TypeAdapter(RepoId)
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """The written manifest, the commit it describes and what was fetched to describe it."""
+
+    manifest: Manifest
+    path: Path
+    commit: str
+    revision: str
+    fetched_bytes: int
+    warnings: tuple[str, ...]
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """``namespace/name[@revision]`` -> (repo id, revision; ``main`` when absent)."""
+    repo_id, _, revision = spec.partition("@")
+    try:
+        _REPO_ID.validate_python(repo_id)
+    except ValidationError:
+        raise InputError(f"{repo_id!r} is not a Hub repo id (namespace/name[@revision])") from None
+    if "@" in spec and not revision:
+        raise InputError(f"{spec!r}: empty revision after '@'")
+    return repo_id, revision or "main"
+
+
+def import_repo(
+    api: HfApi, spec: str, out: Path, *, repo_type: RepoType = "model", force: bool = False
+) -> ImportResult:
+    """Describe ``spec`` (``repo[@revision]``) at one commit and write the manifest to ``out``."""
+    refuse_existing(out, force)
+    repo_id, revision = parse_spec(spec)
+    commit, names = resolve_commit(api, repo_id, revision, repo_type)
+    # The manifest publishes itself under its own name; .gitattributes is the Hub's.
+    wanted = sorted(n for n in names if n not in ALWAYS_PUBLISHED and n != out.name)
+    remote = remote_files(api, repo_id, wanted, commit, repo_type)
+    warnings: list[str] = []
+    fetched = 0
+    with tempfile.TemporaryDirectory(prefix="hubrelease-import-") as tmp:
+        fetch = _Fetcher(api, repo_id, commit, repo_type, Path(tmp))
+        facts: list[FileFacts] = []
+        for name in wanted:
+            item, note = _describe(fetch, remote[name])
+            facts.append(item)
+            if note:
+                warnings.append(note)
+        card: dict[str, Any] = {}
+        if README in remote:
+            card, notes = card_release_fields(fetch(README), repo_type)
+            warnings += notes
+        fetched = fetch.bytes
+    branch = _branch(api, repo_id, revision, repo_type)
+    if branch != revision:
+        warnings.append(f"{revision!r} is not a branch; release.revision is set to {branch!r} for push")
+    artifacts, evaluations = artifact_entries(facts)
+    release: dict[str, Any] = {"repo_id": repo_id, "repo_type": repo_type}
+    if branch != "main":
+        release["revision"] = branch
+    release["license"] = card.pop("license", DEFAULT_LICENSE)
+    release.update(card)
+    draft = ManifestDraft(_header(repo_id, revision, repo_type, commit, out), release, artifacts, evaluations)
+    manifest = write_new_manifest(out, draft, force=force)
+    return ImportResult(manifest, out, commit, revision, fetched, tuple(warnings))
+
+
+class _Fetcher:
+    """Downloads small files of one commit into a scratch folder, each at most once."""
+
+    def __init__(self, api: HfApi, repo_id: str, commit: str, repo_type: str, folder: Path) -> None:
+        self.api, self.repo_id, self.commit, self.repo_type, self.folder = (
+            api,
+            repo_id,
+            commit,
+            repo_type,
+            folder,
+        )
+        self.bytes = 0
+        self._done: dict[str, Path] = {}
+
+    def __call__(self, name: str) -> Path:
+        if name not in self._done:
+            with hub_errors(self.repo_id, self.commit):
+                path = self.api.hf_hub_download(
+                    self.repo_id, name, revision=self.commit, repo_type=self.repo_type, local_dir=self.folder
+                )
+            self._done[name] = Path(path)
+            self.bytes += self._done[name].stat().st_size
+        return self._done[name]
+
+
+def _describe(fetch: _Fetcher, remote: RemoteFile) -> tuple[FileFacts, str | None]:
+    """Facts of one file: LFS from metadata alone; regular files from their (small) bytes."""
+    if remote.sha256 is not None:
+        return FileFacts(remote.path, remote.size, remote.sha256), None
+    if remote.size > REGULAR_FETCH_LIMIT:
+        note = f"{remote.path}: regular file of {remote.size} bytes not fetched; pinned by size only"
+        return FileFacts(remote.path, remote.size, None), note
+    local = fetch(remote.path)
+    if git_hash(local.read_bytes()) != remote.blob_id:
+        raise HubError(
+            f"{remote.path}: downloaded bytes do not match git blob {remote.blob_id}", repo_id=fetch.repo_id
+        )
+    composition, header_note = inspect_composition(local)
+    evaluation, eval_note = detect_evaluation(local)
+    notes = [f"{remote.path}: {n}" for n in (header_note, eval_note) if n]
+    facts = FileFacts(remote.path, remote.size, sha256_file(local), composition, evaluation)
+    return facts, "; ".join(notes) or None
+
+
+def _branch(api: HfApi, repo_id: str, revision: str, repo_type: str) -> str:
+    """``revision`` when it names a branch (the one push would update), else ``main``."""
+    if revision == "main" or _COMMIT.match(revision):
+        return "main"
+    with hub_errors(repo_id, revision):
+        refs = api.list_repo_refs(repo_id, repo_type=repo_type)
+    return revision if revision in {branch.name for branch in refs.branches} else "main"
+
+
+def _header(repo_id: str, revision: str, repo_type: str, commit: str, out: Path) -> list[str]:
+    type_flag = " --repo-type dataset" if repo_type == "dataset" else ""
+    return [
+        f"Imported by `hubrelease import {repo_id}@{revision}{type_flag}` at commit {commit}.",
+        "Sizes and sha256 come from the Hub: LFS files from their LFS metadata (nothing downloaded),",
+        "regular files (small by construction) from their bytes, checked against their git blob id.",
+        f"Check the Hub against it: `hubrelease verify {out} --remote --revision {commit}`.",
+        f"Files for a local verify or push: `hf download {repo_id}{type_flag} --revision {commit} "
+        f"--local-dir {out.parent}`.",
+    ]

@@ -1,0 +1,54 @@
+"""A release folder as an author has it before any manifest: nested folders, real headers, odd files.
+
+Used by the ``init`` / ``add`` / ``import`` tests: a safetensors drafter and an ik-mixed GGUF (real
+headers, so composition is recorded), an evaluation JSON, a README with front matter, an empty
+file, a 0-byte GGUF, a symlink and files that ``.gitignore`` leaves out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.factories.cards import matrix_evaluation
+from tests.factories.drafters import write_checkpoint, write_ik_mixed_gguf
+
+README_TEXT = """---
+license: apache-2.0
+base_model: acme/target-8b
+base_model_relation: finetune
+pipeline_tag: text-generation
+library_name: gguf
+tags:
+- dflash
+- speculative-decoding
+---
+# Tiny drafter
+
+Front matter above is what `init` and `import` read.
+"""
+
+GITIGNORE_TEXT = "*.log\nscratch/\n"
+
+
+def write_author_folder(root: Path, *, symlink: bool = True) -> Path:
+    """Populate ``root`` with a release as an author keeps it; returns ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "README.md").write_text(README_TEXT, encoding="utf-8")
+    (root / ".gitignore").write_text(GITIGNORE_TEXT, encoding="utf-8")
+    write_checkpoint(root / "weights")
+    (root / "gguf").mkdir()
+    write_ik_mixed_gguf(root / "gguf" / "drafter-q4.gguf")
+    (root / "gguf" / "broken-0.gguf").write_bytes(b"")
+    (root / "docs" / "deep").mkdir(parents=True)
+    (root / "docs" / "deep" / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    (root / "empty.txt").write_bytes(b"")
+    (root / "results").mkdir()
+    (root / "results" / "spark.json").write_text(json.dumps(matrix_evaluation(), indent=2), encoding="utf-8")
+    (root / "train.log").write_text("step 1\n", encoding="utf-8")
+    (root / "scratch").mkdir()
+    (root / "scratch" / "tmp.bin").write_bytes(b"\0" * 16)
+    if symlink:
+        os.symlink("README.md", root / "LINK.md")
+    return root

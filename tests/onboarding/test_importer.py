@@ -1,0 +1,130 @@
+"""`import_repo` against the loopback Hub: LFS and regular files, branch -> commit, card front matter."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from huggingface_hub import CommitOperationAdd
+
+from hubrelease.errors import InputError, NotFoundError
+from hubrelease.hub.server import LoopbackHub
+from hubrelease.hub.tree import verify_remote
+from hubrelease.manifest import load_manifest
+from hubrelease.onboarding.importer import import_repo, parse_spec
+from tests.factories.hub import api_for, unique_repo, upload_files
+from tests.factories.onboarding import write_author_folder
+
+
+def published(hub: LoopbackHub, tmp_path: Path, branch: str = "dev") -> tuple[str, Path, str]:
+    """A repo whose ``branch`` (made from main) holds the author folder minus ignored files.
+
+    Returns (repo id, the local folder with exactly the branch's files, the branch's commit).
+    """
+    folder = write_author_folder(tmp_path / "release", symlink=False)
+    for name in (".gitignore", "train.log", "scratch/tmp.bin"):
+        (folder / name).unlink()
+    (folder / "scratch").rmdir()
+    (folder / "LICENSE").write_text("Apache-2.0\n", encoding="utf-8")
+    api = api_for(hub)
+    repo_id = unique_repo("import")
+    upload_files(api, repo_id, {"LICENSE": b"Apache-2.0\n"})
+    api.create_branch(repo_id, branch=branch)
+    ops = [
+        CommitOperationAdd(p.relative_to(folder).as_posix(), p.read_bytes())
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    ]
+    commit = api.create_commit(repo_id, ops, commit_message="release", revision=branch).oid
+    return repo_id, folder, commit
+
+
+def test_branch_is_resolved_and_every_file_pinned_without_downloading_lfs(
+    loopback_hub: LoopbackHub, tmp_path: Path
+) -> None:
+    repo_id, folder, commit = published(loopback_hub, tmp_path)
+    out = tmp_path / "imported.yaml"
+    loopback_hub.requests.clear()
+    result = import_repo(api_for(loopback_hub), f"{repo_id}@dev", out)
+    assert result.commit == commit
+    manifest = load_manifest(out)
+    assert manifest.release.revision == "dev"
+    local = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*") if p.is_file()}
+    pinned = {a.path: (a.size, a.sha256) for a in manifest.artifacts}
+    expected = {
+        name: (p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest())
+        for name, p in local.items()
+        if name != "results/spark.json"
+    }
+    assert pinned == expected
+    assert manifest.evaluations == ["results/spark.json"]
+    roles = {a.path: a.role for a in manifest.artifacts}
+    assert roles["weights/checkpoint-0.safetensors"] == "recommended"
+    assert roles["gguf/drafter-q4.gguf"] == "variant"
+    assert roles["README.md"] == "doc"
+    # Card front matter, parsed by huggingface_hub's ModelCard.
+    assert manifest.release.license == "apache-2.0"
+    assert manifest.release.base_model == ["acme/target-8b"]
+    assert manifest.release.base_model_relation == "finetune"
+    assert manifest.release.tags == ["dflash", "speculative-decoding"]
+    # Only regular files were fetched; the LFS weights never crossed the wire.
+    records = loopback_hub.requests.records
+    lfs = {
+        n: p.stat().st_size
+        for n, p in local.items()
+        if n.endswith((".gguf", ".safetensors")) and p.stat().st_size
+    }
+    fetched = [r.path.partition(f"/resolve/{commit}/")[2] for r in records if "/resolve/" in r.path]
+    assert "README.md" in fetched and not set(fetched) & set(lfs)
+    assert result.fetched_bytes == sum(p.stat().st_size for p in local.values()) - sum(lfs.values())
+    assert sum(r.bytes_out for r in records) < sum(lfs.values())
+    assert f"at commit {commit}" in out.read_text(encoding="utf-8").splitlines()[0]
+
+
+def test_imported_manifest_passes_remote_verify(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
+    repo_id, _, commit = published(loopback_hub, tmp_path)
+    out = tmp_path / "imported.yaml"
+    import_repo(api_for(loopback_hub), f"{repo_id}@dev", out)
+    report = verify_remote(load_manifest(out), api_for(loopback_hub), known=[out.name])
+    assert report.errors == []
+    assert report.extra["commit"] == commit
+
+
+def test_commit_revision_keeps_main_as_the_push_branch(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
+    repo_id, _, commit = published(loopback_hub, tmp_path)
+    out = tmp_path / "at-commit.yaml"
+    result = import_repo(api_for(loopback_hub), f"{repo_id}@{commit}", out)
+    assert result.commit == commit
+    assert load_manifest(out).release.revision == "main"
+    assert any("is not a branch" in w for w in result.warnings)
+
+
+def test_missing_repo_and_revision_are_not_found(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
+    repo_id, _, _ = published(loopback_hub, tmp_path)
+    with pytest.raises(NotFoundError) as missing_repo:
+        import_repo(api_for(loopback_hub), "acme/does-not-exist-xyz", tmp_path / "a.yaml")
+    assert str(missing_repo.value) == "acme/does-not-exist-xyz: repository not found"
+    assert missing_repo.value.exit_code == 2
+    with pytest.raises(NotFoundError) as missing_rev:
+        import_repo(api_for(loopback_hub), f"{repo_id}@no-such-branch", tmp_path / "b.yaml")
+    assert str(missing_rev.value) == f"{repo_id}: revision 'no-such-branch' not found"
+    assert not (tmp_path / "a.yaml").exists() and not (tmp_path / "b.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("acme/x", ("acme/x", "main")),
+        ("acme/x@v1.0", ("acme/x", "v1.0")),
+        ("acme/x@refs/pr/1", ("acme/x", "refs/pr/1")),
+    ],
+)
+def test_parse_spec(spec: str, expected: tuple[str, str]) -> None:
+    assert parse_spec(spec) == expected
+
+
+@pytest.mark.parametrize("spec", ["not a repo", "acme/x@", "a/b/c"])
+def test_parse_spec_refuses_bad_input(spec: str) -> None:
+    with pytest.raises(InputError):
+        parse_spec(spec)
