@@ -8,12 +8,13 @@ naming the manifest field.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import get_args
 
 from huggingface_hub import DatasetCardData, ModelCardData
 
 from hubrelease.card.licenses import is_hub_license
-from hubrelease.errors import ManifestError
+from hubrelease.card.locator import Locator
 from hubrelease.manifest.models import BaseModelRelation, Manifest
 
 ALLOWED_RELATIONS: tuple[str, ...] = get_args(BaseModelRelation)
@@ -37,26 +38,27 @@ _ORDER = [
 ]
 
 
-def _check_licenses(manifest: Manifest, path: str) -> None:
-    checks: list[tuple[str, str | None]] = [("release.license", manifest.release.license)]
+def _check_metadata(manifest: Manifest, where: Locator) -> None:
     pins = manifest.pins
-    checks += [(f"pins.targets[{i}].license", t.license) for i, t in enumerate(pins.targets)]
-    checks += [(f"pins.base_drafters[{i}].license", d.license) for i, d in enumerate(pins.base_drafters)]
-    checks += [(f"pins.datasets[{i}].license", d.license) for i, d in enumerate(pins.datasets)]
-    for field, value in checks:
+    checks: list[tuple[tuple[str | int, ...], str | None]] = [
+        (("release", "license"), manifest.release.license)
+    ]
+    checks += [(("pins", "targets", i, "license"), t.license) for i, t in enumerate(pins.targets)]
+    checks += [(("pins", "base_drafters", i, "license"), d.license) for i, d in enumerate(pins.base_drafters)]
+    checks += [(("pins", "datasets", i, "license"), d.license) for i, d in enumerate(pins.datasets)]
+    for loc, value in checks:
         if value is not None and not is_hub_license(value):
-            raise ManifestError(
+            raise where.error(
                 f"{value!r} is not a Hub licence id (e.g. apache-2.0, mit, cc-by-4.0; use 'other' with "
                 "license_name and license_link for anything else)",
-                path=path,
-                field=field,
+                loc,
             )
-    relation = manifest.release.base_model_relation
-    if relation is not None and relation not in ALLOWED_RELATIONS:
-        raise ManifestError(
-            f"{relation!r} is not one of {', '.join(ALLOWED_RELATIONS)}",
-            path=path,
-            field="release.base_model_relation",
+    # The manifest's BaseModelRelation type already restricts the value; here it must also be present,
+    # since the Hub otherwise guesses it (gguf-my-repo's cards end up "quantized" that way).
+    if manifest.release.base_model_relation is None and manifest.release.base_model:
+        raise where.error(
+            f"set base_model_relation too ({', '.join(ALLOWED_RELATIONS)}); the Hub would guess it",
+            ("release", "base_model"),
         )
 
 
@@ -66,9 +68,9 @@ def _one_or_list(values: list[str]) -> str | list[str] | None:
     return values[0] if len(values) == 1 else list(values)
 
 
-def front_matter(manifest: Manifest, path: str) -> str:
-    """YAML (without the ``---`` fences) for the manifest's repo type; ``path`` is used in errors."""
-    _check_licenses(manifest, path)
+def front_matter(manifest: Manifest, path: Path) -> str:
+    """YAML (without the ``---`` fences) for the manifest at ``path``; errors carry its YAML line."""
+    _check_metadata(manifest, Locator(path))
     release = manifest.release
     training = [d.repo_id for d in manifest.pins.datasets if d.role in ("training", "training-source")]
     data: ModelCardData | DatasetCardData

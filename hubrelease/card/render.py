@@ -146,7 +146,7 @@ def render(manifest_path: str | Path) -> RenderedCard:
         template="dataset_release" if manifest.release.repo_type == "dataset" else "safetensors_drafter"
     )
     search, name = _resolve(card, release_dir, path)
-    head = front_matter(manifest, str(path))
+    head = front_matter(manifest, path)
     context = build_context(manifest, path, _evaluations(manifest, release_dir), card)
     body = render_template(environment(search), name, context.variables())
     # Templates may leave runs of blank lines around skipped blocks; one blank line is canonical.

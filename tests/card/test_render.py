@@ -203,6 +203,11 @@ def test_user_template_can_use_builtin_partials_and_filters(tmp_path: Path) -> N
             "release.base_model_relation",
             "Input should be 'adapter', 'merge', 'quantized' or 'finetune'",
         ),
+        (
+            lambda d: d["release"].pop("base_model_relation"),
+            "release.base_model",
+            "set base_model_relation too (adapter, merge, quantized, finetune); the Hub would guess it",
+        ),
         (lambda d: d["card"].update(template="nope"), "card.template", "'nope' is not a built-in template"),
         (
             lambda d: d["card"]["usage"][0].update(engine="vllm"),
@@ -235,14 +240,23 @@ def test_bad_manifest_names_the_field(
     assert len(result.output.splitlines()) == 1 and f"{field}: " in result.output
 
 
-def test_errors_under_card_carry_the_yaml_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        (lambda d: d["card"]["usage"][0].update(engine="vllm"), "- engine: vllm"),
+        (lambda d: d["pins"]["datasets"][0].update(license="CC-BY"), "license: CC-BY"),
+    ],
+)
+def test_errors_carry_the_yaml_line(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None], line: str
+) -> None:
     manifest = write_card_release(tmp_path)
-    _edit(manifest, lambda d: d["card"]["usage"][0].update(engine="vllm"))
+    _edit(manifest, change)
     with pytest.raises(ManifestError) as caught:
         render_card(manifest)
     lines = manifest.read_text(encoding="utf-8").splitlines()
     assert caught.value.line is not None
-    assert lines[caught.value.line - 1].strip() == "- engine: vllm"
+    assert lines[caught.value.line - 1].strip() == line
 
 
 def test_builtin_templates_ship_with_the_package() -> None:
