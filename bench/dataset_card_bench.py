@@ -164,6 +164,15 @@ def main() -> None:
         r = results[kind]
         assert r["tokens"] == TOKENS and r["rows"] == ROWS, r
         print(f"{kind:14s} {r['seconds']:6.2f} s  peak RSS {r['peak_mib']:6.0f} MiB")
+    one = args.workdir / "one-shard"
+    one.mkdir(exist_ok=True)
+    first = sorted(data.glob("*.parquet"))[0]
+    if not (one / first.name).exists():
+        (one / first.name).symlink_to(first)
+    small = _in_subprocess("hubrelease", one, cache)
+    print(
+        f"hubrelease, 1 of {SHARDS} shards: {small['seconds']:.2f} s  peak RSS {small['peak_mib']:.0f} MiB (memory is per batch)"
+    )
     ours, peer = results["hubrelease"], results["datasets"]
     print(
         f"ratio datasets.load_dataset / hubrelease: {float(peer['seconds']) / float(ours['seconds']):.2f}x time"
