@@ -6,12 +6,12 @@ z-lab/dflash, SGLang's ``dflash_utils``, ik_llama.cpp ``llama-arch.cpp`` and mai
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from hubrelease.errors import FormatError, InputError
+from hubrelease.errors import InputError
+from hubrelease.formats.safetensors_header import read_json_object
 
 Flavor = Literal["ik", "mainline"]
 ARCH: dict[Flavor, str] = {"ik": "dflash-draft", "mainline": "dflash"}
@@ -190,15 +190,7 @@ def parse_config(config: dict[str, Any], path: Path | None = None) -> DrafterCon
 def load_config(path: str | Path) -> DrafterConfig:
     """Read and parse a drafter ``config.json``."""
     target = Path(path)
-    try:
-        data = json.loads(target.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise InputError("no such file", path=target) from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FormatError(f"not valid JSON: {exc}", path=target) from exc
-    if not isinstance(data, dict):
-        raise FormatError("config must be a JSON object", path=target)
-    return parse_config(data, target)
+    return parse_config(read_json_object(target), target)
 
 
 def gguf_name(hf_name: str, flavor: Flavor) -> str:

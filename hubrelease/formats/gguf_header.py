@@ -52,11 +52,22 @@ class SkippedArray:
     elem_type: int
     count: int
 
+    @property
+    def elem_type_name(self) -> str:
+        return _VALUE_TYPE_NAMES.get(self.elem_type, "?")
+
     def __repr__(self) -> str:
-        return f"<{_VALUE_TYPE_NAMES.get(self.elem_type, '?')}[{self.count}]>"
+        return f"<{self.elem_type_name}[{self.count}]>"
 
 
 KVValue = int | float | bool | str | list["KVValue"] | SkippedArray
+
+
+def array_length(value: KVValue | None) -> int | None:
+    """Element count of an array value, materialised or skipped; None for scalars and absent keys."""
+    if isinstance(value, SkippedArray):
+        return value.count
+    return len(value) if isinstance(value, list) else None
 
 
 @dataclass(frozen=True)

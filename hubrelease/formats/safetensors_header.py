@@ -11,6 +11,7 @@ import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hubrelease.errors import FormatError, InputError
 
@@ -167,14 +168,22 @@ def read_safetensors(path: str | Path) -> SafetensorsSet:
     return _merge([(target, *read_safetensors_header(target))])
 
 
-def _read_index(index: Path) -> SafetensorsSet:
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A JSON file that must hold an object (config.json, index json), with one-line errors."""
     try:
-        data = json.loads(index.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise InputError("no such file", path=index) from exc
+        raise InputError("no such file", path=path) from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FormatError(f"index is not valid JSON: {exc}", path=index) from exc
-    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+        raise FormatError(f"not valid JSON: {exc}", path=path) from exc
+    if not isinstance(data, dict):
+        raise FormatError("must be a JSON object", path=path)
+    return data
+
+
+def _read_index(index: Path) -> SafetensorsSet:
+    data = read_json_object(index)
+    weight_map = data.get("weight_map")
     if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
         raise FormatError("index has no weight_map of tensor name -> file", path=index, field="weight_map")
     shards = sorted(set(weight_map.values()))

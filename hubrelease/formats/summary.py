@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from hubrelease.errors import InputError
 from hubrelease.formats.dflash import rope_theta_lookup
-from hubrelease.formats.gguf_header import KVValue, SkippedArray, read_gguf
-from hubrelease.formats.safetensors_header import read_safetensors
+from hubrelease.formats.gguf_header import KVValue, SkippedArray, array_length, read_gguf
+from hubrelease.formats.safetensors_header import read_json_object, read_safetensors
 
 # Key suffixes worth showing whatever the architecture prefix is.
 _KEY_SUFFIXES = (
@@ -39,7 +38,7 @@ _CONFIG_KEYS = (
 
 def _plain(value: KVValue) -> Any:
     if isinstance(value, SkippedArray):
-        return {"array_of": repr(value)[1:-1].split("[")[0], "count": value.count}
+        return {"array_of": value.elem_type_name, "count": value.count}
     return value
 
 
@@ -60,7 +59,6 @@ def _gguf(path: Path) -> dict[str, Any]:
         for key, entry in model.kv.items()
         if key.endswith(_KEY_SUFFIXES) and not key.startswith("tokenizer.ggml.tokens")
     }
-    vocab = model.value("tokenizer.ggml.tokens")
     return {
         "format": "gguf",
         "files": [{"path": str(s.path), "size": s.file_size} for s in model.shards],
@@ -68,11 +66,7 @@ def _gguf(path: Path) -> dict[str, Any]:
         "architecture": model.architecture,
         "alignment": model.shards[0].alignment,
         "kv_count": len(model.kv),
-        "tokenizer_tokens": vocab.count
-        if isinstance(vocab, SkippedArray)
-        else len(vocab)
-        if isinstance(vocab, list)
-        else None,
+        "tokenizer_tokens": array_length(model.value("tokenizer.ggml.tokens")),
         "metadata": metadata,
         "tensor_count": len(model.tensors),
         "composition": model.composition(),
@@ -87,16 +81,16 @@ def _safetensors(path: Path) -> dict[str, Any]:
     config_path = folder / "config.json"
     metadata: dict[str, Any] = {}
     if config_path.exists():
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-        if isinstance(config, dict):
-            theta, source = rope_theta_lookup(config)
-            dflash = config.get("dflash_config") if isinstance(config.get("dflash_config"), dict) else {}
-            metadata = {k: config[k] for k in _CONFIG_KEYS if k in config}
-            metadata |= {"rope_theta": theta, "rope_theta_source": source}
-            for key in ("block_size", "target_layer_ids", "mask_token_id"):
-                value = dflash.get(key, config.get(key)) if isinstance(dflash, dict) else config.get(key)
-                if value is not None:
-                    metadata[key] = value
+        config = read_json_object(config_path)
+        theta, source = rope_theta_lookup(config)
+        dflash = config.get("dflash_config")
+        dflash = dflash if isinstance(dflash, dict) else {}
+        metadata = {k: config[k] for k in _CONFIG_KEYS if k in config}
+        metadata |= {"rope_theta": theta, "rope_theta_source": source}
+        for key in ("block_size", "target_layer_ids", "mask_token_id"):
+            value = dflash.get(key, config.get(key))
+            if value is not None:
+                metadata[key] = value
     return {
         "format": "safetensors",
         "files": [{"path": str(f), "size": f.stat().st_size} for f in model.files],

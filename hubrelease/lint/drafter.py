@@ -22,7 +22,7 @@ from hubrelease.formats.dflash import (
     load_config,
 )
 from hubrelease.formats.ggml_types import is_ik_only
-from hubrelease.formats.gguf_header import GGUFSet, KVValue, SkippedArray, TensorInfo, read_gguf
+from hubrelease.formats.gguf_header import GGUFSet, KVValue, TensorInfo, array_length, read_gguf
 from hubrelease.formats.safetensors_header import SafetensorsSet, read_safetensors
 
 Severity = Literal["error", "warning"]
@@ -82,12 +82,6 @@ def _ints(value: KVValue | None) -> list[int] | None:
     return None
 
 
-def _count(value: KVValue | None) -> int | None:
-    if isinstance(value, SkippedArray):
-        return value.count
-    return len(value) if isinstance(value, list) else None
-
-
 def lint_gguf(
     model: GGUFSet, config: DrafterConfig | None, composition: dict[str, int] | None
 ) -> list[Finding]:
@@ -114,7 +108,7 @@ def lint_gguf(
     findings += _target_layers(ids, flavor, config)
     findings += _features(model, flavor, tensors, ids, config)
     mask_key = f"{dkey}.mask_token_id" if flavor == "ik" else "tokenizer.ggml.mask_token_id"
-    vocab = _count(kv("tokenizer.ggml.tokens")) or (config.vocab_size if config else None)
+    vocab = array_length(kv("tokenizer.ggml.tokens")) or (config.vocab_size if config else None)
     findings += _mask(kv(mask_key), mask_key, vocab, config)
     block_count = kv(f"{p}.block_count")
     findings += _swa(kv(f"{p}.attention.sliding_window_pattern"), block_count, config)
@@ -278,7 +272,7 @@ def _swa(pattern: KVValue | None, block_count: KVValue | None, config: DrafterCo
                 )
             ]
         return []
-    length = _count(pattern)
+    length = array_length(pattern)
     if length != block_count:
         return [
             _error(
