@@ -70,11 +70,9 @@ def _detach(parent: CommentedMap, key: str) -> str:
 def _attach(parent: CommentedMap, key: str, tail: str) -> None:
     end = _end_slot(parent.get(key))
     if end is None:
-        owner: Any = parent
-        item_key: Any = key
-        index = _MAP_AFTER
-    else:
-        _, item_key, index, owner = end
+        _attach_before_next(parent, key, tail)
+        return
+    _, item_key, index, owner = end
     slot = owner.ca.items.setdefault(item_key, [None, None, None, None])
     while len(slot) <= index:
         slot.append(None)
@@ -83,3 +81,13 @@ def _attach(parent: CommentedMap, key: str, tail: str) -> None:
         token.value = str(token.value) + tail
     else:
         slot[index] = CommentToken("\n" + tail, CommentMark(0), None)
+
+
+def _attach_before_next(parent: CommentedMap, key: str, tail: str) -> None:
+    """The list is now empty (``[]``): the comment goes above the key that follows it, if any."""
+    keys = list(parent.keys())
+    following = keys[keys.index(key) + 1 :]
+    if not following:
+        return
+    lines = [line.removeprefix("#").removeprefix(" ") for line in tail.rstrip("\n").split("\n")]
+    parent.yaml_set_comment_before_after_key(following[0], before="\n".join(lines), indent=0)

@@ -11,8 +11,11 @@ import json
 import os
 from pathlib import Path
 
+from huggingface_hub import CommitOperationAdd, HfApi
+
 from tests.factories.cards import matrix_evaluation
 from tests.factories.drafters import write_checkpoint, write_ik_mixed_gguf
+from tests.factories.hub import unique_repo, upload_files
 
 README_TEXT = """---
 license: apache-2.0
@@ -52,3 +55,26 @@ def write_author_folder(root: Path, *, symlink: bool = True) -> Path:
     if symlink:
         os.symlink("README.md", root / "LINK.md")
     return root
+
+
+def publish_author_folder(api: HfApi, folder: Path, branch: str = "dev") -> tuple[str, Path, str]:
+    """A repo whose ``branch`` (made from main) holds the author folder minus what it would not publish.
+
+    Returns (repo id, ``folder`` holding exactly the branch's files, the branch's commit). Weights go
+    to LFS, text files stay regular files, so both kinds of Hub metadata are exercised.
+    """
+    write_author_folder(folder, symlink=False)
+    for name in (".gitignore", "train.log", "scratch/tmp.bin"):
+        (folder / name).unlink()
+    (folder / "scratch").rmdir()
+    (folder / "LICENSE").write_text("Apache-2.0\n", encoding="utf-8")
+    repo_id = unique_repo("import")
+    upload_files(api, repo_id, {"LICENSE": b"Apache-2.0\n"})
+    api.create_branch(repo_id, branch=branch)
+    ops = [
+        CommitOperationAdd(p.relative_to(folder).as_posix(), p.read_bytes())
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    ]
+    commit = api.create_commit(repo_id, ops, commit_message="release", revision=branch).oid
+    return repo_id, folder, commit

@@ -6,44 +6,20 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from huggingface_hub import CommitOperationAdd
 
 from hubrelease.errors import InputError, NotFoundError
 from hubrelease.hub.server import LoopbackHub
 from hubrelease.hub.tree import verify_remote
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.importer import import_repo, parse_spec
-from tests.factories.hub import api_for, unique_repo, upload_files
-from tests.factories.onboarding import write_author_folder
-
-
-def published(hub: LoopbackHub, tmp_path: Path, branch: str = "dev") -> tuple[str, Path, str]:
-    """A repo whose ``branch`` (made from main) holds the author folder minus ignored files.
-
-    Returns (repo id, the local folder with exactly the branch's files, the branch's commit).
-    """
-    folder = write_author_folder(tmp_path / "release", symlink=False)
-    for name in (".gitignore", "train.log", "scratch/tmp.bin"):
-        (folder / name).unlink()
-    (folder / "scratch").rmdir()
-    (folder / "LICENSE").write_text("Apache-2.0\n", encoding="utf-8")
-    api = api_for(hub)
-    repo_id = unique_repo("import")
-    upload_files(api, repo_id, {"LICENSE": b"Apache-2.0\n"})
-    api.create_branch(repo_id, branch=branch)
-    ops = [
-        CommitOperationAdd(p.relative_to(folder).as_posix(), p.read_bytes())
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    ]
-    commit = api.create_commit(repo_id, ops, commit_message="release", revision=branch).oid
-    return repo_id, folder, commit
+from tests.factories.hub import api_for
+from tests.factories.onboarding import publish_author_folder
 
 
 def test_branch_is_resolved_and_every_file_pinned_without_downloading_lfs(
     loopback_hub: LoopbackHub, tmp_path: Path
 ) -> None:
-    repo_id, folder, commit = published(loopback_hub, tmp_path)
+    repo_id, folder, commit = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
     out = tmp_path / "imported.yaml"
     loopback_hub.requests.clear()
     result = import_repo(api_for(loopback_hub), f"{repo_id}@dev", out)
@@ -83,7 +59,7 @@ def test_branch_is_resolved_and_every_file_pinned_without_downloading_lfs(
 
 
 def test_imported_manifest_passes_remote_verify(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
-    repo_id, _, commit = published(loopback_hub, tmp_path)
+    repo_id, _, commit = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
     out = tmp_path / "imported.yaml"
     import_repo(api_for(loopback_hub), f"{repo_id}@dev", out)
     report = verify_remote(load_manifest(out), api_for(loopback_hub), known=[out.name])
@@ -92,7 +68,7 @@ def test_imported_manifest_passes_remote_verify(loopback_hub: LoopbackHub, tmp_p
 
 
 def test_commit_revision_keeps_main_as_the_push_branch(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
-    repo_id, _, commit = published(loopback_hub, tmp_path)
+    repo_id, _, commit = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
     out = tmp_path / "at-commit.yaml"
     result = import_repo(api_for(loopback_hub), f"{repo_id}@{commit}", out)
     assert result.commit == commit
@@ -101,7 +77,7 @@ def test_commit_revision_keeps_main_as_the_push_branch(loopback_hub: LoopbackHub
 
 
 def test_missing_repo_and_revision_are_not_found(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
-    repo_id, _, _ = published(loopback_hub, tmp_path)
+    repo_id, _, _ = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
     with pytest.raises(NotFoundError) as missing_repo:
         import_repo(api_for(loopback_hub), "acme/does-not-exist-xyz", tmp_path / "a.yaml")
     assert str(missing_repo.value) == "acme/does-not-exist-xyz: repository not found"

@@ -1,0 +1,178 @@
+"""`add` / `rm`: entries change, every other byte of the manifest stays as the author wrote it."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from hubrelease.errors import InputError
+from hubrelease.hashing import pool, sha256_file
+from hubrelease.manifest import load_manifest
+from hubrelease.onboarding.edit import add_files, remove_paths
+from hubrelease.onboarding.init import InitOptions, init_manifest
+from hubrelease.verify import verify_manifest
+from tests.factories.onboarding import write_author_folder
+
+HAND_WRITTEN = """# Hand-written header: kept byte for byte.
+schema_version: 1
+
+release:
+  repo_id: acme/tiny   # where it goes
+  license: mit
+
+# Files, most important first.
+artifacts:
+  - path: a.bin  # the main one
+    size: 1
+    sha256: {sha_a}
+    role: recommended
+    description: first file   # keep this comment
+  - path: b.txt
+    size: 1
+    sha256: {sha_b}
+    role: doc
+
+# Trailing section comment.
+ignore:
+  - scratch   # local only
+"""
+
+
+@pytest.fixture
+def release(tmp_path: Path) -> Path:
+    (tmp_path / "a.bin").write_bytes(b"a")
+    (tmp_path / "b.txt").write_bytes(b"b")
+    (tmp_path / "scratch").mkdir()
+    manifest = tmp_path / "hubrelease.yaml"
+    text = HAND_WRITTEN.format(sha_a=sha256_file(tmp_path / "a.bin"), sha_b=sha256_file(tmp_path / "b.txt"))
+    manifest.write_text(text, encoding="utf-8")
+    return manifest
+
+
+def test_add_new_file_appends_one_entry_and_keeps_every_comment(release: Path) -> None:
+    before = release.read_text(encoding="utf-8")
+    new = release.parent / "c.gguf"
+    new.write_bytes(b"")
+    [change] = add_files(release, [new])
+    assert (change.path, change.status, change.size) == ("c.gguf", "added", 0)
+    entry = f"  - path: c.gguf\n    size: 0\n    sha256: {sha256_file(new)}\n    role: variant\n"
+    anchor = "    role: doc\n"
+    assert release.read_text(encoding="utf-8") == before.replace(anchor, anchor + entry)
+
+
+def test_add_changed_file_reports_old_and_new_and_rewrites_only_its_values(release: Path) -> None:
+    before = release.read_text(encoding="utf-8")
+    old_sha = sha256_file(release.parent / "a.bin")
+    (release.parent / "a.bin").write_bytes(b"aa")
+    [change] = add_files(release, [release.parent / "a.bin"], role="variant")
+    new_sha = sha256_file(release.parent / "a.bin")
+    assert (change.status, change.old_size, change.size) == ("changed", 1, 2)
+    assert (change.old_sha256, change.sha256) == (old_sha, new_sha)
+    assert set(change.changed_keys) == {"size", "sha256", "role"}
+    expected = before.replace("size: 1\n    sha256: " + old_sha, "size: 2\n    sha256: " + new_sha).replace(
+        "role: recommended", "role: variant"
+    )
+    assert release.read_text(encoding="utf-8") == expected
+
+
+def test_add_unchanged_file_writes_nothing(release: Path) -> None:
+    stamp = release.stat().st_mtime_ns
+    [change] = add_files(release, [release.parent / "b.txt"])
+    assert change.status == "unchanged"
+    assert release.stat().st_mtime_ns == stamp
+
+
+def test_rm_last_entry_keeps_the_following_section_comment(release: Path) -> None:
+    before = release.read_text(encoding="utf-8")
+    remove_paths(release, ["b.txt"])
+    entry = before[before.index("  - path: b.txt") : before.index("\n# Trailing")]
+    assert release.read_text(encoding="utf-8") == before.replace(entry, "")
+    remove_paths(release, ["a.bin"])
+    text = release.read_text(encoding="utf-8")
+    assert "artifacts: []\n\n# Trailing section comment.\nignore:" in text
+    assert text.startswith("# Hand-written header: kept byte for byte.\n")
+
+
+def test_rm_unknown_path_writes_nothing(release: Path) -> None:
+    before = release.read_text(encoding="utf-8")
+    with pytest.raises(InputError) as missing:
+        remove_paths(release, ["b.txt", "nope.bin"])
+    assert str(missing.value) == f"{release}: not in the manifest: nope.bin"
+    assert release.read_text(encoding="utf-8") == before
+
+
+def test_add_then_rm_round_trips_an_init_manifest(tmp_path: Path) -> None:
+    root = write_author_folder(tmp_path / "rel", symlink=False)
+    out = root / "hubrelease.yaml"
+    init_manifest(InitOptions(root, out, exclude=("extra.md",)))
+    before = out.read_text(encoding="utf-8")
+    (root / "extra.md").write_text("more\n", encoding="utf-8")
+    add_files(out, [root / "extra.md"], path_in_repo="docs/extra.md")
+    assert verify_manifest(load_manifest(out), out).findings == ()
+    remove_paths(out, ["docs/extra.md"])
+    assert out.read_text(encoding="utf-8") == before
+
+
+def test_evaluation_json_goes_to_evaluations(tmp_path: Path) -> None:
+    root = write_author_folder(tmp_path / "rel", symlink=False)
+    out = root / "hubrelease.yaml"
+    init_manifest(InitOptions(root, out))
+    copy = root / "results" / "h200.json"
+    copy.write_bytes((root / "results" / "spark.json").read_bytes())
+    [change] = add_files(out, [copy])
+    assert change.status == "evaluation"
+    assert load_manifest(out).evaluations == ["results/spark.json", "results/h200.json"]
+    text = out.read_text(encoding="utf-8")
+    assert "  - results/h200.json\n\n# Files in the folder that are not published" in text
+    remove_paths(out, ["results/h200.json"])
+    assert load_manifest(out).evaluations == ["results/spark.json"]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("missing.bin", "no such file"),
+        ("link.bin", "is a symlink; add the file it points to"),
+        ("folder", "is not a regular file"),
+    ],
+)
+def test_add_refuses_files_verify_would_refuse(release: Path, name: str, message: str) -> None:
+    (release.parent / "folder").mkdir()
+    os.symlink("a.bin", release.parent / "link.bin")
+    before = release.read_text(encoding="utf-8")
+    with pytest.raises(InputError) as refused:
+        add_files(release, [release.parent / name])
+    assert str(refused.value) == f"{release.parent / name}: {message}"
+    assert release.read_text(encoding="utf-8") == before
+
+
+def test_add_outside_the_release_folder_is_refused(
+    release: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("elsewhere") / "x.bin"
+    outside.write_bytes(b"x")
+    with pytest.raises(InputError, match="is outside the release folder"):
+        add_files(release, [outside])
+
+
+def test_add_unreadable_file_is_one_error(release: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def sha256(path: str | os.PathLike[str], on_bytes: object = None) -> str:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(pool, "sha256_file", sha256)
+    (release.parent / "a.bin").write_bytes(b"changed")
+    with pytest.raises(InputError) as refused:
+        add_files(release, [release.parent / "a.bin"])
+    assert str(refused.value) == f"{release.parent / 'a.bin'}: cannot read: Permission denied"
+
+
+def test_path_in_repo_rules(release: Path) -> None:
+    with pytest.raises(InputError, match="--path-in-repo needs exactly one FILE"):
+        add_files(release, [release.parent / "a.bin", release.parent / "b.txt"], path_in_repo="x")
+    with pytest.raises(InputError, match=re.escape("must not contain '..'")):
+        add_files(release, [release.parent / "a.bin"], path_in_repo="../x")
+    with pytest.raises(InputError, match=re.escape("already listed as a.bin; `hubrelease rm` it first")):
+        add_files(release, [release.parent / "a.bin"], path_in_repo="renamed.bin")
