@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hubrelease.card.filters import FILTERS
 from hubrelease.evaluation.models import Interval
@@ -52,3 +54,18 @@ from hubrelease.evaluation.models import Interval
 )
 def test_filter(name: str, args: tuple[Any, ...], expected: object) -> None:
     assert FILTERS[name](*args) == expected
+
+
+@given(st.integers(min_value=1000, max_value=10**17))
+def test_bytes_keeps_three_significant_digits(size: int) -> None:
+    value, unit = FILTERS["bytes"](size).split()
+    scale = 1000 ** (["kB", "MB", "GB", "TB", "PB"].index(unit) + 1)
+    assert abs(float(value) * scale - size) <= 0.005 * size
+    assert 1 <= float(value) < 1000 or unit == "PB"
+
+
+@given(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), st.integers(min_value=0, max_value=4))
+def test_signed_and_num_agree(value: float, digits: int) -> None:
+    text = FILTERS["signed"](value, digits)
+    assert text[0] in "+-"
+    assert text.lstrip("+") == FILTERS["num"](value, digits) or (text[0] == "+" and float(text) == 0)
