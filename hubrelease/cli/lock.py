@@ -30,8 +30,7 @@ def lock(
     json_mode: JsonOpt = False,
 ) -> None:
     """Resolve each pin's branch or tag to a commit and fill file sizes and sha256 (comments are kept)."""
-    from hubrelease.hub.client import hub_api
-    from hubrelease.hub.lock import lock_manifest
+    from hubrelease.hub import hub_api, lock_manifest
 
     result = lock_manifest(manifest, hub_api(endpoint), dry_run=dry_run)
     if json_mode:

@@ -59,10 +59,7 @@ def push(
     json_mode: JsonOpt = False,
 ) -> None:
     """Publish the release as one commit guarded by the head it was planned on, then verify the Hub."""
-    from hubrelease.hub.client import hub_api
-    from hubrelease.hub.plan import build_plan, read_remote
-    from hubrelease.hub.preflight import preflight
-    from hubrelease.hub.push import push_release
+    from hubrelease.hub import build_plan, hub_api, preflight, push_release, read_remote
 
     release = load_manifest(manifest)
     root = directory or manifest.parent

@@ -57,8 +57,7 @@ def verify(
 ) -> None:
     """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
     if remote:
-        from hubrelease.hub.client import hub_api
-        from hubrelease.hub.tree import verify_remote
+        from hubrelease.hub import hub_api, verify_remote
 
         release = load_manifest(manifest)
         root = directory or manifest.parent

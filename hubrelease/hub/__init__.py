@@ -1,1 +1,24 @@
-"""Everything that talks to the Hub: client factory, lock, remote verify, push plan and push, loopback server."""
+"""Everything that talks to the Hub: client factory, lock, remote verify, push plan and push.
+
+The loopback Hub server lives in ``hubrelease.hub.server``; the CLI needs only these calls.
+"""
+
+from hubrelease.hub.client import hub_api
+from hubrelease.hub.lock import LockResult, lock_manifest
+from hubrelease.hub.plan import PushPlan, build_plan, read_remote
+from hubrelease.hub.preflight import preflight
+from hubrelease.hub.push import PushResult, push_release
+from hubrelease.hub.tree import verify_remote
+
+__all__ = [
+    "LockResult",
+    "PushPlan",
+    "PushResult",
+    "build_plan",
+    "hub_api",
+    "lock_manifest",
+    "preflight",
+    "push_release",
+    "read_remote",
+    "verify_remote",
+]

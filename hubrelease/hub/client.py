@@ -56,6 +56,8 @@ def _speak_lfs() -> None:
 def hub_api(endpoint: str | None = None) -> HfApi:
     """An ``HfApi`` for ``endpoint``: None (HF_ENDPOINT or huggingface.co), a URL, or ``'local'``."""
     if endpoint is None:
+        if urlsplit(constants.ENDPOINT).hostname in _LOOPBACK_HOSTS:
+            _speak_lfs()
         return HfApi()
     if endpoint == LOCAL:
         _speak_lfs()

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
+import hubrelease.hub
 from hubrelease.cli.app import app
 from hubrelease.errors import RemoteMovedError
-from hubrelease.hub import push as push_module
 from hubrelease.hub.plan import build_plan, read_remote
 from hubrelease.hub.push import PushResult, push_release
 from hubrelease.hub.server import LoopbackHub, RepoKey
@@ -183,13 +183,13 @@ def test_someone_else_pushing_after_planning_exits_1_with_a_clear_message(
     folder = tmp_path / "rel"
     assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
     parent = _head(hub, repo)
-    real_push = push_module.push_release
+    real_push = hubrelease.hub.push_release
 
     def racing_push(*args: object, **kwargs: object) -> PushResult:
         upload_files(api_for(hub), repo, {"theirs.md": b"someone else\n"})  # lands between plan and commit
         return real_push(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(push_module, "push_release", racing_push)
+    monkeypatch.setattr(hubrelease.hub, "push_release", racing_push)
     result = _push(hub, _release(folder, repo, {"notes.md": b"v2\n"}))
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines()[-1] == (
