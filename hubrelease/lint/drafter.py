@@ -8,9 +8,7 @@ named for the other flavour, a "q4" file without Q4 tensors (seed 001).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from hubrelease.errors import InputError
 from hubrelease.formats.dflash import (
@@ -21,31 +19,14 @@ from hubrelease.formats.dflash import (
     hf_tensor_names,
     load_config,
 )
-from hubrelease.formats.ggml_types import is_ik_only
 from hubrelease.formats.gguf_header import GGUFSet, KVValue, TensorInfo, array_length, read_gguf
 from hubrelease.formats.safetensors_header import SafetensorsSet, read_safetensors
+from hubrelease.lint.composition import composition_findings
+from hubrelease.lint.findings import Finding, error, warning
 
-Severity = Literal["error", "warning"]
 LOADER_DEFAULT_ROPE = 10000.0
 """What ik and mainline loaders use when ``rope.freq_base`` is absent."""
 _DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
-
-
-@dataclass(frozen=True, order=True)
-class Finding:
-    """One lint result: a stable rule id, its severity and a one-line message."""
-
-    rule_id: str
-    severity: Severity
-    message: str
-
-
-def _error(rule: str, message: str) -> Finding:
-    return Finding(rule, "error", message)
-
-
-def _warning(rule: str, message: str) -> Finding:
-    return Finding(rule, "warning", message)
 
 
 def lint_file(
@@ -88,14 +69,10 @@ def lint_gguf(
     """All GGUF rules; the ones needing the HF config are skipped without one."""
     arch = model.architecture
     flavor = _flavor(arch)
-    findings: list[Finding] = []
-    if composition is not None and composition != model.composition():
-        findings.append(
-            _error("composition", f"declared {_fmt(composition)}, file has {_fmt(model.composition())}")
-        )
+    findings = composition_findings(model, composition, mainline=flavor == "mainline")
     if flavor is None:
         findings.append(
-            _error("arch", f"architecture {arch!r} is not a DFlash drafter (dflash-draft or dflash)")
+            error("arch", f"architecture {arch!r} is not a DFlash drafter (dflash-draft or dflash)")
         )
         return findings
     tensors = {t.name: t for t in model.tensors}
@@ -116,24 +93,10 @@ def lint_gguf(
     findings += _tensor_set(tensors, flavor, block_count, dflash2, config)
     block = kv(f"{dkey}.block_size")
     if not isinstance(block, int) or block < 2:
-        findings.append(_error("block-size", f"{dkey}.block_size is {block!r}; it must be an integer > 1"))
+        findings.append(error("block-size", f"{dkey}.block_size is {block!r}; it must be an integer > 1"))
     elif config and config.block_size and block != config.block_size:
-        findings.append(
-            _error("block-size", f"{dkey}.block_size is {block}, config says {config.block_size}")
-        )
-    if flavor == "mainline":
-        ik_types = sorted({t.type_name for t in model.tensors if is_ik_only(t.type_id)})
-        if ik_types:
-            findings.append(
-                _error("gguf-types", f"ik_llama.cpp-only types {', '.join(ik_types)} in a mainline file")
-            )
+        findings.append(error("block-size", f"{dkey}.block_size is {block}, config says {config.block_size}"))
     return findings
-
-
-def _fmt(counts: dict[str, int]) -> str:
-    return (
-        ", ".join(f"{n} {t}" for t, n in sorted(counts.items(), key=lambda i: (-i[1], i[0]))) or "no tensors"
-    )
 
 
 def _rope(value: KVValue | None, prefix: str, config: DrafterConfig | None) -> list[Finding]:
@@ -144,17 +107,15 @@ def _rope(value: KVValue | None, prefix: str, config: DrafterConfig | None) -> l
             f" but the config says {expected:g} ({config.rope_theta_source})" if config and expected else ""
         )
         return [
-            _error("rope-freq-base", f"{key} is missing: loaders fall back to {LOADER_DEFAULT_ROPE:g}{hint}")
+            error("rope-freq-base", f"{key} is missing: loaders fall back to {LOADER_DEFAULT_ROPE:g}{hint}")
         ]
     if config is None:
         return []
     if expected is None:
-        return [
-            _warning("rope-freq-base", "the config has no rope_theta (nested, top-level or rope_scaling)")
-        ]
+        return [warning("rope-freq-base", "the config has no rope_theta (nested, top-level or rope_scaling)")]
     if not math.isclose(float(value), expected, rel_tol=1e-6):
         return [
-            _error(
+            error(
                 "rope-freq-base",
                 f"{key} is {float(value):g} but the config says {expected:g} ({config.rope_theta_source})",
             )
@@ -178,16 +139,14 @@ def _flavour_keys(model: GGUFSet, flavor: Flavor, tensors: dict[str, TensorInfo]
         foreign = [n for n in ("dflash_fc.weight", "dflash_hidden_norm.weight") if n in tensors]
         foreign += [n for n in tensors if n.endswith(".post_attention_norm.weight")][:1]
         other = "ik"
-    findings = [_error("flavour", f"{ARCH[flavor]} file lacks {k}") for k in required if k not in model.kv]
+    findings = [error("flavour", f"{ARCH[flavor]} file lacks {k}") for k in required if k not in model.kv]
     if foreign:
         findings.append(
-            _error("flavour", f"{ARCH[flavor]} file has {other} tensor names ({', '.join(foreign)})")
+            error("flavour", f"{ARCH[flavor]} file has {other} tensor names ({', '.join(foreign)})")
         )
     if flavor == "ik" and "tokenizer.ggml.model" not in model.kv:
         findings.append(
-            _error(
-                "flavour", "dflash-draft file has no tokenizer (ik requires the target's tokenizer.ggml.*)"
-            )
+            error("flavour", "dflash-draft file has no tokenizer (ik requires the target's tokenizer.ggml.*)")
         )
     return findings
 
@@ -197,19 +156,19 @@ def _target_layers(ids: list[int] | None, flavor: Flavor, config: DrafterConfig 
         return []
     findings = []
     if len(set(ids)) != len(ids):
-        findings.append(_error("target-layers", f"target layers {ids} contain duplicates"))
+        findings.append(error("target-layers", f"target layers {ids} contain duplicates"))
     if flavor == "ik" and not 1 <= len(ids) <= 8:
-        findings.append(_error("target-layers", f"ik accepts 1..8 target layers, file has {len(ids)}"))
+        findings.append(error("target-layers", f"ik accepts 1..8 target layers, file has {len(ids)}"))
     if config:
         expected = [i + (1 if flavor == "mainline" else 0) for i in config.target_layer_ids]
         if ids != expected:
             base = "1-based" if flavor == "mainline" else "0-based"
             findings.append(
-                _error("target-layers", f"target layers {ids}, expected {base} {expected} from the config")
+                error("target-layers", f"target layers {ids}, expected {base} {expected} from the config")
             )
     elif flavor == "mainline" and 0 in ids:
         findings.append(
-            _error(
+            error(
                 "target-layers", f"dflash.target_layers {ids} contains 0: looks 0-based (mainline is 1-based)"
             )
         )
@@ -230,20 +189,20 @@ def _features(
         declared = model.value("dflash-draft.dflash.n_target_features")
         if width is not None and declared != width:
             findings.append(
-                _error("n-target-features", f"n_target_features is {declared!r} but dflash_fc takes {width}")
+                error("n-target-features", f"n_target_features is {declared!r} but dflash_fc takes {width}")
             )
     target_hidden = config.get("target_hidden_size") if config else None
     if width is not None and ids:
         if width % len(ids):
             findings.append(
-                _error(
+                error(
                     "n-target-features",
                     f"fc input width {width} is not a multiple of {len(ids)} target layers",
                 )
             )
         elif isinstance(target_hidden, int) and width != target_hidden * len(ids):
             findings.append(
-                _error(
+                error(
                     "n-target-features",
                     f"fc input width {width} != target hidden {target_hidden} x {len(ids)} layers",
                 )
@@ -253,11 +212,11 @@ def _features(
 
 def _mask(value: KVValue | None, key: str, vocab: int | None, config: DrafterConfig | None) -> list[Finding]:
     if not isinstance(value, int) or isinstance(value, bool):
-        return [_error("mask-token", f"{key} is missing")]
+        return [error("mask-token", f"{key} is missing")]
     if vocab is not None and not 0 <= value < vocab:
-        return [_error("mask-token", f"mask token id {value} is outside the vocabulary ({vocab} tokens)")]
+        return [error("mask-token", f"mask token id {value} is outside the vocabulary ({vocab} tokens)")]
     if config and config.mask_token_id is not None and value != config.mask_token_id:
-        return [_error("mask-token", f"mask token id {value}, config says {config.mask_token_id}")]
+        return [error("mask-token", f"mask token id {value}, config says {config.mask_token_id}")]
     return []
 
 
@@ -266,7 +225,7 @@ def _swa(pattern: KVValue | None, block_count: KVValue | None, config: DrafterCo
     if pattern is None:
         if expected is not None:
             return [
-                _error(
+                error(
                     "swa-pattern",
                     "the config uses a sliding window but the file has no sliding_window_pattern",
                 )
@@ -275,13 +234,11 @@ def _swa(pattern: KVValue | None, block_count: KVValue | None, config: DrafterCo
     length = array_length(pattern)
     if length != block_count:
         return [
-            _error(
-                "swa-pattern", f"sliding_window_pattern has {length} entries, block_count is {block_count}"
-            )
+            error("swa-pattern", f"sliding_window_pattern has {length} entries, block_count is {block_count}")
         ]
     if expected is not None and isinstance(pattern, list) and tuple(pattern) != expected:
         return [
-            _error(
+            error(
                 "swa-pattern", f"sliding_window_pattern {_tf(pattern)} != config layer_types {_tf(expected)}"
             )
         ]
@@ -300,17 +257,17 @@ def _tensor_set(
     config: DrafterConfig | None,
 ) -> list[Finding]:
     if not isinstance(block_count, int):
-        return [_error("tensor-set", "block_count is missing, cannot check the tensor set")]
+        return [error("tensor-set", "block_count is missing, cannot check the tensor set")]
     findings: list[Finding] = []
     if config and config.dflash2 != dflash2:
         findings.append(
-            _error(
+            error(
                 "dflash2-tensors",
                 f"config is {'DFlash2' if config.dflash2 else 'DFlash'}, file keys say otherwise",
             )
         )
     if dflash2 and flavor == "ik":
-        findings.append(_error("dflash2-tensors", "ik_llama.cpp has no DFlash2: use the mainline flavour"))
+        findings.append(error("dflash2-tensors", "ik_llama.cpp has no DFlash2: use the mainline flavour"))
     bias = bool(config and config.attention_bias) or "blk.0.attn_q.bias" in tensors
     base = set(gguf_tensor_names(block_count, flavor, bias=bias))
     expected = set(
@@ -324,12 +281,10 @@ def _compare(found: set[str], base: set[str], expected: set[str], optional: set[
     for rule, names in (("tensor-set", base), ("dflash2-tensors", expected - base)):
         missing = sorted(names - found)
         if missing:
-            findings.append(
-                _error(rule, f"{len(missing)} expected tensors missing: {', '.join(missing[:5])}")
-            )
+            findings.append(error(rule, f"{len(missing)} expected tensors missing: {', '.join(missing[:5])}"))
     extra = sorted(found - expected - optional)
     if extra:
-        findings.append(_warning("tensor-set", f"{len(extra)} unexpected tensors: {', '.join(extra[:5])}"))
+        findings.append(warning("tensor-set", f"{len(extra)} unexpected tensors: {', '.join(extra[:5])}"))
     return findings
 
 
@@ -339,7 +294,7 @@ def lint_safetensors(model: SafetensorsSet, config: DrafterConfig) -> list[Findi
     names = {t.name.removeprefix("model."): t for t in model.tensors}
     rotary = sorted(n for n in names if "rotary_emb" in n or n.endswith("inv_freq"))
     if rotary:
-        findings.append(_warning("tensor-set", f"rotary buffers should be dropped: {', '.join(rotary)}"))
+        findings.append(warning("tensor-set", f"rotary buffers should be dropped: {', '.join(rotary)}"))
     found = set(names) - set(rotary)
     base = set(hf_tensor_names(config.num_layers, bias=config.attention_bias))
     findings += _compare(found, base, set(config.expected_tensors()), set())
@@ -347,21 +302,21 @@ def lint_safetensors(model: SafetensorsSet, config: DrafterConfig) -> list[Findi
     k = len(config.target_layer_ids)
     if fc and (len(fc.shape) != 2 or fc.shape[0] != config.hidden_size or fc.shape[1] % k):
         findings.append(
-            _error(
+            error(
                 "n-target-features",
                 f"fc.weight is {list(fc.shape)}, expected [{config.hidden_size}, {k} x target hidden]",
             )
         )
     findings += _config_rope(config)
     if config.mask_token_id is None:
-        findings.append(_error("mask-token", "config has no dflash_config.mask_token_id"))
+        findings.append(error("mask-token", "config has no dflash_config.mask_token_id"))
     elif config.vocab_size is not None and not 0 <= config.mask_token_id < config.vocab_size:
         findings.append(
-            _error("mask-token", f"mask token id {config.mask_token_id} >= vocab_size {config.vocab_size}")
+            error("mask-token", f"mask token id {config.mask_token_id} >= vocab_size {config.vocab_size}")
         )
     if config.layer_types and len(config.layer_types) != config.num_layers:
         findings.append(
-            _error(
+            error(
                 "swa-pattern",
                 f"layer_types has {len(config.layer_types)} entries, num_hidden_layers is {config.num_layers}",
             )
@@ -370,7 +325,7 @@ def lint_safetensors(model: SafetensorsSet, config: DrafterConfig) -> list[Findi
         missing = [key for key in _DFLASH2_KEYS if key not in config.dflash]
         if missing:
             findings.append(
-                _error("dflash2-tensors", f"DFlash2 config lacks dflash_config.{', '.join(missing)}")
+                error("dflash2-tensors", f"DFlash2 config lacks dflash_config.{', '.join(missing)}")
             )
     return findings
 
@@ -378,19 +333,19 @@ def lint_safetensors(model: SafetensorsSet, config: DrafterConfig) -> list[Findi
 def _config_rope(config: DrafterConfig) -> list[Finding]:
     if config.rope_theta is None:
         return [
-            _error("rope-freq-base", "config has no rope_theta (rope_parameters, top level or rope_scaling)")
+            error("rope-freq-base", "config has no rope_theta (rope_parameters, top level or rope_scaling)")
         ]
     top = config.raw.get("rope_theta")
     if isinstance(top, int | float) and not math.isclose(float(top), config.rope_theta, rel_tol=1e-6):
         return [
-            _error(
+            error(
                 "rope-freq-base",
                 f"top-level rope_theta {top:g} disagrees with {config.rope_theta_source} {config.rope_theta:g}",
             )
         ]
     if top is None:
         return [
-            _warning(
+            warning(
                 "rope-freq-base",
                 f"rope_theta only in {config.rope_theta_source}: top-level-only converters will use 1e4",
             )

@@ -253,3 +253,14 @@ def test_safetensors_needs_a_config(tmp_path: Path) -> None:
         lint_file(tmp_path)
     with pytest.raises(InputError, match=r"expected a \.gguf"):
         lint_file(tmp_path / "x.bin")
+
+
+def test_file_name_quantization_token_must_match_a_tensor_type(built: Built) -> None:
+    q4 = write_ik_mixed_gguf(built.root / "Ornith-DFLASH-m1-q4.gguf")
+    assert (
+        "name-type",
+        "warning",
+        "file name says q4 but the file has no Q4* tensors (2 IQ3_KS, 1 F32, 1 IQ4_KSS, 1 Q8_0)",
+    ) in rules(lint_file(q4))
+    named = built.mutate(built.ik, "drafter-Q8_0-00001-of-00001.gguf")
+    assert [f for f in lint_file(named) if f.rule_id == "name-type"] == []

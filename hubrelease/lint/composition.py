@@ -1,0 +1,45 @@
+"""What a GGUF is made of, against what its manifest and its file name claim.
+
+Seed 001's "q4" file held no Q4 tensors (26 F32, 24 Q8_0, 12 IQ3_KS, 7 IQ4_KSS), and its ik-only types
+cannot load in mainline llama.cpp; these rules make both visible.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hubrelease.formats.ggml_types import is_ik_only
+from hubrelease.formats.gguf_header import GGUFSet
+from hubrelease.lint.findings import Finding, error, warning
+
+# A quantization token in a file name: -q4, -q8_0, -IQ3_KS, -f16, -bf16 (split suffixes are not tokens).
+_NAME_TYPE = re.compile(r"(?:^|[-_.])((?:i?q\d(?:_[0-9a-z]+)*)|bf16|f16|f32)(?=$|[-.])", re.IGNORECASE)
+
+
+def _fmt(counts: dict[str, int]) -> str:
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{n} {t}" for t, n in ordered) or "no tensors"
+
+
+def composition_findings(model: GGUFSet, declared: dict[str, int] | None, *, mainline: bool) -> list[Finding]:
+    """Declared composition, file-name quantization token and mainline loadability."""
+    actual = model.composition()
+    findings = []
+    if declared is not None and declared != actual:
+        findings.append(error("composition", f"declared {_fmt(declared)}, file has {_fmt(actual)}"))
+    stem = re.sub(r"-\d{5}-of-\d{5}$", "", model.shards[0].path.name.removesuffix(".gguf"))
+    match = _NAME_TYPE.search(stem)
+    if match and not any(name.upper().startswith(match[1].upper()) for name in actual):
+        findings.append(
+            warning(
+                "name-type",
+                f"file name says {match[1]} but the file has no {match[1].upper()}* tensors ({_fmt(actual)})",
+            )
+        )
+    if mainline:
+        ik_types = sorted({t.type_name for t in model.tensors if is_ik_only(t.type_id)})
+        if ik_types:
+            findings.append(
+                error("gguf-types", f"ik_llama.cpp-only types {', '.join(ik_types)} in a mainline file")
+            )
+    return findings
