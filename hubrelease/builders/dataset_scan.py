@@ -7,7 +7,6 @@ not content; the content digest is ``content_digest``'s, which survives re-shard
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -21,6 +20,7 @@ import pyarrow.parquet as pq
 
 from hubrelease.builders.content_digest import ContentDigest
 from hubrelease.errors import FormatError, InputError
+from hubrelease.evaluation.records import read_records
 from hubrelease.hashing import sha256_file
 from hubrelease.progress import NULL_PROGRESS, Progress
 
@@ -83,23 +83,14 @@ def _check_schema(schema: pa.Schema, path: Path, count_column: str | None) -> No
 
 def _jsonl_table(path: Path) -> pa.Table:
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise FormatError(f"malformed JSON line: {exc.msg}", path=path, line=number) from None
-            messages = row.get("messages") if isinstance(row, dict) else None
-            if not isinstance(messages, list) or not all(
-                isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-                for m in messages
-            ):
-                raise FormatError(
-                    "expected a list of {role, content} strings", path=path, line=number, field="messages"
-                )
-            rows.append(row)
+    for record in read_records(path):
+        messages = record.data.get("messages")
+        if not isinstance(messages, list) or not all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in messages
+        ):
+            raise record.error("expected a list of {role, content} strings", "messages")
+        rows.append(record.data)
     if not rows:
         raise FormatError("empty shard: no rows", path=path)
     try:

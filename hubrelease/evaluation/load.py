@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from hubrelease.errors import InputError
 from hubrelease.evaluation.models import Evaluation
+from hubrelease.evaluation.records import read_text
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -44,14 +45,7 @@ def validate_model(model: type[ModelT], data: Any, path: str | Path) -> ModelT:
 def load_evaluation(path: str | Path) -> Evaluation:
     """Read and validate an evaluation JSON file."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("evaluation file not found", path=file) from None
-    except IsADirectoryError:
-        raise InputError("is a folder, expected an evaluation JSON file", path=file) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path=file) from None
+    text = read_text(file, "an evaluation JSON file")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -14,16 +14,13 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+# The machine and digest types are the manifest's own, so an evaluation's hardware matches pins.hardware.
+from hubrelease.manifest.models import Hardware as Hardware
+from hubrelease.manifest.models import Sha256
+
 SCHEMA_VERSION = 1
 
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
-
-
-def _sha256(value: str) -> str:
-    if not _SHA256.match(value):
-        raise ValueError("must be 64 lowercase hex characters (a SHA-256 digest)")
-    return value
 
 
 def _commit(value: str) -> str:
@@ -32,8 +29,6 @@ def _commit(value: str) -> str:
     return value
 
 
-Sha256 = Annotated[str, AfterValidator(_sha256)]
-"""A SHA-256 digest, 64 lowercase hex characters."""
 CommitSha = Annotated[str, AfterValidator(_commit)]
 """A full git commit id, 40 lowercase hex characters."""
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -47,21 +42,6 @@ Role = Literal["primary", "secondary", "exploratory"]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-
-class Hardware(_Strict):
-    """The machine the run was measured on."""
-
-    id: str
-    """Short identifier (e.g. dgx-spark, h200), matching the manifest's pins.hardware ids."""
-    name: str
-    """Display name (e.g. NVIDIA DGX Spark (GB10))."""
-    accelerator: str | None = None
-    """Accelerator model (e.g. NVIDIA GB10, NVIDIA H200)."""
-    count: int = Field(default=1, ge=1)
-    """Number of accelerators used."""
-    memory: str | None = None
-    """Accelerator memory as marketed (e.g. 141GB HBM3e)."""
 
 
 class Engine(_Strict):
@@ -428,25 +408,30 @@ class Sweep(_Strict):
     """Caveats the card should carry."""
 
 
-class Evaluation(_Strict):
-    """A hubrelease evaluation file (schema_version 1)."""
+class EvaluationHeader(_Strict):
+    """What an evaluation file and a ``build eval`` spec share: identity and run metadata."""
 
     schema_version: Literal[1]
-    """Evaluation schema version; always 1."""
+    """Schema version; always 1."""
     title: str
     """Display title (e.g. Held-out serving evaluation, NVIDIA DGX Spark)."""
     run: Run
     """Hardware, engine, target, drafter, settings and prompts."""
     configurations: list[Configuration] = Field(default_factory=list)
     """Serving configurations of the matrix, in table order."""
+    notes: list[str] = Field(default_factory=list)
+    """Caveats that apply to every number in the file."""
+
+
+class Evaluation(EvaluationHeader):
+    """A hubrelease evaluation file (schema_version 1)."""
+
     cells: list[Cell] = Field(default_factory=list)
     """One cell per configuration x concurrency, in table order."""
     comparisons: list[Comparison] = Field(default_factory=list)
     """Paired A/B comparisons."""
     sweeps: list[Sweep] = Field(default_factory=list)
     """Parameter sweeps."""
-    notes: list[str] = Field(default_factory=list)
-    """Caveats that apply to every number in the file."""
     provenance: Provenance
     """Where the numbers come from."""
 

@@ -55,20 +55,21 @@ class Record:
         return str(value)
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path, expected: str) -> str:
+    """A UTF-8 file's text; ``expected`` names what it should be, for the error line."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("file not found", path=path) from None
     except IsADirectoryError:
-        raise InputError("is a folder, expected a benchmark file", path=path) from None
+        raise InputError(f"is a folder, expected {expected}", path=path) from None
     except UnicodeDecodeError:
-        raise FormatError("not UTF-8 text", path=path) from None
+        raise InputError("not UTF-8 text", path=path) from None
 
 
 def read_records(path: Path) -> Iterator[Record]:
     """Records of a ``.csv`` (header row, then one record per row) or JSONL file (one object per line)."""
-    text = _read_text(path)
+    text = read_text(path, "a benchmark file")
     if path.suffix.lower() == ".csv":
         yield from _csv_records(path, text)
         return

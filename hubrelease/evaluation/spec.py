@@ -8,7 +8,6 @@ states those once; the builder adds every number.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, model_validator
 from ruamel.yaml import YAML
@@ -16,7 +15,8 @@ from ruamel.yaml.error import YAMLError
 
 from hubrelease.errors import InputError
 from hubrelease.evaluation.load import validate_model
-from hubrelease.evaluation.models import Arm, Configuration, Design, Drafter, Run, Setting, _Strict
+from hubrelease.evaluation.models import Arm, Design, Drafter, EvaluationHeader, Setting, _Strict
+from hubrelease.evaluation.records import read_text
 
 
 class ComparisonSpec(_Strict):
@@ -84,34 +84,20 @@ class SweepSpec(_Strict):
     """Caveats copied into the output."""
 
 
-class EvaluationSpec(_Strict):
-    """Input to ``hubrelease build eval`` besides the raw runs."""
+class EvaluationSpec(EvaluationHeader):
+    """Input to ``hubrelease build eval`` besides the raw runs; bench_serving runs name their
+    configuration by ``tag`` or CONFIG=PATH."""
 
-    schema_version: Literal[1]
-    """Spec schema version; always 1."""
-    title: str
-    """Title of the evaluation."""
-    run: Run
-    """Hardware, engine, target, drafter, serving settings and prompt set."""
-    configurations: list[Configuration] = Field(default_factory=list)
-    """Serving configurations; bench_serving runs name theirs by ``tag`` or CONFIG=PATH."""
     comparisons: list[ComparisonSpec] = Field(default_factory=list)
     """Paired A/B comparisons to compute from llama-server rows."""
     sweeps: list[SweepSpec] = Field(default_factory=list)
     """Sweeps to compute from llama-server rows."""
-    notes: list[str] = Field(default_factory=list)
-    """Caveats for the whole file."""
 
 
 def load_spec(path: str | Path) -> EvaluationSpec:
     """Read a spec file (YAML or JSON)."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("spec file not found", path=file) from None
-    except (IsADirectoryError, UnicodeDecodeError):
-        raise InputError("not a UTF-8 text file", path=file) from None
+    text = read_text(file, "a spec file (YAML or JSON)")
     try:
         data = YAML(typ="safe").load(text)
     except YAMLError as exc:
