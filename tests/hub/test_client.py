@@ -15,6 +15,7 @@ from hubrelease.cli.app import app
 from hubrelease.errors import InputError
 from hubrelease.hub.client import embedded_hub, hub_api, local_hub_root
 from tests.factories.hub import raw_request, unique_repo
+from tests.factories.releases import write_release
 
 
 def test_local_endpoint_starts_one_embedded_hub_in_the_configured_folder(
@@ -62,3 +63,14 @@ def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0
     assert "stopped" in err
+
+
+def test_push_and_verify_remote_with_endpoint_local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HUBRELEASE_LOCAL_HUB", str(tmp_path / "local"))
+    manifest = write_release(
+        tmp_path / "rel", extra_manifest={"release": {"repo_id": unique_repo(), "license": "mit"}}
+    )
+    pushed = CliRunner().invoke(app, ["push", str(manifest), "--endpoint", "local"])
+    assert pushed.exit_code == 0, pushed.stderr
+    verified = CliRunner().invoke(app, ["verify", str(manifest), "--remote", "--endpoint", "local"])
+    assert verified.exit_code == 0 and verified.stdout.startswith("OK (remote at main): 4 files")

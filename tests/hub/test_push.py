@@ -58,6 +58,10 @@ def test_push_then_hf_download_cache_verify_and_checksums_agree(hub: LoopbackHub
     assert f"pushed {commit} to {repo}@main" in result.stderr
     assert result.stdout.strip().splitlines()[-1].startswith(f"OK (remote at {commit}): 4 files")
     assert api_for(hub).list_repo_commits(repo)[0].title == "first release"
+    tagged = runner.invoke(
+        app, ["verify", str(manifest), "--remote", "--revision", "v1", "--endpoint", hub.url]
+    )
+    assert tagged.exit_code == 0 and tagged.stdout.startswith("OK (remote at v1): 4 files")
     env = hf_env(hub, tmp_path / "hf")
     download = subprocess.run(
         ["hf", "download", repo, "--revision", "v1", "--quiet"], env=env, capture_output=True
@@ -288,3 +292,18 @@ def test_remote_drift_after_push_makes_verify_remote_exit_1(hub: LoopbackHub, tm
     assert result.exit_code == 1
     rows = [line.split() for line in result.stdout.splitlines()]
     assert ["error", "digest_mismatch", "a.safetensors"] in [row[:3] for row in rows]
+
+
+def test_token_is_sent_but_never_printed(
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "hf_" + "S3CR3T" * 6
+    monkeypatch.setenv("HF_TOKEN", secret)
+    repo = unique_repo()
+    ok = _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n"}), "--json")
+    hub.faults.inject("status", method="POST", path="/commit/", status=403)
+    refused = _push(hub, _release(tmp_path, repo, {"notes.md": b"v2\n"}))
+    assert ok.exit_code == 0 and refused.exit_code == 1
+    assert refused.stderr.strip().splitlines()[-1] == f"error: {repo}: HTTP 403: injected HTTP 403"
+    for result in (ok, refused):
+        assert "S3CR3T" not in result.stdout + result.stderr
