@@ -1,8 +1,8 @@
 """Raw benchmark runs + a spec -> one evaluation JSON: every number computed, every input digested.
 
 SGLang bench_serving lines become matrix cells; llama-server rows feed the spec's comparisons and
-sweeps. Sources are told apart per record (a llama-server row has ``predicted_n``), so one folder of
-mixed files works.
+sweeps. Sources are told apart per record (a llama-server row has ``predicted_n``), so files of both
+kinds can be given in one call.
 """
 
 from __future__ import annotations
