@@ -55,7 +55,9 @@ def parse_spec(spec: str) -> tuple[str, str]:
     try:
         _REPO_ID.validate_python(repo_id)
     except ValidationError:
-        raise InputError(f"{repo_id!r} is not a Hub repo id (namespace/name[@revision])") from None
+        raise InputError(
+            f"{repo_id!r} is not a Hub repo id (expected namespace/name, optionally @revision)"
+        ) from None
     if "@" in spec and not revision:
         raise InputError(f"{spec!r}: empty revision after '@'")
     return repo_id, revision or "main"

@@ -70,7 +70,8 @@ def publish_author_folder(api: HfApi, folder: Path, branch: str = "dev") -> tupl
     (folder / "LICENSE").write_text("Apache-2.0\n", encoding="utf-8")
     repo_id = unique_repo("import")
     upload_files(api, repo_id, {"LICENSE": b"Apache-2.0\n"})
-    api.create_branch(repo_id, branch=branch)
+    if branch != "main":
+        api.create_branch(repo_id, branch=branch)
     ops = [
         CommitOperationAdd(p.relative_to(folder).as_posix(), p.read_bytes())
         for p in sorted(folder.rglob("*"))
