@@ -168,7 +168,6 @@ def build_safetensors_drafter(
         else [f"model-{i:05d}-of-{len(shards):05d}.safetensors" for i in range(1, len(shards) + 1)]
     )
     out.mkdir(parents=True, exist_ok=True)
-    _remove_stale(out, set(files))
     progress.start(sum(t.nbytes for t in tensors.values()), "safetensors-drafter")
     weight_map: dict[str, str] = {}
     total = 0
@@ -183,6 +182,7 @@ def build_safetensors_drafter(
                 weight_map[name] = file
                 progress.advance(tensors[name].nbytes)
     progress.finish()
+    _remove_stale(out, set(files))
     written = [out / f for f in files]
     if len(files) > 1:
         index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
