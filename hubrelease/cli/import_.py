@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 import typer
 
 from hubrelease.cli import output
+from hubrelease.cli.init import print_written, written_payload
 from hubrelease.cli.options import EndpointOpt, JsonOpt
 
 EXAMPLES = """
@@ -46,31 +47,19 @@ def import_(
     result = import_repo(hub_api(endpoint), spec, out, repo_type=repo_type, force=force)
     manifest = result.manifest
     if json_mode:
-        output.emit_json(
-            {
-                "schema_version": 1,
-                "command": "import",
-                "manifest": str(result.path),
-                "repo_id": manifest.release.repo_id,
-                "revision": result.revision,
-                "commit": result.commit,
-                "fetched_bytes": result.fetched_bytes,
-                "artifacts": [
-                    {"path": a.path, "size": a.size, "sha256": a.sha256, "role": a.role}
-                    for a in manifest.artifacts
-                ],
-                "evaluations": list(manifest.evaluations),
-                "warnings": list(result.warnings),
-            }
-        )
+        extra = {
+            "repo_id": manifest.release.repo_id,
+            "revision": result.revision,
+            "commit": result.commit,
+            "fetched_bytes": result.fetched_bytes,
+        }
+        output.emit_json(written_payload("import", result.path, manifest, result.warnings, **extra))
         return
-    for warning in result.warnings:
-        output.warn_line(warning)
-    for artifact in manifest.artifacts:
-        output.stdout.print(f"{artifact.role:<11} {artifact.size:>14}  {artifact.path}", markup=False)
-    output.info_line(
+    print_written(
+        manifest,
+        result.warnings,
         f"wrote {result.path}: {manifest.release.repo_id}@{result.revision} = {result.commit}, "
-        f"{len(manifest.artifacts)} artifact(s), {result.fetched_bytes} bytes fetched"
+        f"{len(manifest.artifacts)} artifact(s), {result.fetched_bytes} bytes fetched",
     )
 
 

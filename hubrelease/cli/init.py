@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import JobsOpt, JsonOpt
+
+if TYPE_CHECKING:
+    from hubrelease.manifest.models import Manifest
 
 EXAMPLES = """
 Examples:
@@ -75,30 +79,43 @@ def init(
     manifest = result.manifest
     if json_mode:
         output.emit_json(
-            {
-                "schema_version": 1,
-                "command": "init",
-                "manifest": str(result.path),
-                "artifacts": [
-                    {"path": a.path, "size": a.size, "sha256": a.sha256, "role": a.role}
-                    for a in manifest.artifacts
-                ],
-                "evaluations": list(manifest.evaluations),
-                "ignored": list(result.ignored),
-                "warnings": list(result.warnings),
-            }
+            written_payload("init", result.path, manifest, result.warnings, ignored=list(result.ignored))
         )
         return
-    for warning in result.warnings:
+    print_written(
+        manifest,
+        result.warnings,
+        f"wrote {result.path}: {len(manifest.artifacts)} artifact(s), {len(manifest.evaluations)} "
+        f"evaluation(s), {len(result.ignored)} ignored",
+    )
+
+
+def written_payload(
+    command: str, path: Path, manifest: Manifest, warnings: Sequence[str], **extra: object
+) -> dict[str, object]:
+    """The ``--json`` document of a command that wrote a new manifest (init, import)."""
+    return {
+        "schema_version": 1,
+        "command": command,
+        "manifest": str(path),
+        **extra,
+        "artifacts": [
+            {"path": a.path, "size": a.size, "sha256": a.sha256, "role": a.role} for a in manifest.artifacts
+        ],
+        "evaluations": list(manifest.evaluations),
+        "warnings": list(warnings),
+    }
+
+
+def print_written(manifest: Manifest, warnings: Sequence[str], summary: str) -> None:
+    """Warnings, one line per listed file (role, size, path), then ``summary`` on stderr."""
+    for warning in warnings:
         output.warn_line(warning)
     for artifact in manifest.artifacts:
         output.stdout.print(f"{artifact.role:<11} {artifact.size:>14}  {artifact.path}", markup=False)
     for path in manifest.evaluations:
         output.stdout.print(f"{'evaluation':<11} {'':>14}  {path}", markup=False)
-    output.info_line(
-        f"wrote {result.path}: {len(manifest.artifacts)} artifact(s), {len(manifest.evaluations)} "
-        f"evaluation(s), {len(result.ignored)} ignored"
-    )
+    output.info_line(summary)
 
 
 def register(app: typer.Typer) -> None:

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
-from hubrelease.hashing import pool, sha256_file
+from hubrelease.hashing import sha256_file
 from hubrelease.hub.server import LoopbackHub
 from tests.factories.hub import api_for
-from tests.factories.onboarding import publish_author_folder, write_author_folder
+from tests.factories.onboarding import deny_reading, publish_author_folder, write_author_folder
 
 runner = CliRunner()
 
@@ -21,17 +20,6 @@ runner = CliRunner()
 def run(*args: str | Path) -> tuple[int, str, str]:
     result = runner.invoke(app, [str(a) for a in args])
     return result.exit_code, result.stdout, result.stderr
-
-
-def deny(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    """EACCES on one file (CI runs as root, which reads mode-000 files, so chmod cannot simulate it)."""
-
-    def sha256(path: str | os.PathLike[str], on_bytes: object = None) -> str:
-        if Path(path).name == name:
-            raise PermissionError(13, "Permission denied", str(path))
-        return sha256_file(path, on_bytes)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pool, "sha256_file", sha256)
 
 
 def test_init_then_verify_passes(tmp_path: Path) -> None:
@@ -79,7 +67,7 @@ def test_init_missing_folder_is_one_line(tmp_path: Path) -> None:
 
 def test_init_unreadable_file_warns_and_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
-    deny(monkeypatch, "config.json")
+    deny_reading(monkeypatch, "config.json")
     code, _, err = run("init", root)
     assert code == 0
     assert (
@@ -111,7 +99,7 @@ def test_add_unreadable_file_is_one_error(tmp_path: Path, monkeypatch: pytest.Mo
     root = write_author_folder(tmp_path / "rel", symlink=False)
     run("init", root)
     (root / "new.md").write_text("new\n", encoding="utf-8")
-    deny(monkeypatch, "new.md")
+    deny_reading(monkeypatch, "new.md")
     code, out, err = run("add", root / "hubrelease.yaml", root / "new.md")
     assert (code, out) == (2, "")
     assert err == f"error: {root / 'new.md'}: cannot read: Permission denied\n"

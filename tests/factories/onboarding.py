@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
+from hubrelease.hashing import pool, sha256_file
 from tests.factories.cards import matrix_evaluation
 from tests.factories.drafters import write_checkpoint, write_ik_mixed_gguf
 from tests.factories.hub import unique_repo, upload_files
@@ -79,3 +82,17 @@ def publish_author_folder(api: HfApi, folder: Path, branch: str = "dev") -> tupl
     ]
     commit = api.create_commit(repo_id, ops, commit_message="release", revision=branch).oid
     return repo_id, folder, commit
+
+
+def deny_reading(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """EACCES when the hashing pool opens a file called ``name``.
+
+    CI runs as root, and root reads mode-000 files, so ``chmod`` cannot make a file unreadable.
+    """
+
+    def sha256(path: str | os.PathLike[str], on_bytes: Callable[[int], None] | None = None) -> str:
+        if Path(path).name == name:
+            raise PermissionError(13, "Permission denied", str(path))
+        return sha256_file(path, on_bytes)
+
+    monkeypatch.setattr(pool, "sha256_file", sha256)

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from hubrelease.errors import InputError
-from hubrelease.hashing import pool, sha256_file
+from hubrelease.hashing import sha256_file
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.edit import add_files, remove_paths
 from hubrelease.onboarding.init import InitOptions, init_manifest
 from hubrelease.verify import verify_manifest
-from tests.factories.onboarding import write_author_folder
+from tests.factories.onboarding import deny_reading, write_author_folder
 
 HAND_WRITTEN = """# Hand-written header: kept byte for byte.
 schema_version: 1
@@ -159,10 +159,7 @@ def test_add_outside_the_release_folder_is_refused(
 
 
 def test_add_unreadable_file_is_one_error(release: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def sha256(path: str | os.PathLike[str], on_bytes: object = None) -> str:
-        raise PermissionError(13, "Permission denied", str(path))
-
-    monkeypatch.setattr(pool, "sha256_file", sha256)
+    deny_reading(monkeypatch, "a.bin")
     (release.parent / "a.bin").write_bytes(b"changed")
     with pytest.raises(InputError) as refused:
         add_files(release, [release.parent / "a.bin"])

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pytest
 
 from hubrelease.errors import InputError
-from hubrelease.hashing import pool, sha256_file
+from hubrelease.hashing import sha256_file
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.init import InitOptions, init_manifest, repo_name
 from hubrelease.verify import verify_manifest
-from tests.factories.onboarding import write_author_folder
-
-
-def deny(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    """Simulate EACCES on one file: CI runs as root, and root reads mode-000 files."""
-
-    def sha256(path: str | os.PathLike[str], on_bytes: object = None) -> str:
-        if Path(path).name == name:
-            raise PermissionError(13, "Permission denied", str(path))
-        return sha256_file(path, on_bytes)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pool, "sha256_file", sha256)
+from tests.factories.onboarding import deny_reading, write_author_folder
 
 
 def test_author_folder_is_described_and_verifies_immediately(tmp_path: Path) -> None:
@@ -89,7 +77,7 @@ def test_unreadable_file_is_skipped_with_a_warning_and_verify_still_passes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
-    deny(monkeypatch, "notes.md")
+    deny_reading(monkeypatch, "notes.md")
     out = root / "hubrelease.yaml"
     result = init_manifest(InitOptions(root, out))
     assert (
