@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from huggingface_hub.errors import (
     HfHubHTTPError,
     RemoteEntryNotFoundError,
@@ -39,6 +39,14 @@ def _push_basic(hub: LoopbackHub, repo_id: str, repo_type: str = "model") -> str
     return api.create_commit(
         repo_id, ops, commit_message="release", parent_commit=head, repo_type=repo_type
     ).oid
+
+
+def _empty_repo(hub: LoopbackHub) -> tuple[HfApi, str, str | None]:
+    """A new repo holding only the Hub's initial commit: (api, repo id, head)."""
+    repo = unique_repo()
+    api = api_for(hub)
+    api.create_repo(repo)
+    return api, repo, api.repo_info(repo).sha
 
 
 def test_commit_lands_with_lfs_multipart_and_metadata(hub: LoopbackHub) -> None:
@@ -82,10 +90,7 @@ def test_tree_is_paginated_with_link_header(hub: LoopbackHub) -> None:
 
 
 def test_stale_parent_is_412_and_changes_nothing(hub: LoopbackHub) -> None:
-    repo = unique_repo()
-    api = api_for(hub)
-    api.create_repo(repo)
-    first = api.repo_info(repo).sha
+    api, repo, first = _empty_repo(hub)
     assert first is not None
     api.create_commit(repo, [CommitOperationAdd("a.txt", b"a")], commit_message="a", parent_commit=first)
     second = api.repo_info(repo).sha
@@ -154,10 +159,7 @@ def test_branches_tags_and_pull_requests(hub: LoopbackHub) -> None:
 
 
 def test_corrupted_lfs_upload_is_rejected(hub: LoopbackHub) -> None:
-    repo = unique_repo()
-    api = api_for(hub)
-    api.create_repo(repo)
-    head = api.repo_info(repo).sha
+    api, repo, head = _empty_repo(hub)
     hub.faults.inject("corrupt", method="PUT", path="^/__lfs/", times=10)
     data = os.urandom(2_000)
     with pytest.raises(RuntimeError) as caught:  # huggingface_hub wraps upload errors
@@ -176,10 +178,7 @@ def test_lfs_put_with_wrong_bytes_is_rejected_directly(hub: LoopbackHub) -> None
 
 
 def test_dropped_commit_leaves_repo_unchanged(hub: LoopbackHub) -> None:
-    repo = unique_repo()
-    api = api_for(hub)
-    api.create_repo(repo)
-    head = api.repo_info(repo).sha
+    api, repo, head = _empty_repo(hub)
     hub.faults.inject("drop", method="POST", path="/commit/", after_bytes=10)
     with pytest.raises(httpx2.TransportError):
         api.create_commit(repo, [CommitOperationAdd("a.txt", b"a")], commit_message="a")
@@ -187,10 +186,7 @@ def test_dropped_commit_leaves_repo_unchanged(hub: LoopbackHub) -> None:
 
 
 def test_500_after_commit_landed(hub: LoopbackHub) -> None:
-    repo = unique_repo()
-    api = api_for(hub)
-    api.create_repo(repo)
-    head = api.repo_info(repo).sha
+    api, repo, head = _empty_repo(hub)
     hub.faults.inject("after", method="POST", path="/commit/", status=500)
     with pytest.raises(HfHubHTTPError) as caught:
         api.create_commit(repo, [CommitOperationAdd("a.txt", b"a")], commit_message="a")
