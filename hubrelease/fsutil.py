@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -24,6 +25,12 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # mkstemp creates 0600; give the file the mode a plain open() would (or the one it had).
+    try:
+        perms = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        perms = 0o666 & ~_umask()
+    os.chmod(tmp, perms)
     try:
         binary = "b" in mode
         with os.fdopen(fd, mode, encoding=None if binary else encoding) as handle:
@@ -35,6 +42,12 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

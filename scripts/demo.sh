@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job on the built-in example release, offline and without a token.
-# Works on a copy of manifests/example/ in a temporary folder; prints each command it runs.
+# The main job, on the built-in example release, offline and without a token:
+# build the drafter (safetensors + GGUF) and its evaluation JSON from raw inputs, pin the target,
+# render the card, verify, publish as one commit to the embedded local Hub, and verify the Hub.
+# Works on a copy of manifests/example*/ in a temporary folder; prints each command it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${HUBRELEASE_VENV:-.venv}
@@ -10,15 +12,29 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null
 "$VENV/bin/python" -m pip install --quiet -e . >"$VENV/hubrelease-install.log" 2>&1 || { cat "$VENV/hubrelease-install.log"; exit 1; }
-export PATH="$VENV/bin:$PATH" HF_HUB_DISABLE_XET=1
+export PATH="$VENV/bin:$PATH" HF_HUB_DISABLE_XET=1 HF_HUB_DISABLE_TELEMETRY=1
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/hubrelease-demo.XXXXXX")
 cp -R manifests/example "$work/example"
-release="$work/example"
+cp -R manifests/example-target "$work/example-target"
+cd "$work/example"
 run() { printf '\n$ %s\n' "$*"; "$@"; }
 
-run hubrelease verify "$release/hubrelease.yaml"
-run hubrelease checksums "$release/hubrelease.yaml" --out "$release/SHA256SUMS"
-(cd "$release" && run sha256sum -c SHA256SUMS)
-rm "$release/SHA256SUMS"
-printf '\ndemo release left in %s\n' "$release"
+# Built files are rebuilt from their inputs; the builders are byte-deterministic, so the
+# digests the manifest already pins must come out identical.
+rm -f model.safetensors config.json tiny-dflash2-q8_0.gguf evaluation.json README.md
+run hubrelease build safetensors-drafter checkpoint --out . --manifest hubrelease.yaml
+run hubrelease build gguf-drafter . --flavor mainline --outtype q8_0 --out tiny-dflash2-q8_0.gguf --manifest hubrelease.yaml
+run hubrelease build eval autoregressive=bench/autoregressive.jsonl dflash2=bench/dflash2.jsonl \
+  --spec bench/eval-spec.yaml --prompts bench/prompts.jsonl --out evaluation.json
+run hubrelease lint tiny-dflash2-q8_0.gguf --config config.json
+
+# The target must exist before the drafter can pin it: publish it, then lock the pin to its commit.
+run hubrelease push ../example-target/hubrelease.yaml --endpoint local
+run hubrelease lock hubrelease.yaml --endpoint local
+run hubrelease render-card hubrelease.yaml
+run hubrelease verify hubrelease.yaml
+run hubrelease push hubrelease.yaml --endpoint local --dry-run
+run hubrelease push hubrelease.yaml --endpoint local
+run hubrelease verify hubrelease.yaml --remote --endpoint local
+printf '\ndemo release left in %s\n' "$work/example"
