@@ -41,7 +41,7 @@ def card_release_fields(readme: Path, repo_type: str) -> tuple[dict[str, Any], l
     bases = [bases] if isinstance(bases, str) else bases if isinstance(bases, list) else []
     valid = []
     for base in bases:
-        if _valid(_REPO_ID, base):
+        if is_repo_id(base):
             valid.append(base)
         else:
             warnings.append(f"{readme.name}: base_model {base!r} is not a Hub repo id; left out")
@@ -66,3 +66,8 @@ def _valid(adapter: TypeAdapter[str], value: object) -> bool:
     except ValidationError:
         return False
     return True
+
+
+def is_repo_id(value: object) -> bool:
+    """True for a valid Hub repo id (``namespace/name``), as the manifest's ``RepoId`` type says."""
+    return _valid(_REPO_ID, value)

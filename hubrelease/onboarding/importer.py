@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import re
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from huggingface_hub import HfApi
 from huggingface_hub.utils.sha import git_hash
-from pydantic import TypeAdapter, ValidationError
 
 from hubrelease.errors import HubError, InputError
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.client import hub_errors
 from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, remote_files, resolve_commit
-from hubrelease.manifest.models import Manifest, RepoId, RepoType
-from hubrelease.onboarding.cardmeta import card_release_fields
+from hubrelease.manifest.models import Manifest, RepoType
+from hubrelease.onboarding.cardmeta import card_release_fields, is_repo_id
 from hubrelease.onboarding.document import ManifestDraft, refuse_existing, write_new_manifest
 from hubrelease.onboarding.facts import FileFacts, detect_evaluation, inspect_composition
 from hubrelease.onboarding.init import DEFAULT_LICENSE, README
@@ -33,8 +33,9 @@ from hubrelease.onboarding.roles import artifact_entries
 
 # The Hub refuses regular files above 10 MiB; anything bigger that is not LFS is pinned by size only.
 REGULAR_FETCH_LIMIT = 10 << 20
+# Parallel downloads of small regular files, as many as huggingface_hub's snapshot_download uses.
+FETCH_THREADS = 8
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_REPO_ID: TypeAdapter[str] = TypeAdapter(RepoId)
 
 
 @dataclass(frozen=True)
@@ -52,12 +53,8 @@ class ImportResult:
 def parse_spec(spec: str) -> tuple[str, str]:
     """``namespace/name[@revision]`` -> (repo id, revision; ``main`` when absent)."""
     repo_id, _, revision = spec.partition("@")
-    try:
-        _REPO_ID.validate_python(repo_id)
-    except ValidationError:
-        raise InputError(
-            f"{repo_id!r} is not a Hub repo id (expected namespace/name, optionally @revision)"
-        ) from None
+    if not is_repo_id(repo_id):
+        raise InputError(f"{repo_id!r} is not a Hub repo id (expected namespace/name, optionally @revision)")
     if "@" in spec and not revision:
         raise InputError(f"{spec!r}: empty revision after '@'")
     return repo_id, revision or "main"
@@ -73,21 +70,23 @@ def import_repo(
     # The manifest publishes itself under its own name; .gitattributes is the Hub's.
     wanted = sorted(n for n in names if n not in ALWAYS_PUBLISHED and n != out.name)
     remote = remote_files(api, repo_id, wanted, commit, repo_type)
+    small = [n for n, f in remote.items() if f.sha256 is None and f.size <= REGULAR_FETCH_LIMIT]
+    if README in remote and README not in small:
+        small.append(README)
     warnings: list[str] = []
-    fetched = 0
     with tempfile.TemporaryDirectory(prefix="hubrelease-import-") as tmp:
-        fetch = _Fetcher(api, repo_id, commit, repo_type, Path(tmp))
+        local = _fetch(api, repo_id, commit, repo_type, small, Path(tmp))
+        fetched = sum(path.stat().st_size for path in local.values())
         facts: list[FileFacts] = []
         for name in wanted:
-            item, note = _describe(fetch, remote[name])
+            item, note = _describe(remote[name], local.get(name), repo_id)
             facts.append(item)
             if note:
                 warnings.append(note)
         card: dict[str, Any] = {}
-        if README in remote:
-            card, notes = card_release_fields(fetch(README), repo_type)
+        if README in local:
+            card, notes = card_release_fields(local[README], repo_type)
             warnings += notes
-        fetched = fetch.bytes
     branch = _branch(api, repo_id, revision, repo_type)
     if branch != revision:
         warnings.append(f"{revision!r} is not a branch; release.revision is set to {branch!r} for push")
@@ -102,42 +101,30 @@ def import_repo(
     return ImportResult(manifest, out, commit, revision, fetched, tuple(warnings))
 
 
-class _Fetcher:
-    """Downloads small files of one commit into a scratch folder, each at most once."""
+def _fetch(
+    api: HfApi, repo_id: str, commit: str, repo_type: str, names: list[str], folder: Path
+) -> dict[str, Path]:
+    """Download small files of one commit into ``folder``, ``FETCH_THREADS`` at a time (as hf download does)."""
 
-    def __init__(self, api: HfApi, repo_id: str, commit: str, repo_type: str, folder: Path) -> None:
-        self.api, self.repo_id, self.commit, self.repo_type, self.folder = (
-            api,
-            repo_id,
-            commit,
-            repo_type,
-            folder,
-        )
-        self.bytes = 0
-        self._done: dict[str, Path] = {}
+    def one(name: str) -> tuple[str, Path]:
+        with hub_errors(repo_id, commit):
+            path = api.hf_hub_download(repo_id, name, revision=commit, repo_type=repo_type, local_dir=folder)
+        return name, Path(path)
 
-    def __call__(self, name: str) -> Path:
-        if name not in self._done:
-            with hub_errors(self.repo_id, self.commit):
-                path = self.api.hf_hub_download(
-                    self.repo_id, name, revision=self.commit, repo_type=self.repo_type, local_dir=self.folder
-                )
-            self._done[name] = Path(path)
-            self.bytes += self._done[name].stat().st_size
-        return self._done[name]
+    with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
+        return dict(pool.map(one, names))
 
 
-def _describe(fetch: _Fetcher, remote: RemoteFile) -> tuple[FileFacts, str | None]:
-    """Facts of one file: LFS from metadata alone; regular files from their (small) bytes."""
+def _describe(remote: RemoteFile, local: Path | None, repo_id: str) -> tuple[FileFacts, str | None]:
+    """Facts of one file: LFS from metadata alone; regular files from their fetched bytes."""
     if remote.sha256 is not None:
         return FileFacts(remote.path, remote.size, remote.sha256), None
-    if remote.size > REGULAR_FETCH_LIMIT:
+    if local is None:
         note = f"{remote.path}: regular file of {remote.size} bytes not fetched; pinned by size only"
         return FileFacts(remote.path, remote.size, None), note
-    local = fetch(remote.path)
     if git_hash(local.read_bytes()) != remote.blob_id:
         raise HubError(
-            f"{remote.path}: downloaded bytes do not match git blob {remote.blob_id}", repo_id=fetch.repo_id
+            f"{remote.path}: downloaded bytes do not match git blob {remote.blob_id}", repo_id=repo_id
         )
     composition, header_note = inspect_composition(local)
     evaluation, eval_note = detect_evaluation(local)

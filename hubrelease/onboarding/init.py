@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hubrelease.errors import InputError
 from hubrelease.manifest.models import Manifest, RepoType
-from hubrelease.onboarding.cardmeta import card_release_fields
+from hubrelease.onboarding.cardmeta import card_release_fields, is_repo_id
 from hubrelease.onboarding.document import ManifestDraft, refuse_existing, write_new_manifest
 from hubrelease.onboarding.facts import hash_scanned
 from hubrelease.onboarding.roles import artifact_entries
@@ -56,6 +57,7 @@ class InitResult:
 def init_manifest(options: InitOptions, progress: Progress = NULL_PROGRESS) -> InitResult:
     """Scan, hash and describe ``options.root``; write the manifest to ``options.out``."""
     refuse_existing(options.out, options.force)
+    _check(options)
     scan = scan_folder(options.root, options.exclude, skip=[options.out])
     facts, unreadable, warnings = hash_scanned(
         options.root, scan.files, threads=options.threads, progress=progress
@@ -72,6 +74,18 @@ def init_manifest(options: InitOptions, progress: Progress = NULL_PROGRESS) -> I
     if options.repo_id is None:
         notes.append(f"no --repo-id given: set release.repo_id (now {release['repo_id']}) before pushing")
     return InitResult(manifest, options.out, total, tuple(ignored), tuple(notes))
+
+
+def _check(options: InitOptions) -> None:
+    """Refuse option values the manifest would refuse, before any file is read."""
+    for option, value in [("repo-id", options.repo_id), *(("base-model", b) for b in options.base_model)]:
+        if value is not None and not is_repo_id(value):
+            raise InputError(f"{value!r} is not a Hub repo id (namespace/name)", field=option)
+    if options.license == "other":
+        raise InputError(
+            "'other' needs license_name and license_link: pass a Hub licence id, then edit release",
+            field="license",
+        )
 
 
 def _release(options: InitOptions) -> tuple[dict[str, Any], list[str]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from hubrelease.errors import InputError
-from hubrelease.fsutil import STATE_DIR
+from hubrelease.fsutil import STATE_DIR, check_release_path
 from hubrelease.hashing import StatKey
 
 # Never walked and never listed: verify skips these folders on its own.
@@ -124,8 +124,20 @@ def _walk(folder: Path, rel: str, rules: _Rules, silent: set[str], result: ScanR
             result.ignored.append(name)
         elif is_dir:
             _walk(path, name, rules.entering(path, name), silent, result)
+        elif not _publishable(name, result):
+            result.ignored.append(name)
         elif stat.S_ISREG(st.st_mode):
             result.files.append(ScannedFile(name, path, StatKey.of(st)))
         else:
             result.skipped.append(Skipped(name, "is not a regular file"))
             result.ignored.append(name)
+
+
+def _publishable(name: str, result: ScanResult) -> bool:
+    """False (with the reason recorded) for names the Hub and the manifest refuse, e.g. with a backslash."""
+    try:
+        check_release_path(name)
+    except ValueError as exc:
+        result.skipped.append(Skipped(name, f"cannot be a path in the repo ({exc})"))
+        return False
+    return True

@@ -143,3 +143,42 @@ def test_manifest_outside_the_folder_says_how_to_verify(tmp_path: Path) -> None:
 )
 def test_repo_name_from_folder(tmp_path: Path, folder: str, name: str) -> None:
     assert repo_name(tmp_path / folder) == name
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"repo_id": "not/a/repo"}, "repo-id: 'not/a/repo' is not a Hub repo id (namespace/name)"),
+        (
+            {"base_model": ("ok/model", "bad id")},
+            "base-model: 'bad id' is not a Hub repo id (namespace/name)",
+        ),
+        (
+            {"license": "other"},
+            "license: 'other' needs license_name and license_link: pass a Hub licence id, then edit release",
+        ),
+    ],
+)
+def test_invalid_options_are_refused_before_reading(
+    tmp_path: Path, options: dict[str, object], message: str
+) -> None:
+    root = write_author_folder(tmp_path / "rel", symlink=False)
+    with pytest.raises(InputError) as refused:
+        init_manifest(InitOptions(root, root / "m.yaml", **options))  # type: ignore[arg-type]
+    assert str(refused.value) == message
+    assert not (root / ".hubrelease").exists()
+
+
+def test_file_names_the_hub_refuses_are_skipped(tmp_path: Path) -> None:
+    root = tmp_path / "rel"
+    root.mkdir()
+    (root / "ok.txt").write_text("ok\n", encoding="utf-8")
+    (root / "back\\slash.txt").write_text("x\n", encoding="utf-8")
+    out = root / "m.yaml"
+    result = init_manifest(InitOptions(root, out))
+    assert [a.path for a in result.manifest.artifacts] == ["ok.txt"]
+    assert result.manifest.ignore == ["back\\slash.txt"]
+    assert result.warnings[0].startswith(
+        "back\\slash.txt: cannot be a path in the repo (path 'back\\\\slash.txt' uses"
+    )
+    assert verify_manifest(load_manifest(out), out).findings == ()
