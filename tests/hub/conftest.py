@@ -13,5 +13,7 @@ from hubrelease.hub.server import LoopbackHub
 def hub(loopback_hub: LoopbackHub) -> Iterator[LoopbackHub]:
     loopback_hub.faults.clear()
     loopback_hub.requests.clear()
+    loopback_hub.server_errors.clear()
     yield loopback_hub
     loopback_hub.faults.clear()
+    assert loopback_hub.server_errors == []

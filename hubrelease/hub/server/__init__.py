@@ -40,6 +40,8 @@ class LoopbackHub:
         self.store = HubStore(root)
         self.faults = Faults()
         self.requests = RequestLog()
+        self.server_errors: list[BaseException] = []
+        """Unexpected exceptions raised while serving (answered as HTTP 500); tests assert it stays empty."""
         self.page_size = page_size
         self.page_size_expand = page_size_expand
         self.multipart_threshold = multipart_threshold
