@@ -7,6 +7,7 @@ kinds can be given in one call.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +45,14 @@ def build_evaluation(
     spec: EvaluationSpec,
     *,
     prompts: Path | None = None,
+    relative_to: Path | None = None,
     progress: Progress = NULL_PROGRESS,
 ) -> Evaluation:
-    """Read every source, compute cells, comparisons and sweeps, and return the validated evaluation."""
+    """Read every source, compute cells, comparisons and sweeps, and return the validated evaluation.
+
+    Source paths are recorded relative to ``relative_to`` (the output's folder), so the same build
+    run from another working directory writes the same bytes.
+    """
     serving: list[tuple[str | None, Record]] = []
     requests: list[Request] = []
     files = []
@@ -61,7 +67,11 @@ def build_evaluation(
             else:
                 serving.append((source.configuration, record))
         files.append(
-            SourceFile(path=source.path.as_posix(), sha256=sha256_file(source.path), records=len(records))
+            SourceFile(
+                path=_recorded_path(source.path, relative_to),
+                sha256=sha256_file(source.path),
+                records=len(records),
+            )
         )
         progress.advance(source.path.stat().st_size)
     progress.finish()
@@ -97,6 +107,12 @@ def build_evaluation(
 def evaluation_json(evaluation: Evaluation) -> str:
     """The canonical text of an evaluation file (2-space indent, trailing newline)."""
     return evaluation.model_dump_json(indent=2) + "\n"
+
+
+def _recorded_path(path: Path, relative_to: Path | None) -> str:
+    if relative_to is None:
+        return path.as_posix()
+    return Path(os.path.relpath(path.resolve(), relative_to.resolve())).as_posix()
 
 
 def write_evaluation(evaluation: Evaluation, out: Path) -> None:

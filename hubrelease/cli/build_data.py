@@ -47,7 +47,11 @@ def build_eval(
     plan = load_spec(spec)
     with output.progress(json_mode) as progress:
         evaluation = build_evaluation(
-            [Source.parse(text) for text in sources], plan, prompts=prompts, progress=progress
+            [Source.parse(text) for text in sources],
+            plan,
+            prompts=prompts,
+            relative_to=out.parent,
+            progress=progress,
         )
     write_evaluation(evaluation, out)
     if json_mode:
