@@ -1,0 +1,36 @@
+"""Atomic writes: all or nothing, and the file mode a plain open() would give."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from hubrelease.fsutil import atomic_open, atomic_write_text
+
+
+def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "card.md"
+    target.write_text("old")
+    with pytest.raises(RuntimeError), atomic_open(target) as handle:
+        handle.write("half")
+        raise RuntimeError("boom")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["card.md"]
+
+
+def test_new_file_gets_umask_mode_and_existing_file_keeps_its_mode(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        fresh = tmp_path / "fresh.json"
+        atomic_write_text(fresh, "{}")
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+        kept = tmp_path / "kept.sh"
+        kept.write_text("#!/bin/sh\n")
+        kept.chmod(0o750)
+        atomic_write_text(kept, "#!/bin/sh\necho hi\n")
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o750
+    finally:
+        os.umask(old)
