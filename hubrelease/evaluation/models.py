@@ -41,7 +41,7 @@ Role = Literal["primary", "secondary", "exploratory"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Engine(_Strict):

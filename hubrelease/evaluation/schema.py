@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from hubrelease.evaluation import models
 from hubrelease.evaluation.models import Evaluation
+from hubrelease.manifest import models as manifest_models
+from hubrelease.schema_docs import describe_fields
 
 
 def evaluation_json_schema() -> dict[str, Any]:
     """The evaluation file's JSON Schema (draft 2020-12), with field docs as descriptions."""
-    schema = Evaluation.model_json_schema(mode="validation")
+    schema = describe_fields(Evaluation.model_json_schema(mode="validation"), manifest_models, models)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://hubrelease.dev/schema/evaluation-v1.json"
     return schema

@@ -64,7 +64,7 @@ BaseModelRelation = Literal["adapter", "merge", "quantized", "finetune"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class _Revisioned(_Strict):
