@@ -12,7 +12,7 @@ from hubrelease.hub.server import LoopbackHub
 from hubrelease.hub.tree import verify_remote
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.importer import import_repo, parse_spec
-from tests.factories.hub import api_for
+from tests.factories.hub import api_for, unique_repo, upload_files
 from tests.factories.onboarding import publish_author_folder
 
 
@@ -104,3 +104,29 @@ def test_parse_spec(spec: str, expected: tuple[str, str]) -> None:
 def test_parse_spec_refuses_bad_input(spec: str) -> None:
     with pytest.raises(InputError):
         parse_spec(spec)
+
+
+def test_dataset_repo(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
+    api = api_for(loopback_hub)
+    repo_id = unique_repo("data")
+    files = {
+        "README.md": b"---\nlicense: cc-by-4.0\ntags:\n- chat\n---\n# Data\n",
+        "data/train-00000-of-00001.parquet": b"PAR1" + bytes(range(256)) * 8 + b"PAR1",
+        "data/extra.jsonl": b'{"a": 1}\n',
+    }
+    commit = upload_files(api, repo_id, files, repo_type="dataset")
+    out = tmp_path / "data.yaml"
+    result = import_repo(api, repo_id, out, repo_type="dataset")
+    manifest = load_manifest(out)
+    assert (result.commit, manifest.release.repo_type, manifest.release.license) == (
+        commit,
+        "dataset",
+        "cc-by-4.0",
+    )
+    assert {a.path: a.role for a in manifest.artifacts} == {
+        "README.md": "doc",
+        "data/extra.jsonl": "data",
+        "data/train-00000-of-00001.parquet": "data",
+    }
+    assert "--repo-type dataset" in out.read_text(encoding="utf-8").splitlines()[0]
+    assert verify_remote(manifest, api, known=[out.name]).errors == []
