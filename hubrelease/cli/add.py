@@ -52,7 +52,7 @@ def add(
     from hubrelease.onboarding.edit import add_files
 
     with output.progress(json_mode) as progress:
-        changes = add_files(
+        result = add_files(
             manifest,
             files,
             role=role,
@@ -67,11 +67,14 @@ def add(
                 "schema_version": 1,
                 "command": "add",
                 "manifest": str(manifest),
-                "files": [c.to_dict() for c in changes],
+                "files": [c.to_dict() for c in result.changes],
+                "warnings": list(result.warnings),
             }
         )
         return
-    for change in changes:
+    for warning in result.warnings:
+        output.warn_line(warning)
+    for change in result.changes:
         if change.status == "changed" and {"size", "sha256"} & set(change.changed_keys):
             output.stdout.print(
                 f"changed {change.path}: size {change.old_size} -> {change.size}, "

@@ -55,6 +55,14 @@ class AddChange:
         }
 
 
+@dataclass(frozen=True)
+class AddResult:
+    """Every file's change, and warnings about headers or evaluation files that did not parse."""
+
+    changes: tuple[AddChange, ...]
+    warnings: tuple[str, ...]
+
+
 def add_files(
     manifest_path: Path,
     files: Sequence[Path],
@@ -64,7 +72,7 @@ def add_files(
     root: Path | None = None,
     threads: int | None = None,
     progress: Progress = NULL_PROGRESS,
-) -> list[AddChange]:
+) -> AddResult:
     """Hash ``files`` and add or refresh their entries; write the manifest once, atomically.
 
     ``root`` is the release folder (default: the manifest's folder); every file must be inside it.
@@ -81,18 +89,19 @@ def add_files(
     published = {a.local_path: a.path for a in validate_tree(tree, manifest_path).artifacts}
     folder = root or manifest_path.parent
     scanned = [_scanned(folder, file) for file in files]
-    facts, unreadable, _ = hash_scanned(folder, scanned, threads=threads, progress=progress)
+    facts, unreadable, warnings = hash_scanned(folder, scanned, threads=threads, progress=progress)
     if unreadable:
         first = unreadable[0]
         raise InputError(first.reason, path=folder / first.name)
     changes: list[AddChange] = []
     for item in facts:
-        if item.evaluation and role is None and path_in_repo is None:
+        if item.evaluation and role is None and path_in_repo is None and item.name not in published:
             with trailing_comment_kept(tree, "evaluations"):
                 _add_evaluation(tree, item.name)
             changes.append(AddChange(item.name, "evaluation", item.size, item.sha256))
             continue
-        path = path_in_repo or item.name
+        # A file already published under another repo path is refreshed there.
+        path = path_in_repo or published.get(item.name, item.name)
         if published.get(item.name, path) != path:
             raise InputError(
                 f"already listed as {published[item.name]}; `hubrelease rm` it first to publish it elsewhere",
@@ -100,7 +109,7 @@ def add_files(
             )
         # A role the user chose earlier is kept; a new entry gets a guessed one.
         guessed = None if role or _listed(tree, path) else guess_role(item.name)
-        entry = artifact_entry(item, role or guessed, path_in_repo)
+        entry = artifact_entry(item, role or guessed, path)
         with trailing_comment_kept(tree, "artifacts"):
             old = upsert_artifact(tree, entry)
         if old is None:
@@ -120,7 +129,7 @@ def add_files(
         )
     if any(change.status != "unchanged" for change in changes):
         save_tree(tree, manifest_path)
-    return changes
+    return AddResult(tuple(changes), tuple(warnings))
 
 
 def remove_paths(manifest_path: Path, paths: Sequence[str]) -> list[str]:

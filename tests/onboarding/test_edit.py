@@ -56,8 +56,13 @@ def test_add_new_file_appends_one_entry_and_keeps_every_comment(release: Path) -
     before = release.read_text(encoding="utf-8")
     new = release.parent / "c.gguf"
     new.write_bytes(b"")
-    [change] = add_files(release, [new])
+    result = add_files(release, [new])
+    [change] = result.changes
     assert (change.path, change.status, change.size) == ("c.gguf", "added", 0)
+    assert result.warnings == (
+        "c.gguf: header not readable (truncated: 0 bytes is too small for a GGUF header at byte offset 0); "
+        "composition not recorded",
+    )
     entry = f"  - path: c.gguf\n    size: 0\n    sha256: {sha256_file(new)}\n    role: variant\n"
     anchor = "    role: doc\n"
     assert release.read_text(encoding="utf-8") == before.replace(anchor, anchor + entry)
@@ -67,7 +72,7 @@ def test_add_changed_file_reports_old_and_new_and_rewrites_only_its_values(relea
     before = release.read_text(encoding="utf-8")
     old_sha = sha256_file(release.parent / "a.bin")
     (release.parent / "a.bin").write_bytes(b"aa")
-    [change] = add_files(release, [release.parent / "a.bin"], role="variant")
+    [change] = add_files(release, [release.parent / "a.bin"], role="variant").changes
     new_sha = sha256_file(release.parent / "a.bin")
     assert (change.status, change.old_size, change.size) == ("changed", 1, 2)
     assert (change.old_sha256, change.sha256) == (old_sha, new_sha)
@@ -80,7 +85,7 @@ def test_add_changed_file_reports_old_and_new_and_rewrites_only_its_values(relea
 
 def test_add_unchanged_file_writes_nothing(release: Path) -> None:
     stamp = release.stat().st_mtime_ns
-    [change] = add_files(release, [release.parent / "b.txt"])
+    [change] = add_files(release, [release.parent / "b.txt"]).changes
     assert change.status == "unchanged"
     assert release.stat().st_mtime_ns == stamp
 
@@ -122,7 +127,7 @@ def test_evaluation_json_goes_to_evaluations(tmp_path: Path) -> None:
     init_manifest(InitOptions(root, out))
     copy = root / "results" / "h200.json"
     copy.write_bytes((root / "results" / "spark.json").read_bytes())
-    [change] = add_files(out, [copy])
+    [change] = add_files(out, [copy]).changes
     assert change.status == "evaluation"
     assert load_manifest(out).evaluations == ["results/spark.json", "results/h200.json"]
     text = out.read_text(encoding="utf-8")
@@ -173,3 +178,15 @@ def test_path_in_repo_rules(release: Path) -> None:
         add_files(release, [release.parent / "a.bin"], path_in_repo="../x")
     with pytest.raises(InputError, match=re.escape("already listed as a.bin; `hubrelease rm` it first")):
         add_files(release, [release.parent / "a.bin"], path_in_repo="renamed.bin")
+
+
+def test_file_published_under_another_path_is_refreshed_there(release: Path) -> None:
+    built = release.parent / "build" / "out.gguf"
+    built.parent.mkdir()
+    built.write_bytes(b"v1")
+    add_files(release, [built], path_in_repo="drafter.gguf")
+    built.write_bytes(b"v2!")
+    [change] = add_files(release, [built]).changes
+    assert (change.path, change.status, change.old_size, change.size) == ("drafter.gguf", "changed", 2, 3)
+    entry = load_manifest(release).artifact("drafter.gguf")
+    assert entry is not None and (entry.local, entry.size) == ("build/out.gguf", 3)
