@@ -7,11 +7,8 @@ from typing import Annotated
 
 import typer
 
-from hubrelease.builders.dataset_card import build_dataset_card
-from hubrelease.builders.evaluation import Source, build_evaluation, write_evaluation
 from hubrelease.cli import output
 from hubrelease.cli.options import JsonOpt
-from hubrelease.evaluation.spec import load_spec
 
 EVAL_EXAMPLES = """
 Examples:
@@ -44,6 +41,9 @@ def build_eval(
     json_mode: JsonOpt = False,
 ) -> None:
     """Compute an evaluation JSON (cells, paired comparisons, sweeps) from raw benchmark runs."""
+    from hubrelease.builders.evaluation import Source, build_evaluation, write_evaluation
+    from hubrelease.evaluation.spec import load_spec
+
     plan = load_spec(spec)
     with output.progress(json_mode) as progress:
         evaluation = build_evaluation(
@@ -102,6 +102,8 @@ def build_dataset_card_command(
     json_mode: JsonOpt = False,
 ) -> None:
     """Write a dataset card whose counts, tallies and digests are computed from the shards."""
+    from hubrelease.builders.dataset_card import build_dataset_card
+
     with output.progress(json_mode) as progress:
         summary = build_dataset_card(
             data,

@@ -5,18 +5,16 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from hubrelease.builders.gguf_drafter import OutType, build_gguf_drafter
-from hubrelease.builders.safetensors_drafter import BuiltFile, Cast, build_safetensors_drafter
 from hubrelease.cli import output
 from hubrelease.cli.options import JobsOpt, JsonOpt
 from hubrelease.errors import InputError
-from hubrelease.formats.dflash import Flavor
-from hubrelease.formats.gguf_header import read_gguf
-from hubrelease.manifest.write import load_tree, save_tree, upsert_artifact
+
+if TYPE_CHECKING:
+    from hubrelease.builders.safetensors_drafter import BuiltFile
 
 ST_EXAMPLES = """
 Examples:
@@ -65,6 +63,9 @@ def _record(
     manifest: Path, files: list[BuiltFile], builder: str, source: Path, options: dict[str, Any]
 ) -> None:
     """Upsert one artifact per output into the manifest, keeping its comments."""
+    from hubrelease.formats.gguf_header import read_gguf
+    from hubrelease.manifest.write import load_tree, save_tree, upsert_artifact
+
     root = manifest.resolve().parent
     tree = load_tree(manifest)
     recipe = {
@@ -112,6 +113,8 @@ def safetensors_drafter(
     json_mode: JsonOpt = False,
 ) -> None:
     """Drop rotary buffers, cast, check the tensor set, write SGLang-ready safetensors + normalised config.json."""
+    from hubrelease.builders.safetensors_drafter import Cast, build_safetensors_drafter
+
     if dtype not in ("bf16", "keep"):
         raise typer.BadParameter("--dtype must be bf16 or keep")
     cast: Cast = "bf16" if dtype == "bf16" else "keep"
@@ -149,6 +152,9 @@ def gguf_drafter(
     json_mode: JsonOpt = False,
 ) -> None:
     """Stream a drafter into GGUF for ik_llama.cpp or mainline llama.cpp, rope base from the nested config."""
+    from hubrelease.builders.gguf_drafter import OutType, build_gguf_drafter
+    from hubrelease.formats.dflash import Flavor
+
     if flavor not in ("ik", "mainline"):
         raise typer.BadParameter("--flavor must be ik or mainline")
     if outtype not in ("f32", "f16", "bf16", "q8_0"):

@@ -11,8 +11,6 @@ from hubrelease.cli import output
 from hubrelease.cli.options import ManifestArg
 from hubrelease.errors import InputError
 from hubrelease.fsutil import atomic_write_text
-from hubrelease.hashing import format_sums
-from hubrelease.manifest import load_manifest
 
 EXAMPLES = """
 Examples:
@@ -30,6 +28,9 @@ def checksums(
     ] = None,
 ) -> None:
     """Print `sha256sum -c` lines for every artifact with a pinned digest (paths relative to the release folder)."""
+    from hubrelease.hashing import format_sums
+    from hubrelease.manifest import load_manifest
+
     release = load_manifest(manifest)
     unpinned = [a.path for a in release.artifacts if a.sha256 is None]
     if unpinned:

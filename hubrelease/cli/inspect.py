@@ -9,7 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import JsonOpt
-from hubrelease.formats.summary import summarize
 
 EXAMPLES = """
 Examples:
@@ -39,6 +38,8 @@ def inspect(
     json_mode: JsonOpt = False,
 ) -> None:
     """Read a GGUF or safetensors header (never the tensor data) and show what the file really holds."""
+    from hubrelease.formats.summary import summarize
+
     summary: dict[str, Any] = summarize(file)
     if json_mode:
         output.emit_json({"schema_version": 1, **summary})

@@ -9,7 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import JsonOpt
-from hubrelease.lint import lint_file
 
 EXAMPLES = """
 Examples:
@@ -30,6 +29,8 @@ def lint(
     json_mode: JsonOpt = False,
 ) -> None:
     """Check a DFlash drafter for silent conversion bugs: rope base, flavour, target layers, tensor set."""
+    from hubrelease.lint import lint_file
+
     findings = lint_file(file, config)
     errors = sum(f.severity == "error" for f in findings)
     if json_mode:

@@ -10,7 +10,6 @@ from rich.table import Table
 from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, EndpointOpt, JsonOpt, ManifestArg
 from hubrelease.cli.report import human_bytes, render_report
-from hubrelease.manifest import load_manifest
 
 if TYPE_CHECKING:
     from hubrelease.hub.plan import PushPlan
@@ -60,6 +59,7 @@ def push(
 ) -> None:
     """Publish the release as one commit guarded by the head it was planned on, then verify the Hub."""
     from hubrelease.hub import build_plan, hub_api, preflight, push_release, read_remote
+    from hubrelease.manifest import load_manifest
 
     release = load_manifest(manifest)
     root = directory or manifest.parent

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hubrelease.card import CardCheck, check_card
 from hubrelease.cli import output
 from hubrelease.cli.options import JsonOpt, ManifestArg
 from hubrelease.fsutil import atomic_write_text
+
+if TYPE_CHECKING:
+    from hubrelease.card import CardCheck
 
 EXAMPLES = """
 Examples:
@@ -54,6 +56,8 @@ def render_card(
     json_mode: JsonOpt = False,
 ) -> None:
     """Render the card from the manifest and evaluation files (same inputs, same bytes)."""
+    from hubrelease.card import check_card
+
     result = check_card(manifest, out)
     if check or diff:
         status = "current" if result.current else ("missing" if result.actual is None else "stale")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 
 from hubrelease.cli import output
-from hubrelease.verify import VerifyReport
+
+if TYPE_CHECKING:
+    from hubrelease.verify import VerifyReport
 
 _STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 

@@ -7,8 +7,6 @@ from typing import Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.evaluation import evaluation_json_schema
-from hubrelease.manifest import manifest_json_schema
 
 EXAMPLES = """
 Examples:
@@ -28,6 +26,9 @@ def schema(
     ] = False,
 ) -> None:
     """Print the JSON Schema of the release manifest (or, with --eval, of evaluation files)."""
+    from hubrelease.evaluation import evaluation_json_schema
+    from hubrelease.manifest import manifest_json_schema
+
     output.emit_json(evaluation_json_schema() if evaluation else manifest_json_schema())
 
 

@@ -10,9 +10,6 @@ from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, EndpointOpt, JobsOpt, JsonOpt, ManifestArg
 from hubrelease.cli.report import render_report
 from hubrelease.errors import InputError
-from hubrelease.hashing import looks_like_sums
-from hubrelease.manifest import load_manifest
-from hubrelease.verify import VerifyOptions, verify_manifest, verify_sums_file
 
 EXAMPLES = """
 Examples:
@@ -56,6 +53,10 @@ def verify(
     endpoint: EndpointOpt = None,
 ) -> None:
     """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
+    from hubrelease.hashing import looks_like_sums
+    from hubrelease.manifest import load_manifest
+    from hubrelease.verify import VerifyOptions, verify_manifest, verify_sums_file
+
     if remote:
         from hubrelease.hub import hub_api, verify_remote
 
