@@ -1,7 +1,9 @@
 """Walk a release folder the way ``git add`` would: ``.gitignore`` rules, ``--exclude``, no symlinks.
 
 Matching uses pathspec's ``GitIgnoreSpec`` (git's wildmatch rules, negation included) rather than
-fnmatch, because users write ``.gitignore`` files for git. Every file that is not published is
+fnmatch, because users write ``.gitignore`` files for git. One simplification: a path is left out
+when any ``.gitignore`` in force matches it, so a ``!`` pattern re-includes only what its own file
+excluded (git lets a deeper file re-include what a shallower one excluded). Every file that is not published is
 returned in ``ScanResult.ignored`` as its top-most path (a folder stands for all it holds), so
 ``init`` can list it under the manifest's ``ignore`` and ``verify`` does not call it unlisted.
 """
