@@ -23,7 +23,7 @@ class HashJob:
     """One file to hash: its name for the cache and reports, where it is, and its stat."""
 
     name: str
-    path: Path
+    path: str | Path
     key: StatKey
 
 

@@ -201,7 +201,7 @@ def verify_tree(
 def _observe(
     folder: ReleaseFolder, item: Expected, follow_symlinks: bool
 ) -> tuple[FileCheck, HashJob | None, Finding | None]:
-    path = folder.path(item.name)
+    path = folder.join(item.name)
     try:
         st = os.lstat(path)
     except FileNotFoundError:
