@@ -1,9 +1,8 @@
 """Walk a release folder the way ``git add`` would: ``.gitignore`` rules, ``--exclude``, no symlinks.
 
 Matching uses pathspec's ``GitIgnoreSpec`` (git's wildmatch rules, negation included) rather than
-fnmatch, because users write ``.gitignore`` files for git. One simplification: a path is left out
-when any ``.gitignore`` in force matches it, so a ``!`` pattern re-includes only what its own file
-excluded (git lets a deeper file re-include what a shallower one excluded). Every file that is not published is
+fnmatch, because users write ``.gitignore`` files for git; as in git, a deeper ``.gitignore``
+overrides a shallower one and nothing inside an ignored folder is looked at. Every file that is not published is
 returned in ``ScanResult.ignored`` as its top-most path (a folder stands for all it holds), so
 ``init`` can list it under the manifest's ``ignore`` and ``verify`` does not call it unlisted.
 """
@@ -57,15 +56,22 @@ class ScanResult:
 
 @dataclass(frozen=True)
 class _Rules:
-    """The ignore specs in force in one folder: (folder relative to the root, spec) pairs."""
+    """The ignore specs in force in one folder: (folder relative to the root, spec) pairs, the
+    defaults and ``--exclude`` first, then each ``.gitignore`` from the root down."""
 
     specs: tuple[tuple[str, GitIgnoreSpec], ...]
 
     def matches(self, name: str, is_dir: bool) -> bool:
-        for base, spec in self.specs:
-            relative = name[len(base) + 1 :] if base else name
-            if spec.match_file(relative + "/" if is_dir else relative):
-                return True
+        # The first spec (defaults + --exclude) always wins; then, as in git, the deepest
+        # .gitignore with a matching pattern decides, and its last matching pattern wins.
+        key = name + "/" if is_dir else name
+        forced = self.specs[0][1]
+        if forced.match_file(key):
+            return True
+        for base, spec in reversed(self.specs[1:]):
+            verdict = spec.check_file(key[len(base) + 1 :] if base else key).include
+            if verdict is not None:
+                return verdict
         return False
 
     def entering(self, folder: Path, rel: str) -> _Rules:

@@ -46,6 +46,15 @@ def test_nested_gitignore_negation_and_exclude(tmp_path: Path) -> None:
     assert result.files[0].key.size == len(b"a.bin")
 
 
+def test_deeper_gitignore_overrides_and_exclude_comes_first(tmp_path: Path) -> None:
+    touch(tmp_path, "a.tmp", "sub/b.tmp", "sub/c.bin", "d.bin")
+    (tmp_path / ".gitignore").write_text("*.tmp\n", encoding="utf-8")
+    (tmp_path / "sub" / ".gitignore").write_text("!b.tmp\n!c.bin\n", encoding="utf-8")
+    result = scan_folder(tmp_path, exclude=["*.bin"])
+    assert [f.name for f in result.files] == ["sub/b.tmp"]
+    assert sorted(result.ignored) == [".gitignore", "a.tmp", "d.bin", "sub/.gitignore", "sub/c.bin"]
+
+
 def test_symlinks_are_skipped_with_a_reason(tmp_path: Path) -> None:
     touch(tmp_path, "real/file.bin")
     os.symlink("real/file.bin", tmp_path / "link.bin")
