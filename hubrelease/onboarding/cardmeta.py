@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from hubrelease.manifest.models import BaseModelRelation, RepoId
@@ -27,8 +28,9 @@ def card_release_fields(readme: Path, repo_type: str) -> tuple[dict[str, Any], l
     try:
         card = card_class.load(readme, repo_type=repo_type, ignore_metadata_errors=True)
         data = card.data.to_dict()
-    except (ValueError, OSError) as exc:
-        return {}, [f"{readme.name}: front matter not readable ({exc}); card metadata not imported"]
+    except (ValueError, OSError, yaml.YAMLError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return {}, [f"{readme.name}: front matter not readable ({reason}); card metadata not imported"]
     fields: dict[str, Any] = {}
     warnings: list[str] = []
     license_id = data.get("license")

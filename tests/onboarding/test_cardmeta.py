@@ -49,3 +49,11 @@ def test_dataset_card_and_no_front_matter(tmp_path: Path) -> None:
     )
     assert fields == {"license": "cc-by-4.0", "tags": ["chat"]}
     assert card_release_fields(write(tmp_path, "# just prose\n"), "model") == ({}, [])
+
+
+def test_broken_front_matter_is_a_warning(tmp_path: Path) -> None:
+    fields, warnings = card_release_fields(write(tmp_path, "---\nlicense: [unclosed\n---\n# x\n"), "model")
+    assert fields == {}
+    assert warnings == [
+        "README.md: front matter not readable (while parsing a flow sequence); card metadata not imported"
+    ]
