@@ -144,7 +144,7 @@ def remove_paths(manifest_path: Path, paths: Sequence[str]) -> list[str]:
         raise InputError(f"not in the manifest: {', '.join(missing)}", path=manifest_path)
     with trailing_comment_kept(tree, "evaluations"):
         for name in listed_evals:
-            evaluations.remove(name)
+            del evaluations[evaluations.index(name)]
     save_tree(tree, manifest_path)
     return list(paths)
 
