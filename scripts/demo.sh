@@ -5,14 +5,7 @@
 # Works on a copy of manifests/example*/ in a temporary folder; prints each command it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=${HUBRELEASE_VENV:-.venv}
-case "$VENV" in /*) ;; *) VENV="$PWD/$VENV" ;; esac
-if [ ! -x "$VENV/bin/python" ]; then
-  python3 -m venv "$VENV"
-fi
-"$VENV/bin/python" -m pip install --quiet --upgrade pip >/dev/null
-"$VENV/bin/python" -m pip install --quiet -e . >"$VENV/hubrelease-install.log" 2>&1 || { cat "$VENV/hubrelease-install.log"; exit 1; }
-export PATH="$VENV/bin:$PATH" HF_HUB_DISABLE_XET=1 HF_HUB_DISABLE_TELEMETRY=1
+. scripts/_venv.sh
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/hubrelease-demo.XXXXXX")
 cp -R manifests/example "$work/example"
