@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, JobsOpt, JsonOpt, ManifestArg
-from hubrelease.manifest.models import Role
 
 ADD_EXAMPLES = """
 Examples:
@@ -23,6 +22,10 @@ Examples:
 A file already listed keeps its role, description and comments; only size, sha256 and
 composition are refreshed. A valid evaluation JSON file is added to `evaluations`.
 """
+
+# The manifest's Role, spelled out so `hubrelease --help` need not import pydantic models
+# (tests/cli/test_init_add_import.py checks that the two agree).
+RoleChoice = Literal["recommended", "variant", "benchmark", "data", "doc"]
 
 RM_EXAMPLES = """
 Examples:
@@ -39,7 +42,8 @@ def add(
     manifest: ManifestArg,
     files: Annotated[list[Path], typer.Argument(help="Files to add or refresh.", show_default=False)],
     role: Annotated[
-        Role | None, typer.Option("--role", help="Role (default: guessed for new entries, kept otherwise).")
+        RoleChoice | None,
+        typer.Option("--role", help="Role (default: guessed for new entries, kept otherwise)."),
     ] = None,
     path_in_repo: Annotated[
         str | None, typer.Option("--path-in-repo", help="Path on the Hub when it differs (one FILE only).")

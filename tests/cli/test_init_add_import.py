@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from typer.testing import CliRunner
 
+from hubrelease.cli.add import RoleChoice
 from hubrelease.cli.app import app
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.server import LoopbackHub
+from hubrelease.manifest.models import Role
 from tests.factories.hub import api_for
 from tests.factories.onboarding import deny_reading, publish_author_folder, write_author_folder
 
@@ -20,6 +23,10 @@ runner = CliRunner()
 def run(*args: str | Path) -> tuple[int, str, str]:
     result = runner.invoke(app, [str(a) for a in args])
     return result.exit_code, result.stdout, result.stderr
+
+
+def test_add_role_choices_are_the_manifest_roles() -> None:
+    assert get_args(RoleChoice) == get_args(Role)
 
 
 def test_init_then_verify_passes(tmp_path: Path) -> None:
