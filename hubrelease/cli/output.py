@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -100,12 +101,12 @@ def github_annotation(level: str, message: str, file: str | None = None) -> None
 
 
 def error_line(message: str) -> None:
-    """One red line on stderr: the only way errors reach the user."""
-    stderr.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    """One red line on stderr: the only way errors reach the user (brackets in it are printed as is)."""
+    stderr.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
 
 
 def warn_line(message: str) -> None:
-    stderr.print(f"[yellow]warning:[/] {message}", markup=True, highlight=False)
+    stderr.print(f"[yellow]warning:[/] {escape(message)}", markup=True, highlight=False)
 
 
 def info_line(message: str) -> None:

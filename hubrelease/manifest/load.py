@@ -61,14 +61,17 @@ def line_of(tree: Any, loc: Sequence[str | int]) -> int | None:
     node = tree
     line: int | None = None
     for part in loc:
-        if isinstance(node, CommentedMap) and part in node:
-            line = node.lc.key(part)[0] + 1
-            node = node[part]
-        elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
-            line = node.lc.item(part)[0] + 1
-            node = node[part]
-        else:
-            break
+        try:
+            if isinstance(node, CommentedMap) and part in node:
+                line = node.lc.key(part)[0] + 1
+                node = node[part]
+            elif isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
+                line = node.lc.item(part)[0] + 1
+                node = node[part]
+            else:
+                break
+        except (KeyError, IndexError, TypeError):
+            break  # a node added in memory (add, lock, build --manifest) has no line yet: use its parent's
     return line
 
 

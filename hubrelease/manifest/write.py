@@ -16,6 +16,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from hubrelease.fsutil import atomic_write_text
+from hubrelease.manifest.comments import trailing_comment_kept
 from hubrelease.manifest.load import read_tree, validate_tree
 from hubrelease.manifest.models import Manifest
 
@@ -59,37 +60,6 @@ def to_node(value: Any) -> Any:
     return value
 
 
-def _tail(node: Any) -> tuple[Any, Any, int] | None:
-    """The container, key and comment slot where YAML text after ``node``'s last scalar is kept."""
-    if isinstance(node, CommentedMap) and node:
-        key = list(node.keys())[-1]
-        return _tail(node[key]) or (node, key, 2)
-    if isinstance(node, CommentedSeq) and node:
-        return _tail(node[-1]) or (node, len(node) - 1, 0)
-    return None
-
-
-def _pop_tail_comment(node: Any) -> Any:
-    where = _tail(node)
-    if where is None:
-        return None
-    container, key, slot = where
-    entry = container.ca.items.get(key)
-    if not entry or entry[slot] is None:
-        return None
-    token = entry[slot]
-    entry[slot] = None
-    return token
-
-
-def _set_tail_comment(node: Any, token: Any) -> None:
-    where = _tail(node)
-    if token is None or where is None:
-        return
-    container, key, slot = where
-    container.ca.items.setdefault(key, [None, None, None, None])[slot] = token
-
-
 def upsert_artifact(tree: CommentedMap, entry: Mapping[str, Any]) -> dict[str, Any] | None:
     """Add or update the artifact whose ``path`` equals ``entry['path']``.
 
@@ -101,21 +71,18 @@ def upsert_artifact(tree: CommentedMap, entry: Mapping[str, Any]) -> dict[str, A
         artifacts = CommentedSeq()
         tree["artifacts"] = artifacts
     # Blank lines and comments that followed the last entry stay at the end of the block.
-    for node in artifacts:
-        if isinstance(node, CommentedMap) and node.get("path") == entry["path"]:
-            old: dict[str, Any] = {}
-            trailing = _pop_tail_comment(node)
-            for key, value in entry.items():
-                if value is None:
-                    continue
-                if node.get(key) != value:
-                    old[key] = node.get(key)
-                    node[key] = to_node(value)
-            _set_tail_comment(node, trailing)
-            return old
-    trailing = _pop_tail_comment(artifacts)
-    artifacts.append(to_node(entry))
-    _set_tail_comment(artifacts, trailing)
+    with trailing_comment_kept(tree, "artifacts"):
+        for node in artifacts:
+            if isinstance(node, CommentedMap) and node.get("path") == entry["path"]:
+                old: dict[str, Any] = {}
+                for key, value in entry.items():
+                    if value is None:
+                        continue
+                    if node.get(key) != value:
+                        old[key] = node.get(key)
+                        node[key] = to_node(value)
+                return old
+        artifacts.append(to_node(entry))
     return None
 
 
@@ -125,10 +92,11 @@ def remove_artifacts(tree: CommentedMap, paths: list[str]) -> list[str]:
     missing = [
         p for p in paths if not any(isinstance(n, CommentedMap) and n.get("path") == p for n in artifacts)
     ]
-    for index in reversed(range(len(artifacts))):
-        node = artifacts[index]
-        if isinstance(node, CommentedMap) and node.get("path") in paths:
-            del artifacts[index]
+    with trailing_comment_kept(tree, "artifacts"):
+        for index in reversed(range(len(artifacts))):
+            node = artifacts[index]
+            if isinstance(node, CommentedMap) and node.get("path") in paths:
+                del artifacts[index]
     return missing
 
 

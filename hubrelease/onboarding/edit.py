@@ -19,10 +19,10 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from hubrelease.errors import InputError
 from hubrelease.fsutil import check_release_path
 from hubrelease.hashing import StatKey
+from hubrelease.manifest.comments import trailing_comment_kept
 from hubrelease.manifest.load import validate_tree
 from hubrelease.manifest.models import Role
 from hubrelease.manifest.write import load_tree, remove_artifacts, save_tree, upsert_artifact
-from hubrelease.onboarding.comments import trailing_comment_kept
 from hubrelease.onboarding.facts import hash_scanned
 from hubrelease.onboarding.roles import artifact_entry, guess_role
 from hubrelease.onboarding.scan import ScannedFile
@@ -110,8 +110,7 @@ def add_files(
         # A role the user chose earlier is kept; a new entry gets a guessed one.
         guessed = None if role or _listed(tree, path) else guess_role(item.name)
         entry = artifact_entry(item, role or guessed, path)
-        with trailing_comment_kept(tree, "artifacts"):
-            old = upsert_artifact(tree, entry)
+        old = upsert_artifact(tree, entry)
         if old is None:
             changes.append(AddChange(entry["path"], "added", item.size, item.sha256))
             continue
@@ -138,8 +137,7 @@ def remove_paths(manifest_path: Path, paths: Sequence[str]) -> list[str]:
     validate_tree(tree, manifest_path)
     evaluations = tree.get("evaluations")
     listed_evals = [p for p in paths if isinstance(evaluations, CommentedSeq) and p in evaluations]
-    with trailing_comment_kept(tree, "artifacts"):
-        missing = [p for p in remove_artifacts(tree, list(paths)) if p not in listed_evals]
+    missing = [p for p in remove_artifacts(tree, list(paths)) if p not in listed_evals]
     if missing:
         raise InputError(f"not in the manifest: {', '.join(missing)}", path=manifest_path)
     with trailing_comment_kept(tree, "evaluations"):

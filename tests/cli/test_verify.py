@@ -248,3 +248,10 @@ def test_example_release_verifies(repo_root: Path, tmp_path: Path) -> None:
     )
     code, report = verify_json(tmp_path / "example" / "hubrelease.yaml")
     assert code == 0, report
+
+
+def test_error_lines_keep_square_brackets(tmp_path: Path) -> None:
+    missing = tmp_path / "[bold]release[/bold]" / "hubrelease.yaml"
+    code, _, err = run("verify", str(missing))
+    assert code == 2
+    assert err == f"error: {missing}: manifest not found\n"

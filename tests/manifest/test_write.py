@@ -52,3 +52,19 @@ def test_remove_reports_unknown_paths(tmp_path: Path) -> None:
     save_tree(tree, path)
     assert "a.bin" not in path.read_text()
     assert path.read_text().startswith("# header comment\n")
+
+
+def test_invalid_in_memory_edit_is_reported_with_the_parent_line(tmp_path: Path) -> None:
+    import pytest
+
+    from hubrelease.errors import ManifestError
+
+    path = tmp_path / "hubrelease.yaml"
+    path.write_text(TEXT)
+    tree = load_tree(path)
+    upsert_artifact(tree, {"path": "../escape.bin", "size": 1, "sha256": DIGEST})
+    with pytest.raises(ManifestError) as info:
+        save_tree(tree, path)
+    assert info.value.field == "artifacts[1].path"
+    assert info.value.line == 7  # the `artifacts:` key; the new entry has no line of its own
+    assert path.read_text() == TEXT  # nothing written
