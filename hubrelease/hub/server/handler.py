@@ -75,6 +75,9 @@ class HubHTTPServer(ThreadingHTTPServer):
 
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default backlog of 5 resets connections when huggingface_hub's thread pools
+    # open many at once on a loaded machine ("Server disconnected without sending a response").
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], hub: LoopbackHub) -> None:
         self.hub = hub
