@@ -39,7 +39,14 @@ def interactive(json_mode: bool = False) -> bool:
 
 
 def quiet_library_progress() -> None:
-    """Silence huggingface_hub's tqdm bars (used outside interactive mode)."""
+    """Silence huggingface_hub's tqdm bars (used outside interactive mode).
+
+    Through its environment variable when huggingface_hub is not imported yet: importing it just
+    to switch bars off would cost a command like ``verify`` half a second.
+    """
+    if "huggingface_hub" not in sys.modules:
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+        return
     from huggingface_hub.utils.tqdm import disable_progress_bars
 
     disable_progress_bars()

@@ -10,19 +10,22 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml as pyyaml
 from pydantic import ValidationError
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 from hubrelease.errors import InputError, ManifestError
 from hubrelease.manifest.models import LocatedError, Manifest
 
 
 def _yaml() -> YAML:
+    from ruamel.yaml import YAML  # the parser loads only when a manifest needs line numbers
+
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     return yaml
@@ -42,6 +45,8 @@ def read_tree(path: Path) -> CommentedMap:
 
 
 def parse_tree(text: str, path: Path) -> CommentedMap:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     try:
         tree = _yaml().load(text)
     except MarkedYAMLError as exc:

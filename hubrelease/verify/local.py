@@ -236,15 +236,19 @@ def _relative(root: Path, path: Path) -> str:
 
 
 def _walk(root: Path) -> list[str]:
+    """Every file (and symlinked folder) under ``root`` as a POSIX relative path; strings, not pathlib."""
     names: list[str] = []
-    for current, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _ALWAYS_IGNORED_DIRS)
-        base = Path(current).relative_to(root)
-        for entry in list(dirs):
-            if os.path.islink(os.path.join(current, entry)):
-                names.append((base / entry).as_posix())
-                dirs.remove(entry)
-        names.extend((base / f).as_posix() for f in sorted(files))
+    pending = [""]
+    while pending:
+        prefix = pending.pop()
+        with os.scandir(os.path.join(root, prefix) if prefix else root) as entries:
+            for entry in entries:
+                name = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in _ALWAYS_IGNORED_DIRS:
+                        pending.append(name + "/")
+                else:
+                    names.append(name)  # files, symlinks (to files or folders), sockets...
     return sorted(names)
 
 
