@@ -111,7 +111,8 @@ def _first_error(exc: ValidationError, tree: CommentedMap, path: Path) -> Manife
     count = exc.error_count()
     if count > 1:
         message += f" (and {count - 1} more error{'s' if count > 2 else ''})"
-    return ManifestError(message, path=path, line=line_of(tree, clean), field=format_loc(clean))
+    line = line_of(tree, clean) or tree.lc.line + 1  # a key missing at the top: where the mapping starts
+    return ManifestError(message, path=path, line=line, field=format_loc(clean))
 
 
 def to_plain(node: Any) -> Any:

@@ -201,3 +201,9 @@ def test_duplicate_key_on_fast_path_still_fails_with_line(tmp_path: Path) -> Non
         load_manifest(path)
     assert info.value.line == 5
     assert "invalid YAML" in str(info.value)
+
+
+def test_missing_top_level_key_points_at_the_mapping() -> None:
+    assert str(_error("# a comment\nrelease:\n  repo_id: a/b\n  license: mit\n")) == (
+        "m.yaml:2: schema_version: required field is missing"
+    )
