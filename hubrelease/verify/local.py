@@ -13,13 +13,14 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from hubrelease.errors import HubReleaseError, InputError
 from hubrelease.fsutil import STATE_DIR, ReleaseFolder
 from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files, parse_sums
 from hubrelease.manifest.models import Manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
-from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
+from hubrelease.verify.findings import FileCheck, FileStatus, Finding, VerifyReport
 
 # Never reported as unlisted: VCS and tool state, caches.
 _ALWAYS_IGNORED_DIRS = {".git", STATE_DIR, "__pycache__", ".cache"}
@@ -109,7 +110,7 @@ def verify_sums_file(
     entries = parse_sums(text, sums_path)
     expected = [Expected(e.name, None, e.sha256) for e in entries]
     # A plain checksum list says nothing about other files, as with `sha256sum -c`.
-    relaxed = VerifyOptions(options.jobs, options.use_cache, options.follow_symlinks, check_unlisted=False)
+    relaxed = dataclasses.replace(options, check_unlisted=False)
     return verify_tree(folder, expected, relaxed, progress, known={sums_path.resolve()})
 
 
@@ -160,8 +161,8 @@ def verify_tree(
             continue
         if not result.from_cache:
             hashed += job.key.size
-        source = "cache" if result.from_cache else "hashed"
-        status: str = "ok"
+        source: Literal["cache", "hashed"] = "cache" if result.from_cache else "hashed"
+        status: FileStatus = "ok"
         if item.sha256 is None:
             if item.require_digest:
                 status = "unpinned"
@@ -184,7 +185,7 @@ def verify_tree(
                     actual=result.sha256,
                 )
             )
-        checks[job.name] = FileCheck(job.name, status, job.key.size, result.sha256, source)  # type: ignore[arg-type]
+        checks[job.name] = FileCheck(job.name, status, job.key.size, result.sha256, source)
     if options.check_unlisted:
         listed = {item.name for item in expected}
         known_names = {_relative(root, p) for p in known}
