@@ -92,7 +92,9 @@ def read_safetensors_header(path: str | Path) -> tuple[list[SafeTensor], dict[st
         raise InputError("is a directory, expected a .safetensors file", path=target) from exc
     try:
         header = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers bad UTF-8, bad JSON and integers over Python's 4300-digit limit;
+        # RecursionError is what deeply nested brackets raise.
         where = 8 + getattr(exc, "pos", getattr(exc, "start", 0))
         raise FormatError(f"header is not valid JSON at byte offset {where}", path=target) from exc
     if not isinstance(header, dict):
@@ -112,14 +114,12 @@ def _tensor(name: str, spec: object, path: Path, base: int) -> SafeTensor:
     dtype, shape, offsets = spec.get("dtype"), spec.get("shape"), spec.get("data_offsets")
     if dtype not in DTYPE_SIZES:
         raise FormatError(f"tensor {name!r}: unknown dtype {dtype!r} at byte offset 8", path=path)
-    if not (isinstance(shape, list) and all(isinstance(d, int) and d >= 0 for d in shape)):
+    if not (isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)):
         raise FormatError(
             f"tensor {name!r}: shape must be a list of non-negative ints at byte offset 8", path=path
         )
     if not (
-        isinstance(offsets, list)
-        and len(offsets) == 2
-        and all(isinstance(o, int) and o >= 0 for o in offsets)
+        isinstance(offsets, list) and len(offsets) == 2 and all(type(o) is int and o >= 0 for o in offsets)
     ):
         raise FormatError(f"tensor {name!r}: data_offsets must be [begin, end] at byte offset 8", path=path)
     begin, end = offsets
@@ -174,7 +174,7 @@ def read_json_object(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise InputError("no such file", path=path) from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise FormatError(f"not valid JSON: {exc}", path=path) from exc
     if not isinstance(data, dict):
         raise FormatError("must be a JSON object", path=path)

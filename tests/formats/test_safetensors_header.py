@@ -11,7 +11,7 @@ import pytest
 from safetensors.numpy import save_file
 
 from hubrelease.errors import FormatError, InputError
-from hubrelease.formats.safetensors_header import read_safetensors, read_safetensors_header
+from hubrelease.formats.safetensors_header import read_json_object, read_safetensors, read_safetensors_header
 
 
 def _file(path: Path) -> Path:
@@ -65,11 +65,36 @@ def test_corrupt_json_names_the_offset(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "header is not valid JSON at byte offset 8"),
+        (b'{"a":{"shape":[' + b"9" * 5000 + b"]}}", "header is not valid JSON at byte offset 8"),
+    ],
+)
+def test_hostile_json_is_a_format_error(tmp_path: Path, header: bytes, message: str) -> None:
+    # Deep nesting (RecursionError) and over-long integers (ValueError) used to end as "internal error".
+    path = tmp_path / "h.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header)
+    with pytest.raises(FormatError, match=message):
+        read_safetensors_header(path)
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"vocab_size": ' + "9" * 5000 + "}"])
+def test_hostile_config_json_is_a_format_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    with pytest.raises(FormatError, match="not valid JSON"):
+        read_json_object(path)
+
+
+@pytest.mark.parametrize(
     ("spec", "message"),
     [
         ({"dtype": "Q4", "shape": [1], "data_offsets": [0, 1]}, "unknown dtype 'Q4'"),
         ({"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}, "needs 8 bytes but data_offsets span 4"),
         ({"dtype": "F32", "shape": "x", "data_offsets": [0, 4]}, "shape must be a list"),
+        ({"dtype": "F32", "shape": [True], "data_offsets": [0, 4]}, "shape must be a list"),
+        ({"dtype": "F32", "shape": [1], "data_offsets": [False, 4]}, "data_offsets must be"),
     ],
 )
 def test_bad_entries(tmp_path: Path, spec: dict[str, object], message: str) -> None:
