@@ -249,8 +249,12 @@ class _Cursor:
             return [self.string(f"{what}[{i}]") for i in range(count)], elem
         if elem == ARRAY:
             self.need(count * 12, f"{what} ({count} arrays)")
-            items = [self.value(ARRAY, f"{what}[{i}]", keep, depth + 1)[0] for i in range(count)]
-            return (SkippedArray(elem, count) if count > keep else items), elem
+            if count > keep:
+                # Walked for bounds checks, but each inner value is dropped as soon as it is read.
+                for i in range(count):
+                    self.value(ARRAY, f"{what}[{i}]", keep, depth + 1)
+                return SkippedArray(elem, count), elem
+            return [self.value(ARRAY, f"{what}[{i}]", keep, depth + 1)[0] for i in range(count)], elem
         raise self.fail(f"{what}: unknown array element type {elem}", at=self.pos - 12)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+import tracemalloc
 from pathlib import Path
 
 import gguf
@@ -42,6 +43,20 @@ def test_large_arrays_are_skipped_unless_asked_for(tmp_path: Path) -> None:
     kept = read_gguf(path, keep_key=lambda k: k.startswith("tokenizer.")).value("tokenizer.ggml.tokens")
     assert isinstance(kept, list) and kept[599] == "tok599"
     assert read_gguf(path).value("tokenizer.ggml.merges") == ["t o", "to k"]
+
+
+def test_long_array_of_arrays_is_skipped_not_materialised(tmp_path: Path) -> None:
+    # 4000 inner arrays of 250 bytes each: ~1 MB on disk, ~8 MB as Python lists of ints.
+    path = write_raw_gguf(tmp_path / "n.gguf", "x", {"nested": [[True] * 250] * 4000, "small": [[1, 2]]}, [])
+    tracemalloc.start()
+    try:
+        header = read_gguf_header(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert header.value("nested") == SkippedArray(9, 4000)
+    assert header.value("small") == [[1, 2]]
+    assert peak < 200_000
 
 
 def _header_end(path: Path) -> int:
