@@ -28,6 +28,8 @@ def _yaml() -> YAML:
 
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
+    # Quoted scalars keep their quote style, so an edit (add, rm, lock) rewrites only what it changed.
+    yaml.preserve_quotes = True
     return yaml
 
 

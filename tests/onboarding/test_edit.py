@@ -190,3 +190,28 @@ def test_file_published_under_another_path_is_refreshed_there(release: Path) -> 
     assert (change.path, change.status, change.old_size, change.size) == ("drafter.gguf", "changed", 2, 3)
     entry = load_manifest(release).artifact("drafter.gguf")
     assert entry is not None and (entry.local, entry.size) == ("build/out.gguf", 3)
+
+
+def test_add_and_rm_keep_quoted_values_outside_the_edited_entries(tmp_path: Path) -> None:
+    (tmp_path / "a.bin").write_bytes(b"a")
+    manifest = tmp_path / "hubrelease.yaml"
+    text = (
+        "schema_version: 1\n"
+        "release:\n"
+        '  repo_id: "acme/tiny"\n'
+        "  license: 'mit'\n"
+        '  title: "Tiny: a drafter"\n'
+        "artifacts:\n"
+        "  - path: a.bin\n"
+        "    size: 1\n"
+        f"    sha256: {sha256_file(tmp_path / 'a.bin')}\n"
+        "    role: recommended\n"
+        '    description: "on"\n'
+    )
+    manifest.write_text(text, encoding="utf-8")
+    (tmp_path / "b.txt").write_bytes(b"b")
+    add_files(manifest, [tmp_path / "b.txt"])
+    entry = f"  - path: b.txt\n    size: 1\n    sha256: {sha256_file(tmp_path / 'b.txt')}\n    role: doc\n"
+    assert manifest.read_text(encoding="utf-8") == text + entry
+    remove_paths(manifest, ["b.txt"])
+    assert manifest.read_text(encoding="utf-8") == text
