@@ -14,6 +14,7 @@ from hubrelease.lint.findings import Finding, error, warning
 
 # A quantization token in a file name: -q4, -q8_0, -IQ3_KS, -f16, -bf16 (split suffixes are not tokens).
 _NAME_TYPE = re.compile(r"(?:^|[-_.])((?:i?q\d(?:_[0-9a-z]+)*)|bf16|f16|f32)(?=$|[-.])", re.IGNORECASE)
+_MIXTURE_SUFFIX = re.compile(r"_(?:XXS|XS|S|M|L|XL)$")
 
 
 def _fmt(counts: dict[str, int]) -> str:
@@ -29,11 +30,13 @@ def composition_findings(model: GGUFSet, declared: dict[str, int] | None, *, mai
         findings.append(error("composition", f"declared {_fmt(declared)}, file has {_fmt(actual)}"))
     stem = re.sub(r"-\d{5}-of-\d{5}$", "", model.shards[0].path.name.removesuffix(".gguf"))
     match = _NAME_TYPE.search(stem)
-    if match and not any(name.upper().startswith(match[1].upper()) for name in actual):
+    # A llama-quantize mixture (Q4_K_M, IQ3_XS, UD-Q4_K_XL) is named for its main type plus a size suffix.
+    family = _MIXTURE_SUFFIX.sub("", match[1].upper()) if match else ""
+    if match and not any(name.startswith((match[1].upper(), family)) for name in actual):
         findings.append(
             warning(
                 "name-type",
-                f"file name says {match[1]} but the file has no {match[1].upper()}* tensors ({_fmt(actual)})",
+                f"file name says {match[1]} but the file has no {family}* tensors ({_fmt(actual)})",
             )
         )
     if mainline:

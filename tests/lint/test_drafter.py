@@ -18,6 +18,7 @@ from tests.factories.drafters import (
     naive_convert,
     write_checkpoint,
     write_ik_mixed_gguf,
+    write_raw_gguf,
     write_target_gguf,
 )
 
@@ -264,3 +265,30 @@ def test_file_name_quantization_token_must_match_a_tensor_type(built: Built) -> 
     ) in rules(lint_file(q4))
     named = built.mutate(built.ik, "drafter-Q8_0-00001-of-00001.gguf")
     assert [f for f in lint_file(named) if f.rule_id == "name-type"] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "types"),
+    [
+        ("d-Q4_K_M.gguf", (12, 14)),
+        ("d-UD-Q4_K_XL.gguf", (12, 0)),
+        ("d-IQ3_XS.gguf", (21, 0)),
+        ("d-IQ2_M.gguf", (22, 0)),
+    ],
+)
+def test_mixture_names_match_their_main_type(tmp_path: Path, name: str, types: tuple[int, ...]) -> None:
+    # llama-quantize's mixtures (Q4_K_M = Q4_K + Q6_K, IQ3_XS = IQ3_S + ...) have no tensor type of that name.
+    sizes = {0: 1024, 12: 144, 14: 210, 21: 110, 22: 82}
+    path = write_raw_gguf(
+        tmp_path / name, "dflash", {}, [(f"t{i}", (256,), t, sizes[t]) for i, t in enumerate(types)]
+    )
+    assert [f for f in lint_file(path) if f.rule_id == "name-type"] == []
+
+
+def test_mixture_name_without_its_main_type_still_warns(tmp_path: Path) -> None:
+    path = write_raw_gguf(tmp_path / "d-Q4_K_M.gguf", "dflash", {}, [("t", (32,), 8, 34)])
+    assert (
+        "name-type",
+        "warning",
+        "file name says Q4_K_M but the file has no Q4_K* tensors (1 Q8_0)",
+    ) in rules(lint_file(path))
