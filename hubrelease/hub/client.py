@@ -62,7 +62,10 @@ def hub_api(endpoint: str | None = None) -> HfApi:
     if endpoint == LOCAL:
         _speak_lfs()
         return HfApi(endpoint=embedded_hub().url, token=False)
-    parts = urlsplit(endpoint)
+    try:
+        parts = urlsplit(endpoint)
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InputError(f"--endpoint must be an http(s) URL or 'local', got {endpoint!r}", field="endpoint")
     if parts.hostname in _LOOPBACK_HOSTS:

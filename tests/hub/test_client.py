@@ -33,8 +33,9 @@ def test_local_endpoint_starts_one_embedded_hub_in_the_configured_folder(
 
 
 def test_endpoint_must_be_a_url_or_local() -> None:
-    with pytest.raises(InputError, match="--endpoint must be an http"):
-        hub_api("huggingface.co")
+    for bad in ("huggingface.co", "http://[::1"):
+        with pytest.raises(InputError, match="--endpoint must be an http"):
+            hub_api(bad)
     assert hub_api("http://127.0.0.1:9/").endpoint == "http://127.0.0.1:9"
 
 

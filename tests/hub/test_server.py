@@ -177,6 +177,37 @@ def test_lfs_put_with_wrong_bytes_is_rejected_directly(hub: LoopbackHub) -> None
     assert not hub.store.has_lfs(claimed, 5)
 
 
+def test_requests_cannot_reach_files_outside_the_root(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(b"outside the hub root\n")
+    with LoopbackHub(tmp_path / "root") as hub:
+        for body in (
+            {"name": "../../../escaped", "organization": "x"},
+            {"name": "n", "organization": ".."},
+            {"name": "n", "type": "../../../evil"},
+        ):
+            status, _, text = raw_request(f"{hub.url}/api/repos/create", "POST", json.dumps(body).encode())
+            assert status == 400, text
+        api, repo = api_for(hub), "acme/safe"
+        api.create_repo(repo)
+        traversal = os.path.relpath(secret, tmp_path / "root" / "lfs" / "xx")
+        lines = [
+            {"key": "header", "value": {"summary": "leak"}},
+            {"key": "lfsFile", "value": {"path": "leak.txt", "algo": "sha256", "oid": traversal, "size": 21}},
+        ]
+        payload = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+        status, _, text = raw_request(
+            f"{hub.url}/api/models/{repo}/commit/main",
+            "POST",
+            payload,
+            {"Content-Type": "application/x-ndjson"},
+        )
+        assert status == 400 and b"invalid LFS oid" in text
+        assert api.file_exists(repo, "leak.txt") is False
+        assert hub.server_errors == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["root", "secret.txt"]
+
+
 def test_dropped_commit_leaves_repo_unchanged(hub: LoopbackHub) -> None:
     api, repo, head = _empty_repo(hub)
     hub.faults.inject("drop", method="POST", path="/commit/", after_bytes=10)

@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from filelock import FileLock
+from huggingface_hub.errors import HFValidationError
+from huggingface_hub.utils._validators import validate_repo_id
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
@@ -45,6 +48,7 @@ GITATTRIBUTES = (
 # Suffixes stored as LFS whatever their size, like the Hub's default .gitattributes.
 LFS_SUFFIXES = (".safetensors", ".gguf", ".bin", ".parquet", ".pt", ".npz", ".arrow")
 LFS_MIN_SIZE = 10 * 1024 * 1024
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class StoreError(Exception):
@@ -114,6 +118,9 @@ class HubStore:
     # -- blobs -------------------------------------------------------------------------------
 
     def lfs_path(self, sha256: str) -> Path:
+        # The oid arrives from request bodies (commit lines, verify): it must not name a path.
+        if not _SHA256.match(sha256):
+            raise StoreError(400, f"invalid LFS oid {sha256!r}: expected 64 lowercase hex characters")
         return self.root / "lfs" / sha256[:2] / sha256
 
     def git_path(self, sha1: str) -> Path:
@@ -194,6 +201,13 @@ class HubStore:
     # -- repos, refs, commits ----------------------------------------------------------------
 
     def _repo_dir(self, key: RepoKey) -> Path:
+        """The repo's folder; type and id are checked first so no request can name a path outside ``root``."""
+        if key.repo_type not in REPO_TYPES:
+            raise StoreError(400, f"unknown repo type {key.repo_type!r}")
+        try:
+            validate_repo_id(key.repo_id)
+        except HFValidationError as exc:
+            raise StoreError(400, str(exc).splitlines()[0]) from None
         return self.root / "repos" / f"{key.repo_type}s" / key.repo_id
 
     def exists(self, key: RepoKey) -> bool:
