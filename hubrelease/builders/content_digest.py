@@ -8,7 +8,9 @@ matter. Version 1, for each top-level column in name order (recursively, ``[]`` 
 
 * ``NAME.valid``: one byte per row, 1 valid / 0 null;
 * strings: ``NAME.len`` (int64 little-endian UTF-8 length, 0 for null) and ``NAME.bytes`` (the UTF-8 text);
-* integers, floats, booleans: ``NAME.values`` as int64 / float64 little-endian / one byte, null as 0;
+* integers, floats, booleans: ``NAME.values`` as int64 / float64 little-endian / one byte, null as 0
+  (uint64 keeps its 64 bits, so values above 2**63 read as negative int64);
+* null-typed columns (a key that is null in every row): ``NAME.valid`` only;
 * lists: ``NAME.len`` (int64 item count, 0 for null), then the items' streams under ``NAME[]``.
 
 The digest is sha256 of the UTF-8 text ``hubrelease-content-v1 rows=N`` followed by one line
@@ -58,8 +60,11 @@ class ContentDigest:
                 if pa.types.is_floating(kind)
                 else (pa.uint8(), "u1")
             )
-            values = pc.cast(array, target).fill_null(0).to_numpy(zero_copy_only=False)
+            # Unsafe only for uint64 above 2**63: the cast keeps the bits, every other integer fits.
+            values = pc.cast(array, target, safe=False).fill_null(0).to_numpy(zero_copy_only=False)
             self._put(f"{name}.values", values.astype(dtype).tobytes())
+        elif pa.types.is_null(kind):
+            return
         elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
             lengths = array.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
             self._put(f"{name}.len", lengths.astype("<i8").tobytes())

@@ -93,9 +93,12 @@ def _jsonl_table(path: Path) -> pa.Table:
         rows.append(record.data)
     if not rows:
         raise FormatError("empty shard: no rows", path=path)
+    # Columns by first appearance over all rows: Table.from_pylist takes the keys of row 1 only and
+    # would silently drop a key that row 1 lacks, from the tallies and the content digest alike.
+    names = list(dict.fromkeys(key for row in rows for key in row))
     try:
-        return pa.Table.from_pylist(rows)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        return pa.Table.from_pydict({name: [row.get(name) for row in rows] for name in names})
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
         raise FormatError(f"rows disagree on column types: {exc}", path=path) from None
 
 
@@ -171,7 +174,10 @@ def _scan(
         for name, counter in tallies.items():
             for item in pc.value_counts(batch.column(name)).to_pylist():
                 counter[item["values"] if item["values"] is not None else "unspecified"] += item["counts"]
-        digest.update(batch)
+        try:
+            digest.update(batch)
+        except FormatError as exc:
+            raise FormatError(exc.message, path=path, field=exc.field) from None
         rows += batch.num_rows
     return ShardScan(
         path=relative,

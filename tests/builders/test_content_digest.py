@@ -98,3 +98,11 @@ def test_unsupported_types_are_refused_by_column() -> None:
     digest = ContentDigest()
     with pytest.raises(FormatError, match="column type binary is not supported"):
         digest.update(pa.record_batch({"blob": pa.array([b"x"])}))
+
+
+def test_uint64_above_int64_and_all_null_columns_are_digested() -> None:
+    big = pa.table({"id": pa.array([2**64 - 1, 1], type=pa.uint64()), "extra": pa.nulls(2)})
+    whole = _digest(big, 2)
+    assert whole == _digest(big, 1)
+    assert _digest(big.set_column(0, "id", pa.array([2**64 - 2, 1], type=pa.uint64())), 2) != whole
+    assert _digest(big.drop_columns(["extra"]), 2) != whole  # the column's presence is content

@@ -210,3 +210,34 @@ def test_missing_folder_and_folder_without_shards(tmp_path: Path, monkeypatch: p
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "notes.txt").write_text("x", encoding="utf-8")
     assert _cli(tmp_path) == (2, "error: data: no .parquet or .jsonl shards found\n")
+
+
+def test_jsonl_keys_missing_from_the_first_row_are_counted_and_digested(tmp_path: Path) -> None:
+    rows = conversations(ROWS)
+    write_parquet_shards(tmp_path / "parquet", rows, shards=1)
+    first = {key: value for key, value in rows[0].items() if key != "category"}
+    write_jsonl_shard(tmp_path / "jsonl" / "all.jsonl", [first, *rows[1:]])
+    summary = summarise(tmp_path / "jsonl")
+    assert sum(summary.categories.values()) == ROWS
+    assert summary.categories.get("unspecified") == 1
+    edited = [first, *rows[1:-1], {**rows[-1], "category": "other"}]
+    write_jsonl_shard(tmp_path / "edited" / "all.jsonl", edited)
+    assert summarise(tmp_path / "edited").content_sha256 != summary.content_sha256
+
+
+def test_null_message_fields_are_digested_and_unsupported_columns_name_the_shard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = [
+        {**row, "messages": [{**m, "tool_calls": None} for m in row["messages"]]} for row in conversations(4)
+    ]
+    write_jsonl_shard(tmp_path / "jsonl" / "a.jsonl", rows)
+    assert summarise(tmp_path / "jsonl").conversations == 4
+    monkeypatch.chdir(tmp_path)
+    table = pa.Table.from_pylist(conversations(4))
+    (tmp_path / "data").mkdir()
+    pq.write_table(table.append_column("blob", pa.array([b"x"] * 4)), tmp_path / "data" / "a.parquet")
+    assert _cli(tmp_path) == (
+        2,
+        "error: data/a.parquet: blob: column type binary is not supported by the content digest\n",
+    )
