@@ -68,6 +68,12 @@ class PushPlan:
     def has_changes(self) -> bool:
         return bool(self.with_status("added", "changed") or self.deleted)
 
+    def held_by(self, remote: RemoteSnapshot) -> bool:
+        """True when ``remote`` already holds this release: every file unchanged, every deletion gone."""
+        return not any(f.path in remote.files for f in self.deleted) and all(
+            _status(remote.files.get(f.path), f.local, f.size, f.sha256) == "unchanged" for f in self.files
+        )
+
     def to_dict(self) -> dict[str, object]:
         """The ``plan`` object of ``push --json`` (README, "push --json")."""
         return {
@@ -83,11 +89,11 @@ class PushPlan:
         }
 
 
-def read_remote(api: HfApi, manifest: Manifest) -> RemoteSnapshot:
-    """Head commit and file metadata of the release branch (1 + files/500 requests)."""
+def read_remote(api: HfApi, manifest: Manifest, revision: str | None = None) -> RemoteSnapshot:
+    """Commit and file metadata of the release branch, or of ``revision`` (1 + files/500 requests)."""
     release = manifest.release
     try:
-        commit, names = resolve_commit(api, release.repo_id, release.revision, release.repo_type)
+        commit, names = resolve_commit(api, release.repo_id, revision or release.revision, release.repo_type)
     except NotFoundError:
         return RemoteSnapshot(None, {})
     return RemoteSnapshot(commit, remote_files(api, release.repo_id, names, commit, release.repo_type))

@@ -7,9 +7,10 @@ already landed turns a retry into a 412 instead of a duplicate. Failure handling
 - 412: someone else pushed since planning -> ``RemoteMovedError``; nothing of ours landed.
 - 429: wait as the ``RateLimit``/``Retry-After`` headers say (the commit POST is not retried by
   huggingface_hub), telling the user through ``notify``, then retry with fresh operations.
-- 5xx or a dropped connection: re-read the branch head. Moved -> our commit landed (the parent
-  guard guarantees nobody else's could have landed on top of the same parent and left ours out);
+- 5xx or a dropped connection: re-read the branch head. Moved to a commit that holds exactly this
+  release -> ours landed; moved elsewhere -> someone else pushed (``RemoteMovedError``);
   unchanged -> it was lost; retry, and after ``max_attempts`` report that the remote is unchanged.
+- ``--tag``: checked before uploading; a tag that already names another commit stops the push.
 
 LFS blobs uploaded by a failed attempt stay in the Hub's content-addressed storage, so the next
 attempt (or the next ``hubrelease push``) uploads only what is missing.
@@ -28,7 +29,7 @@ from huggingface_hub.utils._http import parse_ratelimit_headers
 
 from hubrelease.errors import HubError, RemoteMovedError
 from hubrelease.hub.client import describe, http_status, hub_errors, to_hub_error
-from hubrelease.hub.plan import PushPlan
+from hubrelease.hub.plan import PushPlan, read_remote
 from hubrelease.hub.tree import resolve_commit, verify_remote
 from hubrelease.verify import VerifyReport
 
@@ -107,6 +108,27 @@ def _pull_requests(api: HfApi, plan: PushPlan) -> dict[str, str]:
     return {r.ref: r.target_commit for r in refs.pull_requests or []}
 
 
+def _tag_is_free(api: HfApi, plan: PushPlan, tag: str, parent: str) -> bool:
+    """Before uploading: True if ``tag`` must be created, False if it already names the unchanged head.
+
+    A tag that exists elsewhere stops the push here; finding it only after the commit landed
+    would leave a pushed release without its tag and a failed job.
+    """
+    with hub_errors(plan.repo_id):
+        refs = api.list_repo_refs(plan.repo_id, repo_type=plan.repo_type)
+    existing = {r.name: r.target_commit for r in refs.tags}.get(tag)
+    if existing is None:
+        return True
+    if existing == parent and not plan.has_changes:
+        return False
+    raise HubError(
+        f"{plan.repo_id}: tag {tag!r} already exists on {existing[:12]}; nothing was pushed; "
+        "choose another tag or delete that one",
+        repo_id=plan.repo_id,
+        status=409,
+    )
+
+
 def push_release(
     api: HfApi,
     plan: PushPlan,
@@ -126,6 +148,7 @@ def push_release(
             api.create_repo(plan.repo_id, repo_type=plan.repo_type, exist_ok=True)
         parent = _head(api, plan)
     commit, landed, attempts, pr_url, pr_revision = parent, False, 0, None, None
+    create_tag = tag is not None and _tag_is_free(api, plan, tag, parent)
     if plan.has_changes:
         prs_before = _pull_requests(api, plan) if create_pr else None
         while True:
@@ -150,9 +173,13 @@ def push_release(
                 else:
                     notify(f"push attempt {attempts} was lost ({describe(failure.error)}); retrying")
                 sleep(wait)
-    if tag is not None:
-        with hub_errors(plan.repo_id):
-            api.create_tag(plan.repo_id, tag=tag, revision=commit, repo_type=plan.repo_type)
+    if tag is not None and create_tag:
+        try:
+            with hub_errors(plan.repo_id):
+                api.create_tag(plan.repo_id, tag=tag, revision=commit, repo_type=plan.repo_type)
+        except HubError as exc:
+            message = f"{commit} is on the Hub, but tagging it {tag!r} failed: {exc.message}"
+            raise HubError(message, repo_id=plan.repo_id, status=exc.status) from None
     report = None
     if verify:
         report = verify_remote(plan.manifest, api, commit, root=plan.root, known=[plan.manifest_name])
@@ -217,10 +244,28 @@ def _recover(
 def _landed(
     api: HfApi, plan: PushPlan, parent: str, prs_before: dict[str, str] | None
 ) -> tuple[str, str | None] | None:
-    """After a 5xx or a dropped connection: (commit, PR ref) if the attempt landed anyway, None if lost."""
+    """After a 5xx or a dropped connection: (commit, PR ref) if the attempt landed anyway, None if lost.
+
+    A new head (or PR) counts as ours only if it holds exactly this release: while a lost attempt
+    was uploading, someone else may have pushed, and their commit must not be reported, tagged or
+    verified as this push.
+    """
     if prs_before is not None:
         prs = _pull_requests(api, plan)
-        new = sorted(set(prs) - set(prs_before))
+        new = [ref for ref in sorted(set(prs) - set(prs_before)) if _holds(api, plan, prs[ref])]
         return (prs[new[-1]], new[-1]) if new else None
     head = _head(api, plan)
-    return (head, None) if head != parent else None
+    if head == parent:
+        return None
+    if not _holds(api, plan, head):
+        raise RemoteMovedError(
+            f"{plan.repo_id}@{plan.revision} moved to {head[:12]} while this push was retrying, and that "
+            "commit is not this release: someone else pushed; re-run push to plan again",
+            repo_id=plan.repo_id,
+            status=412,
+        )
+    return head, None
+
+
+def _holds(api: HfApi, plan: PushPlan, commit: str) -> bool:
+    return plan.held_by(read_remote(api, plan.manifest, commit))

@@ -8,8 +8,10 @@ import os
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
+from huggingface_hub import CommitInfo, HfApi
 from typer.testing import CliRunner, Result
 
 import hubrelease.hub
@@ -307,3 +309,45 @@ def test_token_is_sent_but_never_printed(
     assert refused.stderr.strip().splitlines()[-1] == f"error: {repo}: HTTP 403: injected HTTP 403"
     for result in (ok, refused):
         assert "S3CR3T" not in result.stdout + result.stderr
+
+
+def test_existing_tag_stops_the_push_before_anything_lands(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"}), "--tag", "v1").exit_code == 0
+    tagged = _head(hub, repo)
+    again = _push(hub, _release(folder, repo, {"notes.md": b"v1\n"}), "--tag", "v1")
+    assert again.exit_code == 0, again.stderr  # re-running a finished release job is fine
+    hub.requests.clear()
+    result = _push(hub, _release(folder, repo, {"notes.md": b"v2\n"}), "--tag", "v1")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: {repo}: tag 'v1' already exists on {tagged[:12]}; nothing was pushed; "
+        "choose another tag or delete that one"
+    )
+    assert _head(hub, repo) == tagged and hub.requests.count("commit") == 0
+
+
+def test_someone_else_landing_while_a_lost_attempt_retries_is_not_taken_for_ours(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    manifest = _release(folder, repo, {"notes.md": b"v2\n"})
+    release = load_manifest(manifest)
+    api = api_for(hub)
+    plan = build_plan(release, manifest, folder, read_remote(api, release))
+
+    class LostThenRaced(HfApi):
+        def create_commit(self, *args: Any, **kwargs: Any) -> CommitInfo:
+            hub.faults.inject("drop", method="POST", path="/commit/", after_bytes=10)
+            try:
+                return super().create_commit(*args, **kwargs)
+            finally:  # our attempt is lost; theirs lands before we look at the branch again
+                upload_files(api, repo, {"theirs.md": b"someone else\n"})
+
+    theirs_later = LostThenRaced(endpoint=hub.url, token=False)
+    with pytest.raises(RemoteMovedError, match="and that commit is not this release: someone else pushed"):
+        push_release(theirs_later, plan, message="m", tag="v2", sleep=lambda _: None)
+    assert [t.name for t in api.list_repo_refs(repo).tags] == []
