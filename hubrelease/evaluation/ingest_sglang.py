@@ -9,6 +9,7 @@ used and per-user tok/s falls back to 1000 / median_tpot_ms.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from typing import Any
@@ -17,26 +18,55 @@ from hubrelease.evaluation.models import Cell
 from hubrelease.evaluation.records import Record
 
 
+def _requests(record: Record, key: str) -> list[Any] | None:
+    """A per-request array, or None when the line does not carry it."""
+    value = record.data.get(key)
+    if value is not None and not isinstance(value, list):
+        raise record.error(f"expected a list with one value per request, got {type(value).__name__}", key)
+    return value
+
+
+def _seconds(record: Record, key: str, index: int, value: Any) -> float:
+    """One request's time: a finite number of seconds, not negative."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise record.error(f"request {index}: expected a finite time >= 0 s, got {value!r}", key)
+    return float(value)
+
+
 def _per_request(record: Record) -> tuple[list[float], list[float], list[float]] | None:
-    """(ttft ms, tpot ms, per-user tok/s) per successful request, or None without per-request arrays."""
-    lens, ttfts, itls = (record.data.get(key) for key in ("output_lens", "ttfts", "itls"))
-    if lens is None or ttfts is None:
+    """(ttft ms, tpot ms, per-user tok/s) per successful request, or None without per-request arrays.
+
+    As in bench_serving, TTFT counts every successful request; TPOT and decode speed only those
+    with more than one output token.
+    """
+    lens, ttfts, itls, latencies = (
+        _requests(record, key) for key in ("output_lens", "ttfts", "itls", "latencies")
+    )
+    if lens is None or ttfts is None or (latencies is None and itls is None):
         return None
-    latencies = record.data.get("latencies")
-    if latencies is None and itls is None:
-        return None
-    errors: Sequence[Any] = record.data.get("errors") or [""] * len(lens)
-    columns = [lens, ttfts, latencies if latencies is not None else itls, errors]
+    errors = _requests(record, "errors") or [""] * len(lens)
+    timing = latencies if latencies is not None else itls
+    columns: list[list[Any]] = [lens, ttfts, timing or [], errors]
     if len({len(column) for column in columns}) != 1:
         raise record.error("per-request arrays differ in length", "output_lens")
     ttft_ms, tpot_ms, user_tok_s = [], [], []
     for index, (length, ttft, latency_or_itl, error) in enumerate(zip(*columns, strict=True)):
-        if error or length <= 1:
+        if error:
             continue
-        decode_s = latency_or_itl - ttft if latencies is not None else sum(latency_or_itl)
+        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+            raise record.error(f"request {index}: expected a token count, got {length!r}", "output_lens")
+        ttft_s = _seconds(record, "ttfts", index, ttft)
+        ttft_ms.append(ttft_s * 1000.0)
+        if length <= 1:
+            continue
+        if latencies is not None:
+            decode_s = _seconds(record, "latencies", index, latency_or_itl) - ttft_s
+        elif isinstance(latency_or_itl, list):
+            decode_s = sum(_seconds(record, "itls", index, itl) for itl in latency_or_itl)
+        else:
+            raise record.error(f"request {index}: expected a list of inter-token times", "itls")
         if decode_s <= 0:
             raise record.error(f"request {index} has zero decode time", "itls")
-        ttft_ms.append(ttft * 1000.0)
         tpot_ms.append(decode_s * 1000.0 / (length - 1))
         user_tok_s.append((length - 1) / decode_s)
     if not user_tok_s:
@@ -46,11 +76,11 @@ def _per_request(record: Record) -> tuple[list[float], list[float], list[float]]
 
 def sglang_cell(record: Record, configuration: str) -> Cell:
     """One bench_serving run as a cell of ``configuration``."""
-    concurrency = record.integer("max_concurrency")
+    concurrency = record.integer("max_concurrency", minimum=1)
     duration = record.number("duration")
     if duration <= 0:
         raise record.error(f"zero-duration run ({duration:g} s)", "duration")
-    output_tokens = record.integer("total_output_tokens")
+    output_tokens = record.integer("total_output_tokens", minimum=0)
     completed = record.integer("completed")
     if completed < 1:
         raise record.error("no completed requests", "completed")
@@ -61,7 +91,7 @@ def sglang_cell(record: Record, configuration: str) -> Cell:
         accepted_length = None
     per_request = _per_request(record)
     if per_request is None:
-        median_ttft = record.number("median_ttft_ms")
+        median_ttft = record.number("median_ttft_ms", minimum=0)
         median_tpot = record.number("median_tpot_ms")
         if median_tpot <= 0:
             raise record.error("median TPOT is zero", "median_tpot_ms")

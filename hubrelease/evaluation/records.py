@@ -25,8 +25,8 @@ class Record:
         """A one-line error pointing at this record."""
         return FormatError(message, path=self.path, line=self.line, field=field)
 
-    def number(self, key: str, *, default: float | None = None) -> float:
-        """A finite number field; empty CSV cells and JSON nulls count as absent."""
+    def number(self, key: str, *, default: float | None = None, minimum: float | None = None) -> float:
+        """A finite number field (at least ``minimum``); empty CSV cells and JSON nulls count as absent."""
         value = self.data.get(key)
         if value is None or value == "":
             if default is not None:
@@ -34,15 +34,17 @@ class Record:
             raise self.error("required field is missing", key)
         try:
             number = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise self.error(f"expected a number, got {value!r}", key) from None
         if not math.isfinite(number):
             raise self.error(f"expected a finite number, got {value!r}", key)
+        if minimum is not None and number < minimum:
+            raise self.error(f"expected a number >= {minimum:g}, got {value!r}", key)
         return number
 
-    def integer(self, key: str, *, default: int | None = None) -> int:
+    def integer(self, key: str, *, default: int | None = None, minimum: int | None = None) -> int:
         """An integer field (``3`` or ``3.0``)."""
-        number = self.number(key, default=None if default is None else float(default))
+        number = self.number(key, default=None if default is None else float(default), minimum=minimum)
         if number != int(number):
             raise self.error(f"expected an integer, got {self.data.get(key)!r}", key)
         return int(number)

@@ -37,6 +37,15 @@ def test_failed_requests_and_single_token_outputs_are_left_out() -> None:
     assert cell.per_user_tok_s == pytest.approx(100.0)
 
 
+def test_median_ttft_counts_single_token_requests_as_bench_serving_does() -> None:
+    line = sglang_line(
+        output_lens=(101, 1, 201, 1), decode_s=(1.0, 0.5, 1.0, 0.5), ttfts=(0.1, 0.2, 0.3, 0.4)
+    )
+    cell = sglang_cell(_record(line), "ar")
+    assert cell.median_ttft_ms == pytest.approx(250.0)
+    assert cell.per_user_tok_s == pytest.approx(150.0)
+
+
 def test_without_per_request_arrays_summary_medians_are_used() -> None:
     line = sglang_line(details=False, accept_length=3.48)
     line["median_tpot_ms"] = 8.0
@@ -56,6 +65,34 @@ def test_accept_length_of_minus_one_means_no_speculation() -> None:
         ({"max_concurrency": None}, "runs.jsonl:7: max_concurrency: required field is missing"),
         ({"total_output_tokens": "many"}, "runs.jsonl:7: total_output_tokens: expected a number, got 'many'"),
         ({"ttfts": [0.1]}, "runs.jsonl:7: output_lens: per-request arrays differ in length"),
+        ({"max_concurrency": 0}, "runs.jsonl:7: max_concurrency: expected a number >= 1, got 0"),
+        ({"total_output_tokens": -5}, "runs.jsonl:7: total_output_tokens: expected a number >= 0, got -5"),
+        ({"max_concurrency": 10**400}, f"runs.jsonl:7: max_concurrency: expected a number, got {10**400!r}"),
+        (
+            {"output_lens": 3},
+            "runs.jsonl:7: output_lens: expected a list with one value per request, got int",
+        ),
+        (
+            {"output_lens": [101, "x", 3]},
+            "runs.jsonl:7: output_lens: request 1: expected a token count, got 'x'",
+        ),
+        (
+            {"ttfts": [0.1, None, 0.3]},
+            "runs.jsonl:7: ttfts: request 1: expected a finite time >= 0 s, got None",
+        ),
+        (
+            {"ttfts": [0.1, float("nan"), 0.3]},
+            "runs.jsonl:7: ttfts: request 1: expected a finite time >= 0 s, got nan",
+        ),
+        (
+            {"itls": [[0.1], "x", [0.1]]},
+            "runs.jsonl:7: itls: request 1: expected a list of inter-token times",
+        ),
+        (
+            {"itls": [[0.1], [-1.0], [0.1]]},
+            "runs.jsonl:7: itls: request 1: expected a finite time >= 0 s, got -1.0",
+        ),
+        ({"errors": 0}, "runs.jsonl:7: errors: expected a list with one value per request, got int"),
     ],
 )
 def test_bad_lines_name_file_line_and_field(change: dict[str, object], message: str) -> None:
