@@ -6,6 +6,7 @@ z-lab/dflash, SGLang's ``dflash_utils``, ik_llama.cpp ``llama-arch.cpp`` and mai
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -144,8 +145,9 @@ def rope_theta_lookup(config: dict[str, Any]) -> tuple[float | None, str | None]
     """
     for section in ("rope_parameters", None, "rope_scaling"):
         holder = config.get(section) if section else config
-        if isinstance(holder, dict) and isinstance(holder.get("rope_theta"), int | float):
-            return float(holder["rope_theta"]), f"{section}.rope_theta" if section else "rope_theta"
+        theta = holder.get("rope_theta") if isinstance(holder, dict) else None
+        if isinstance(theta, int | float) and not isinstance(theta, bool):
+            return float(theta), f"{section}.rope_theta" if section else "rope_theta"
     return None, None
 
 
@@ -165,9 +167,11 @@ def parse_config(config: dict[str, Any], path: Path | None = None) -> DrafterCon
         raise InputError("needs dflash_config.target_layer_ids (non-empty list of 0-based ints)", path=path,
                          field="dflash_config.target_layer_ids")  # fmt: skip
     theta, source = rope_theta_lookup(config)
-    archs = config.get("architectures") or []
+    if theta is not None and not (math.isfinite(theta) and theta > 0):
+        raise InputError(f"must be a positive finite number, got {theta!r}", path=path, field=source)
+    archs = _strings(config, "architectures", path)
     dflash2 = "DFlash2DraftModel" in archs or any(k in dflash for k in ("conv_kernel_size", "selector_rank"))
-    layer_types = config.get("layer_types") or []
+    layer_types = _strings(config, "layer_types", path)
     mask = dflash.get("mask_token_id", config.get("mask_token_id"))
     block = dflash.get("block_size", config.get("block_size"))
     return DrafterConfig(
@@ -183,8 +187,15 @@ def parse_config(config: dict[str, Any], path: Path | None = None) -> DrafterCon
         rope_theta_source=source,
         dflash2=dflash2,
         attention_bias=bool(config.get("attention_bias")),
-        layer_types=tuple(str(t) for t in layer_types),
+        layer_types=layer_types,
     )
+
+
+def _strings(config: dict[str, Any], key: str, path: Path | None) -> tuple[str, ...]:
+    value = config.get(key) or []
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise InputError(f"{key} must be a list of strings", path=path, field=key)
+    return tuple(value)
 
 
 def load_config(path: str | Path) -> DrafterConfig:
