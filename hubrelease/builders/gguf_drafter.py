@@ -9,6 +9,7 @@ only the top-level ``rope_theta`` and silently leave 1e4 (seed 001).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import tempfile
@@ -42,6 +43,8 @@ _FILE_TYPE: dict[OutType, LlamaFileType] = {
     "bf16": LlamaFileType.MOSTLY_BF16,
     "q8_0": LlamaFileType.MOSTLY_Q8_0,
 }
+_U32_MAX = 2**32 - 1
+_I32_MAX = 2**31 - 1
 _CHUNK_ELEMENTS = 1 << 18
 """Rows per quantization task: about 1 MiB of float32, so each thread's temporaries stay in cache
 (measured 1.8x over one whole-tensor call on 2 cores; 4 large chunks gave 1.2x)."""
@@ -67,11 +70,28 @@ def tensor_type(shape: tuple[int, ...], outtype: OutType) -> GGMLQuantizationTyp
     return qtype
 
 
-def _need(config: DrafterConfig, key: str) -> int:
-    value = config.get(key)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise BuildError(f"config needs an integer {key}", path=config.path, field=key)
+def _uint(config: DrafterConfig, key: str, value: object, minimum: int = 0, maximum: int = _U32_MAX) -> int:
+    """An integer that fits the GGUF field it goes to (a larger one would fail mid-write in struct.pack)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
+        raise BuildError(
+            f"config needs an integer {key} in {minimum}..{maximum}", path=config.path, field=key
+        )
     return value
+
+
+def _need(config: DrafterConfig, key: str, minimum: int = 0) -> int:
+    return _uint(config, key, config.get(key), minimum)
+
+
+def _positive(config: DrafterConfig, key: str, default: float) -> float:
+    value = config.raw.get(key, default)
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not (math.isfinite(value) and value > 0)
+    ):
+        raise BuildError(f"config needs a positive number {key}, got {value!r}", path=config.path, field=key)
+    return float(value)
 
 
 def _add_hparams(
@@ -79,8 +99,12 @@ def _add_hparams(
 ) -> None:
     p = ARCH[flavor]
     raw = config.raw
-    heads = _need(config, "num_attention_heads")
-    head_dim = raw.get("head_dim") or config.hidden_size // heads
+    heads = _need(config, "num_attention_heads", minimum=1)
+    head_dim = (
+        config.hidden_size // heads
+        if raw.get("head_dim") is None
+        else _uint(config, "head_dim", raw["head_dim"], 1)
+    )
     assert config.rope_theta is not None
     writer.add_uint32(f"{p}.block_count", config.num_layers)
     writer.add_uint32(f"{p}.context_length", _need(config, "max_position_embeddings"))
@@ -90,14 +114,17 @@ def _add_hparams(
     writer.add_uint32(f"{p}.attention.head_count_kv", _need(config, "num_key_value_heads"))
     writer.add_uint32(f"{p}.attention.key_length", head_dim)
     writer.add_uint32(f"{p}.attention.value_length", head_dim)
-    writer.add_float32(f"{p}.attention.layer_norm_rms_epsilon", float(raw.get("rms_norm_eps", 1e-6)))
+    writer.add_float32(f"{p}.attention.layer_norm_rms_epsilon", _positive(config, "rms_norm_eps", 1e-6))
     writer.add_float32(f"{p}.rope.freq_base", config.rope_theta)
     writer.add_uint32(
-        f"{p}.rope.dimension_count", int(head_dim * float(raw.get("partial_rotary_factor", 1.0)))
+        f"{p}.rope.dimension_count", int(head_dim * _positive(config, "partial_rotary_factor", 1.0))
     )
     writer.add_bool(f"{p}.attention.causal", False)
     block = _need(config, "block_size")
     mask = _need(config, "mask_token_id")
+    # Written as an INT32 array, 1-based in the mainline flavour.
+    for layer in config.target_layer_ids:
+        _uint(config, "dflash_config.target_layer_ids", layer, maximum=_I32_MAX - 1)
     if flavor == "ik":
         writer.add_uint32(f"{p}.dflash.block_size", block)
         writer.add_uint32(f"{p}.dflash.mask_token_id", mask)
@@ -112,7 +139,9 @@ def _add_hparams(
                 writer.add_uint32(f"{p}.{key}", _need(config, key))
     sliding = config.sliding
     if sliding is not None:
-        writer.add_uint32(f"{p}.attention.sliding_window", int(raw["sliding_window"]))
+        writer.add_uint32(
+            f"{p}.attention.sliding_window", _uint(config, "sliding_window", raw["sliding_window"], 1)
+        )
         writer.add_array(f"{p}.attention.sliding_window_pattern", list(sliding))
     writer.add_file_type(_FILE_TYPE[outtype])
     writer.add_quantization_version(2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -110,3 +111,35 @@ def test_ik_mask_must_match_the_target(src: Path, tmp_path: Path) -> None:
         build_gguf_drafter(
             src / "ck1", tmp_path / "x.gguf", flavor="ik", outtype="f32", tokenizer_from=target
         )
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"head_dim": "128"}, "head_dim"),
+        ({"head_dim": None, "num_attention_heads": 0}, "num_attention_heads"),
+        ({"rms_norm_eps": "x"}, "rms_norm_eps"),
+        ({"partial_rotary_factor": "x"}, "partial_rotary_factor"),
+        ({"sliding_window": "x"}, "sliding_window"),
+        ({"sliding_window": 2**40}, "sliding_window"),
+        (
+            {"dflash_config": {"block_size": 16, "mask_token_id": 2**40, "target_layer_ids": [1]}},
+            "mask_token_id",
+        ),
+        (
+            {"dflash_config": {"block_size": 16, "mask_token_id": 5, "target_layer_ids": [2**40]}},
+            "dflash_config.target_layer_ids",
+        ),
+    ],
+)
+def test_unwritable_config_values_name_the_field(
+    tmp_path: Path, change: dict[str, object], field: str
+) -> None:
+    # Each of these used to end in an internal error (TypeError/ValueError/struct.error) mid-write.
+    folder = write_checkpoint(tmp_path / "ck")
+    config = json.loads((folder / "config.json").read_text()) | change
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(BuildError) as caught:
+        build_gguf_drafter(folder, tmp_path / "out" / "x.gguf", flavor="mainline", outtype="f16")
+    assert caught.value.field == field
+    assert list(tmp_path.glob("out/*")) == []
