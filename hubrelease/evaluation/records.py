@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections.abc import Iterator, Mapping
@@ -60,7 +61,8 @@ class Record:
 def read_text(path: Path, expected: str) -> str:
     """A UTF-8 file's text; ``expected`` names what it should be, for the error line."""
     try:
-        return path.read_text(encoding="utf-8")
+        # utf-8-sig: spreadsheet exports start CSV files with a byte-order mark.
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError("file not found", path=path) from None
     except IsADirectoryError:
@@ -75,20 +77,25 @@ def read_records(path: Path) -> Iterator[Record]:
     if path.suffix.lower() == ".csv":
         yield from _csv_records(path, text)
         return
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on "\n" only: str.splitlines also breaks at U+2028, U+0085 and other characters that
+    # JSON allows unescaped inside strings (and the trailing "\r" of CRLF is JSON whitespace).
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise FormatError(f"malformed JSON line: {exc.msg}", path=path, line=number) from None
+        except RecursionError:
+            raise FormatError("malformed JSON line: nested too deeply", path=path, line=number) from None
         if not isinstance(data, dict):
             raise FormatError("expected a JSON object on each line", path=path, line=number)
         yield Record(path, number, data)
 
 
 def _csv_records(path: Path, text: str) -> Iterator[Record]:
-    reader = csv.DictReader(text.splitlines())
+    # newline="": quoted cells may hold line breaks, and U+2028 and the like are not line ends.
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     if not reader.fieldnames:
         return
     for row in reader:
