@@ -8,16 +8,20 @@ The manifest is rewritten through ``manifest.write``, keeping comments and key o
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from huggingface_hub import HfApi
 from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.tokens import CommentToken
 
 from hubrelease.errors import CheckFailed, HubError
 from hubrelease.hub.tree import pin_label, remote_files, resolve_commit
+from hubrelease.manifest.comments import trailing_comment_kept
 from hubrelease.manifest.load import validate_tree
 from hubrelease.manifest.write import load_tree, save_tree
 
@@ -71,27 +75,64 @@ def _lock_pin(
     repo_type = str(node.get("repo_type") or default_type)
     revision = str(node.get("revision") or "main")
     commit = revision
-    if not _COMMIT.match(revision):
-        commit, _ = resolve_commit(api, repo_id, revision, repo_type)
-        changes.append(LockChange(repo_id, "revision", node.get("revision"), commit))
-        node["revision"] = commit
-        node.yaml_add_eol_comment(f"locked from {revision}", "revision")
-        if "unpinned" in node:
-            del node["unpinned"]
-    files = [f for f in node.get("files") or [] if isinstance(f, CommentedMap)]
-    if not files:
-        return
-    remote = remote_files(api, repo_id, [str(f["path"]) for f in files], commit, repo_type)
-    for item in files:
-        label = pin_label(repo_id, commit, str(item["path"]))
-        found = remote.get(str(item["path"]))
-        if found is None:
-            raise HubError(f"{label}: file not found at the pinned revision", repo_id=repo_id, status=404)
-        _fill(item, "size", found.size, label, changes)
-        if found.sha256 is None:
-            size_only.append(label)
-        else:
-            _fill(item, "sha256", found.sha256, label, changes)
+    with _end_comment_kept(node):
+        if not _COMMIT.match(revision):
+            commit, _ = resolve_commit(api, repo_id, revision, repo_type)
+            changes.append(LockChange(repo_id, "revision", node.get("revision"), commit))
+            node["revision"] = commit
+            _add_note(node, "revision", f"locked from {revision}")
+            if "unpinned" in node:
+                _delete_key(node, "unpinned")
+        files = [f for f in node.get("files") or [] if isinstance(f, CommentedMap)]
+        if not files:
+            return
+        remote = remote_files(api, repo_id, [str(f["path"]) for f in files], commit, repo_type)
+        for item in files:
+            label = pin_label(repo_id, commit, str(item["path"]))
+            found = remote.get(str(item["path"]))
+            if found is None:
+                raise HubError(f"{label}: file not found at the pinned revision", repo_id=repo_id, status=404)
+            with _end_comment_kept(item):
+                _fill(item, "size", found.size, label, changes)
+                if found.sha256 is None:
+                    size_only.append(label)
+                else:
+                    _fill(item, "sha256", found.sha256, label, changes)
+
+
+# ruamel keeps the comment lines written below a key on that key (slot 2 of its comment entry),
+# so adding, re-commenting or deleting keys would move those lines or drop them with the key.
+
+
+@contextlib.contextmanager
+def _end_comment_kept(node: CommentedMap) -> Iterator[None]:
+    """Comment lines below ``node`` stay below it while keys are added to or removed from its end."""
+    with trailing_comment_kept(CommentedMap(node=node), "node"):
+        yield
+
+
+def _add_note(node: CommentedMap, key: str, note: str) -> None:
+    """Append ``note`` to ``key``'s end-of-line comment, keeping the user's text and the lines below."""
+    slot = node.ca.items.get(key)
+    token = slot[2] if slot and len(slot) > 2 else None
+    first, _, below = str(token.value).partition("\n") if isinstance(token, CommentToken) else ("", "", "")
+    own = first.strip().removeprefix("#").strip()
+    node.yaml_add_eol_comment(f"{own}; {note}" if own else note, key)
+    added = node.ca.items[key][2]  # ended by a newline, as parsed comments are, so lines can follow it
+    added.value = str(added.value).rstrip("\n") + "\n" + below
+
+
+def _delete_key(node: CommentedMap, key: str) -> None:
+    """Delete ``key``; the comment lines below it stay above the key that followed it."""
+    keys = list(node)
+    slot = node.ca.items.get(key)
+    token = slot[2] if slot and len(slot) > 2 else None
+    del node[key]
+    below = str(token.value).partition("\n")[2] if isinstance(token, CommentToken) else ""
+    following = keys[keys.index(key) + 1 :]
+    if below.strip() and following:
+        lines = [line.strip().removeprefix("#").removeprefix(" ") for line in below.rstrip("\n").split("\n")]
+        node.yaml_set_comment_before_after_key(following[0], before="\n".join(lines), indent=node.lc.col)
 
 
 def _fill(item: CommentedMap, field: str, value: Any, label: str, changes: list[LockChange]) -> None:

@@ -103,3 +103,62 @@ def test_lock_unknown_repo_exits_2(hub: LoopbackHub, tmp_path: Path) -> None:
     result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
     assert result.exit_code == 2
     assert result.stderr.strip() == "error: acme/not-there: repository not found"
+
+
+def test_lock_keeps_every_comment_where_it_was(hub: LoopbackHub, tmp_path: Path) -> None:
+    target, dataset, commit, data_commit = _setup(hub)
+    head = f"""schema_version: 1
+release:
+  repo_id: acme/locked-drafter
+  license: mit
+pins:
+  targets:
+    - repo_id: {target}
+"""
+    tail = """
+  # engines used for the benchmarks
+  engines:
+    - name: sglang
+      repository: https://github.com/sgl-project/sglang
+      commit: 710267dc4c817b38d9965346390cd56b59b54eda
+"""
+    path = tmp_path / "hubrelease.yaml"
+    path.write_text(
+        head
+        + f"""      revision: main   # follow main for now
+      unpinned: true
+      # the shards we serve
+      files:
+        - path: model.safetensors
+        # the config is small
+        - path: config.json
+          # size comes from lock
+  datasets:
+    - repo_id: {dataset}
+      license: cc-by-4.0
+      revision: main
+      unpinned: true
+"""
+        + tail,
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    assert result.exit_code == 0, result.stderr
+    assert path.read_text() == head + (
+        f"""      revision: {commit} # follow main for now; locked from main
+      # the shards we serve
+      files:
+        - path: model.safetensors
+          size: 5000
+          sha256: {hashlib.sha256(SHARD).hexdigest()}
+        # the config is small
+        - path: config.json
+          size: 3
+          # size comes from lock
+  datasets:
+    - repo_id: {dataset}
+      license: cc-by-4.0
+      revision: {data_commit} # locked from main
+"""
+        + tail
+    )
