@@ -50,6 +50,14 @@ def checked_tensors(config: DrafterConfig, source: Path) -> dict[str, SafeTensor
     """The checkpoint's tensors by flat name (no ``model.``, no rotary buffers), exactly the set the config implies."""
     tensors = {t.name.removeprefix("model."): t for t in read_safetensors(source).tensors}
     tensors = {n: t for n, t in tensors.items() if not is_rotary_buffer(n)}
+    if config.num_layers > len(tensors):
+        # Each layer has 11 tensors: listing the names of a lying count would never end.
+        raise BuildError(
+            f"num_hidden_layers {config.num_layers} claims more layers than the checkpoint has tensors "
+            f"({len(tensors)})",
+            path=config.path,
+            field="num_hidden_layers",
+        )
     expected = config.expected_tensors()
     missing = [n for n in expected if n not in tensors]
     extra = sorted(set(tensors) - set(expected))

@@ -268,12 +268,19 @@ def _tensor_set(
         )
     if dflash2 and flavor == "ik":
         findings.append(error("dflash2-tensors", "ik_llama.cpp has no DFlash2: use the mainline flavour"))
+    if block_count > len(tensors):
+        return [*findings, _too_many_layers("block_count", block_count, "file", len(tensors))]
     bias = bool(config and config.attention_bias) or "blk.0.attn_q.bias" in tensors
     base = set(gguf_tensor_names(block_count, flavor, bias=bias))
     expected = set(
         gguf_tensor_names(block_count, flavor, bias=bias, dflash2=dflash2 or bool(config and config.dflash2))
     )
     return findings + _compare(set(tensors), base, expected, {"token_embd.weight", "output.weight"})
+
+
+def _too_many_layers(key: str, layers: int, holder: str, tensors: int) -> Finding:
+    """A layer count above the tensor count (11 per layer) is a lie; listing its names would never end."""
+    return error("tensor-set", f"{key} {layers} claims more layers than the {holder} has tensors ({tensors})")
 
 
 def _compare(found: set[str], base: set[str], expected: set[str], optional: set[str]) -> list[Finding]:
@@ -296,8 +303,11 @@ def lint_safetensors(model: SafetensorsSet, config: DrafterConfig) -> list[Findi
     if rotary:
         findings.append(warning("tensor-set", f"rotary buffers should be dropped: {', '.join(rotary)}"))
     found = set(names) - set(rotary)
-    base = set(hf_tensor_names(config.num_layers, bias=config.attention_bias))
-    findings += _compare(found, base, set(config.expected_tensors()), set())
+    if config.num_layers > len(found):
+        findings.append(_too_many_layers("num_hidden_layers", config.num_layers, "checkpoint", len(found)))
+    else:
+        base = set(hf_tensor_names(config.num_layers, bias=config.attention_bias))
+        findings += _compare(found, base, set(config.expected_tensors()), set())
     fc = names.get("fc.weight")
     k = len(config.target_layer_ids)
     if fc and (len(fc.shape) != 2 or fc.shape[0] != config.hidden_size or fc.shape[1] % k):

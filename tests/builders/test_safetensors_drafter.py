@@ -70,6 +70,17 @@ def test_missing_tensor_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_lying_layer_count_is_refused_without_enumerating_it(tmp_path: Path) -> None:
+    config = drafter_config(swa=False) | {"num_hidden_layers": 100_000, "layer_types": []}
+    source = write_checkpoint(tmp_path / "ck", config=config | {"num_hidden_layers": 2})
+    (source / "config.json").write_text(json.dumps(config))
+    with pytest.raises(
+        BuildError,
+        match=r"num_hidden_layers 100000 claims more layers than the checkpoint has tensors \(25\)",
+    ):
+        build_safetensors_drafter(source, tmp_path / "out")
+
+
 def test_config_without_rope_is_refused(tmp_path: Path) -> None:
     source = write_checkpoint(tmp_path / "ck", rope="none")
     with pytest.raises(BuildError, match="config has no rope_theta"):

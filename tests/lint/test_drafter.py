@@ -292,3 +292,22 @@ def test_mixture_name_without_its_main_type_still_warns(tmp_path: Path) -> None:
         "warning",
         "file name says Q4_K_M but the file has no Q4_K* tensors (1 Q8_0)",
     ) in rules(lint_file(path))
+
+
+def test_lying_layer_count_is_reported_without_enumerating_it(built: Built, tmp_path: Path) -> None:
+    # 11 names per claimed layer were built and diffed: a u32 block_count of 4e9 meant a hang and an OOM.
+    lying = built.mutate(built.ml, "layers.gguf", set_kv={"dflash.block_count": 100_000})
+    assert (
+        "tensor-set",
+        "error",
+        "block_count 100000 claims more layers than the file has tensors (25)",
+    ) in rules(lint_file(lying))
+    folder = write_checkpoint(tmp_path / "ck")
+    config = json.loads((folder / "config.json").read_text())
+    config.update(num_hidden_layers=100_000, layer_types=[])
+    (folder / "config.json").write_text(json.dumps(config))
+    assert (
+        "tensor-set",
+        "error",
+        "num_hidden_layers 100000 claims more layers than the checkpoint has tensors (25)",
+    ) in rules(lint_file(folder))
