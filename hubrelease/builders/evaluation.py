@@ -14,7 +14,14 @@ from pathlib import Path
 
 from hubrelease import __version__
 from hubrelease.errors import BuildError, FormatError
-from hubrelease.evaluation.ingest_llama_server import Request, compare_arms, is_llama_record, parse_run, sweep
+from hubrelease.evaluation.ingest_llama_server import (
+    Request,
+    check_unique,
+    compare_arms,
+    is_llama_record,
+    parse_run,
+    sweep,
+)
 from hubrelease.evaluation.ingest_sglang import sglang_cells
 from hubrelease.evaluation.models import SCHEMA_VERSION, Comparison, Evaluation, Provenance, SourceFile
 from hubrelease.evaluation.records import Record, read_records
@@ -75,6 +82,7 @@ def build_evaluation(
         )
         progress.advance(source.path.stat().st_size)
     progress.finish()
+    check_unique(requests)
     comparisons: list[Comparison] = [compare_arms(requests, c) for c in spec.comparisons]
     sweeps = []
     for sweep_spec in spec.sweeps:

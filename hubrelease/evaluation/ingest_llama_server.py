@@ -76,6 +76,20 @@ def parse_run(record: Record) -> Request:
     return run
 
 
+def check_unique(runs: Sequence[Request]) -> None:
+    """Refuse a request measured twice (same prompt, arm, boot, repetition, n_max), e.g. a file given twice."""
+    first: dict[tuple[str, str, int, int, int], Request] = {}
+    for run in runs:
+        key = (run.prompt, run.arm, run.boot, run.repetition, run.n_max)
+        earlier = first.setdefault(key, run)
+        if earlier is not run:
+            raise run.record.error(
+                f"repeats prompt {run.prompt!r}, arm {run.arm!r}, boot {run.boot}, repetition {run.repetition},"
+                f" n_max {run.n_max} (first at {earlier.record.path}:{earlier.record.line})",
+                "repetition",
+            )
+
+
 def is_llama_record(record: Record) -> bool:
     """True for a llama-server row (it has ``predicted_n``)."""
     return "predicted_n" in record.data
@@ -144,6 +158,11 @@ def compare_arms(runs: Sequence[Request], spec: ComparisonSpec) -> Comparison:
     if not settings:
         raise FormatError(
             f"comparison {spec.id!r}: no rows for arms {spec.baseline!r} and {spec.treatment!r}"
+        )
+    if spec.primary_setting is not None and spec.primary_setting not in settings:
+        raise FormatError(
+            f"comparison {spec.id!r}: no rows at the primary {spec.setting_name} {spec.primary_setting!r} "
+            f"(measured: {', '.join(map(str, settings))})"
         )
     for setting in settings:
         groups = {

@@ -44,9 +44,13 @@ class ComparisonSpec(_Strict):
     @model_validator(mode="after")
     def _check_arms(self) -> ComparisonSpec:
         ids = [arm.id for arm in self.arms]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"arm ids repeat: {ids}")
         for which in (self.baseline, self.treatment):
             if which not in ids:
                 raise ValueError(f"arm {which!r} is not one of {ids}")
+        if self.baseline == self.treatment:
+            raise ValueError(f"baseline and treatment are the same arm {self.baseline!r}")
         return self
 
 
@@ -63,6 +67,12 @@ class SettingPairSpec(_Strict):
     """Treatment setting value."""
     notes: list[str] = Field(default_factory=list)
     """Caveats copied into the output."""
+
+    @model_validator(mode="after")
+    def _check_settings(self) -> SettingPairSpec:
+        if self.baseline == self.treatment:
+            raise ValueError(f"baseline and treatment are the same setting {self.baseline!r}")
+        return self
 
 
 class SweepSpec(_Strict):

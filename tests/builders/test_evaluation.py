@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -79,6 +80,16 @@ def test_human_output_is_one_line_on_stderr(workdir: Path) -> None:
     assert stderr == "wrote out.json: 4 cells, 2 comparisons, 1 sweeps from 4 files\n"
 
 
+def _spec_with(where: tuple[str | int, ...], value: object) -> dict[str, Any]:
+    """The workdir's spec with one value replaced (``where`` is the key path)."""
+    spec = eval_spec(**ab_spec_parts())
+    node: Any = spec
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    return spec
+
+
 @pytest.mark.parametrize(
     ("break_it", "line"),
     [
@@ -105,6 +116,30 @@ def test_human_output_is_one_line_on_stderr(workdir: Path) -> None:
                 ],
             ),
             "error: ab.csv:4: prompt_id: prompt 'p2' at n_max 3 has rows in arm A only, none in arm B",
+        ),
+        (
+            lambda: write_spec(Path("spec.json"), _spec_with(("comparisons", 0, "treatment"), "A")),
+            "error: spec.json: comparisons[0]: baseline and treatment are the same arm 'A'",
+        ),
+        (
+            lambda: write_spec(
+                Path("spec.json"), _spec_with(("comparisons", 0, "arms", 1), {"id": "A", "label": "again"})
+            ),
+            "error: spec.json: comparisons[0]: arm ids repeat: ['A', 'A']",
+        ),
+        (
+            lambda: write_spec(Path("spec.json"), _spec_with(("sweeps", 0, "pairs", 0, "treatment"), 0)),
+            "error: spec.json: sweeps[0].pairs[0]: baseline and treatment are the same setting 0",
+        ),
+        (
+            lambda: write_spec(Path("spec.json"), _spec_with(("comparisons", 0, "primary_setting"), 4)),
+            "error: comparison 'retrain-ab': no rows at the primary n_max 4 (measured: 0, 3)",
+        ),
+        (
+            lambda: write_csv(
+                Path("ab.csv"), [*llama_rows(arms={"A": [1], "B": [2]}), llama_rows(arms={"A": [1]})[0]]
+            ),
+            "error: ab.csv:34: repetition: repeats prompt 'p1', arm 'A', boot 1, repetition 1, n_max 0 (first at ab.csv:2)",
         ),
     ],
 )
