@@ -98,9 +98,13 @@ def normalised_config(config: DrafterConfig, cast: Cast) -> dict[str, Any]:
             "config has no rope_theta (rope_parameters, top level or rope_scaling)", path=config.path
         )
     data: dict[str, Any] = json.loads(json.dumps(config.raw))
-    nested = data.get("rope_parameters")
-    nested = nested if isinstance(nested, dict) else {}
-    data["rope_parameters"] = {"rope_type": "default", **nested, "rope_theta": config.rope_theta}
+    # Without rope_parameters, a legacy rope_scaling (yarn ...) seeds it, so the two cannot disagree.
+    nested: dict[str, Any] = next(
+        (data[k] for k in ("rope_parameters", "rope_scaling") if isinstance(data.get(k), dict)), {}
+    )
+    # Older rope_scaling blocks spell the kind "type".
+    kind = nested.get("type", "default")
+    data["rope_parameters"] = {"rope_type": kind, **nested, "rope_theta": config.rope_theta}
     data["rope_theta"] = config.rope_theta
     if cast == "bf16":
         data["torch_dtype"] = "bfloat16"

@@ -38,6 +38,16 @@ def test_config_carries_rope_theta_nested_and_top_level(tmp_path: Path) -> None:
     assert config["torch_dtype"] == "bfloat16"
 
 
+def test_legacy_rope_scaling_is_carried_into_rope_parameters(tmp_path: Path) -> None:
+    # A yarn rope_scaling next to a new rope_parameters {"rope_type": "default"} contradicted itself:
+    # loaders that read rope_parameters first would drop the yarn scaling.
+    build_safetensors_drafter(write_checkpoint(tmp_path / "ck", rope="scaling"), tmp_path / "out")
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert config["rope_parameters"] == {"rope_theta": ROPE_THETA, "rope_type": "yarn", "factor": 2.0}
+    assert config["rope_scaling"] == {"rope_theta": ROPE_THETA, "rope_type": "yarn", "factor": 2.0}
+    assert config["rope_theta"] == ROPE_THETA
+
+
 def test_byte_deterministic_and_sharded_with_index(tmp_path: Path) -> None:
     source = write_checkpoint(tmp_path / "ck")
     first = build_safetensors_drafter(source, tmp_path / "a", max_shard_size=30_000)
