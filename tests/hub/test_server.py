@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -206,6 +207,44 @@ def test_requests_cannot_reach_files_outside_the_root(tmp_path: Path) -> None:
         assert api.file_exists(repo, "leak.txt") is False
         assert hub.server_errors == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["root", "secret.txt"]
+
+
+def test_malformed_requests_are_400_not_server_errors(hub: LoopbackHub) -> None:
+    _, repo, _ = _empty_repo(hub)
+    api, oid, upload = f"{hub.url}/api/models/{repo}", "a" * 64, "b" * 32
+    bad = [
+        (f"{api}/preupload/main", b'{"files": [{"path": "a"}]}', "invalid size: None"),
+        (f"{api}/preupload/main", b'{"files": [5]}', "malformed preupload entry: 5"),
+        (f"{api}/preupload/main", b"[1]", "the JSON body must be an object"),
+        (f"{api}/commit/main", b"null", "malformed commit payload"),
+        (f"{api}/paths-info/main", b"\xff\xfe", "the form body is not UTF-8"),
+        (f"{hub.url}/api/repos/create", b"[]", "the JSON body must be an object"),
+        (f"{api}/tag/main", b"[]", "the JSON body must be an object"),
+        (
+            f"{hub.url}/__lfs/{oid}/{upload}?size=3",
+            b'{"oid": "%s", "parts": [{"partNumber": "x"}]}' % oid.encode(),
+            "invalid partNumber: 'x'",
+        ),
+    ]
+    for url, body, message in bad:
+        status, _, text = raw_request(url, "POST", body)
+        assert status == 400 and message in json.loads(text)["error"], (url, text)
+    status, _, text = raw_request(f"{api}/tree/main?cursor=abc")
+    assert status == 400 and json.loads(text)["error"] == "invalid cursor: 'abc'"
+    status, _, text = raw_request(
+        f"{hub.url}/{repo}/resolve/main/.gitattributes", headers={"Range": "bytes=x-"}
+    )
+    assert status == 200 and text.startswith(b"*.safetensors")  # an unparsable Range is ignored
+    status, _, _ = raw_request(
+        f"{hub.url}/{repo}/resolve/main/.gitattributes", headers={"Range": "bytes=5-2"}
+    )
+    assert status == 416
+    with socket.create_connection(("127.0.0.1", hub.port), timeout=10) as conn:
+        conn.sendall(
+            b"POST /api/validate-yaml HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
+        )
+        assert conn.makefile("rb").readline().startswith(b"HTTP/1.1 400")
+    assert hub.server_errors == []
 
 
 def test_dropped_commit_leaves_repo_unchanged(hub: LoopbackHub) -> None:

@@ -118,7 +118,12 @@ class HubHandler(BaseHTTPRequestHandler):
         """The request body in pieces, from Content-Length or chunked transfer encoding."""
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                line = self.rfile.readline().split(b";")[0].strip()
+                try:
+                    size = int(line or b"0", 16)
+                except ValueError:
+                    self.close_connection = True  # the rest of the stream cannot be framed
+                    raise StoreError(400, f"invalid chunk size {line!r}") from None
                 if size == 0:
                     while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                         pass
@@ -162,11 +167,17 @@ class HubHandler(BaseHTTPRequestHandler):
             hub.requests.add(RequestRecord(method, split.path, name, 0, fault.after_bytes, 0))
             return
         streamed = found is not None and _streamed(name) and fault is None
-        body = b"" if streamed else b"".join(counting(self._body_chunks()))
+        unreadable = None
+        try:
+            body = b"" if streamed else b"".join(counting(self._body_chunks()))
+        except StoreError as exc:
+            body, unreadable = b"", exc
         chunks = counting(self._body_chunks()) if streamed else iter(())
         if streamed and hub.faults.take(("corrupt",), method, split.path) is not None:
             chunks = _corrupt(chunks)
-        if fault is not None:
+        if unreadable is not None:
+            response = error_response(unreadable)
+        elif fault is not None:
             response = json_response({"error": f"injected HTTP {fault.status}"}, fault.status, fault.headers)
         elif found is None:
             response = error_response(StoreError(404, f"no route for {method} {split.path}"))
@@ -175,9 +186,10 @@ class HubHandler(BaseHTTPRequestHandler):
                 hub, method, found[2], parse_qs(split.query), _lower(self.headers.items()), body, chunks
             )
             response = self._run(found[1], request)
-            if streamed:
-                for _ in chunks:  # drain what a failing view did not read, to keep the connection usable
-                    pass
+            if streamed and not self.close_connection:
+                with contextlib.suppress(StoreError):
+                    for _ in chunks:  # drain what a failing view did not read, to keep the connection usable
+                        pass
             after = hub.faults.take(("after",), method, split.path)
             if after is not None:
                 response = json_response(

@@ -33,11 +33,10 @@ def batch(request: Request) -> Response:
     hub = request.hub
     objects: list[dict[str, Any]] = []
     for item in body.get("objects", []):
-        oid, size = item.get("oid"), item.get("size")
+        oid, size = (item.get("oid"), item.get("size")) if isinstance(item, dict) else (None, None)
         if not isinstance(oid, str) or not _OID.match(oid) or not isinstance(size, int) or size < 0:
-            objects.append(
-                {"oid": str(oid), "size": int(size or 0), "error": {"code": 422, "message": "bad oid"}}
-            )
+            error = {"code": 422, "message": "bad oid or size"}
+            objects.append({"oid": str(oid), "size": size if isinstance(size, int) else 0, "error": error})
             continue
         if hub.store.has_lfs(oid, size):
             objects.append({"oid": oid, "size": size})
@@ -78,9 +77,12 @@ def complete(request: Request) -> Response:
     oid = request.arg("oid")
     if body.get("oid") != oid:
         raise StoreError(400, "completion oid does not match the upload")
-    request.hub.store.complete_multipart(
-        oid, _size(request), request.arg("upload"), list(body.get("parts", []))
-    )
+    parts = body.get("parts")
+    if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+        raise StoreError(400, "parts must be a list of {partNumber, etag}")
+    for part in parts:
+        part["partNumber"] = request.number(part.get("partNumber"), "partNumber")
+    request.hub.store.complete_multipart(oid, _size(request), request.arg("upload"), parts)
     return json_response({})
 
 

@@ -131,9 +131,11 @@ def preupload(request: Request) -> Response:
     _, tree = request.hub.store.tree(key, request.arg("rev"))
     files = []
     for item in request.json().get("files", []):
-        path = str(item["path"])
-        sample = base64.b64decode(item.get("sample", ""))
-        mode = "lfs" if wants_lfs(path, int(item["size"]), sample) else "regular"
+        try:
+            path, sample = str(item["path"]), base64.b64decode(item.get("sample", ""))
+        except (KeyError, TypeError, AttributeError, ValueError):
+            raise StoreError(400, f"malformed preupload entry: {item!r}") from None
+        mode = "lfs" if wants_lfs(path, request.number(item.get("size"), "size"), sample) else "regular"
         entry = tree.get(path)
         remote = None if entry is None else (entry["lfs"] or entry["oid"])
         files.append({"path": path, "uploadMode": mode, "shouldIgnore": False, "oid": remote})
@@ -167,7 +169,7 @@ def commit(request: Request) -> Response:
     key = request.require_repo()
     try:
         header, ops = _parse_commit(request.body)
-    except (ValueError, KeyError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise StoreError(400, f"malformed commit payload: {exc}") from None
     commit_id, pr_num = request.hub.store.commit(
         key, request.arg("rev"), ops, header, request.flag("create_pr")
@@ -231,7 +233,7 @@ def list_tree(request: Request) -> Response:
         candidates = [p for p in candidates if "/" not in p[len(prefix) :]]
     expand = request.flag("expand")
     page_size = request.hub.page_size_expand if expand else request.hub.page_size
-    start = int(request.query.get("cursor", ["0"])[0] or 0)
+    start = request.number(request.query.get("cursor", ["0"])[0] or 0, "cursor")
     page = candidates[start : start + page_size]
     headers = {}
     if start + page_size < len(candidates):
@@ -269,11 +271,12 @@ def resolve(request: Request) -> Response:
     start, end = 0, size - 1
     status = 200
     spec = request.headers.get("range", "")
-    if spec.startswith("bytes=") and "," not in spec:
-        first, _, last = spec[len("bytes=") :].partition("-")
-        start = int(first) if first else max(size - int(last or 0), 0)
+    first, dash, last = spec.removeprefix("bytes=").partition("-")
+    # A Range header that does not parse is ignored (RFC 9110 14.2): the whole file is sent.
+    if spec.startswith("bytes=") and dash and (first or last) and (first + last).isdigit():
+        start = int(first) if first else max(size - int(last), 0)
         end = min(int(last), size - 1) if first and last else size - 1
-        if start >= size and size > 0:
+        if (start >= size and size > 0) or (first and last and int(first) > int(last)):
             return Response(416, {**headers, "Content-Range": f"bytes */{size}"})
         status = 206
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"

@@ -35,14 +35,31 @@ class Request:
     def flag(self, name: str) -> bool:
         return self.query.get(name, [""])[0].lower() in ("1", "true")
 
-    def json(self) -> Any:
+    def json(self) -> dict[str, Any]:
+        """The JSON object body; anything else is the client's error (400), not the server's (500)."""
         try:
-            return json.loads(self.body or b"{}")
+            data = json.loads(self.body or b"{}")
         except ValueError as exc:
             raise StoreError(400, f"invalid JSON body: {exc}") from None
+        if not isinstance(data, dict):
+            raise StoreError(400, "the JSON body must be an object")
+        return data
 
     def form(self) -> dict[str, list[str]]:
-        return parse_qs(self.body.decode(), keep_blank_values=True)
+        try:
+            return parse_qs(self.body.decode(), keep_blank_values=True)
+        except UnicodeDecodeError:
+            raise StoreError(400, "the form body is not UTF-8") from None
+
+    def number(self, value: object, what: str) -> int:
+        """A non-negative integer from a client-supplied value, or a 400 naming ``what``."""
+        try:
+            number = int(str(value))
+        except ValueError:
+            raise StoreError(400, f"invalid {what}: {value!r}") from None
+        if number < 0:
+            raise StoreError(400, f"invalid {what}: {value!r}")
+        return number
 
     @property
     def repo(self) -> RepoKey:
