@@ -8,6 +8,7 @@ entries changes byte-for-byte.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,27 +21,66 @@ from hubrelease.manifest.comments import trailing_comment_kept
 from hubrelease.manifest.load import read_tree, validate_tree
 from hubrelease.manifest.models import Manifest
 
+Indent = tuple[int, int, int]
+"""ruamel's (mapping, sequence, offset) indentation."""
+HOUSE_INDENT: Indent = (2, 4, 2)
+# A key whose value is a nested block (nothing after the colon but a comment); dash lines excluded.
+_BLOCK_KEY = re.compile(r"^ *[^\s#-][^#]*:[ \t]*(#.*)?$")
 
-def _yaml() -> YAML:
+
+def _yaml(indent: Indent = HOUSE_INDENT) -> YAML:
     yaml = YAML(typ="rt")
-    yaml.indent(mapping=2, sequence=4, offset=2)
+    mapping, sequence, offset = indent
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
     yaml.width = 4096
     yaml.preserve_quotes = True
     return yaml
 
 
-def dump_tree(tree: CommentedMap) -> str:
+def guess_indent(text: str) -> Indent:
+    """The indentation ``text`` already uses, so saving an edit re-indents nothing else.
+
+    ruamel keeps one indentation per document, not per node; its own guesser
+    (``util.load_yaml_guess_indent``) reports our house style's sequence indent as the mapping
+    indent, so the first nested key and the first nested dash decide here. Unknown parts keep the house style.
+    """
+    mapping: int | None = None
+    offset: int | None = None
+    parent: int | None = None
+    for line in text.splitlines():
+        stripped = line.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        column = len(line) - len(stripped)
+        if parent is not None:
+            if stripped == "-" or stripped.startswith("- "):
+                offset = column - parent if offset is None and column >= parent else offset
+            elif mapping is None and column > parent:
+                mapping = column - parent
+        if mapping is not None and offset is not None:
+            break
+        parent = column if _BLOCK_KEY.match(line) else None
+    offset = HOUSE_INDENT[2] if offset is None else offset
+    return (mapping or HOUSE_INDENT[0], offset + 2, offset)
+
+
+def dump_tree(tree: CommentedMap, indent: Indent = HOUSE_INDENT) -> str:
     """Serialise a ruamel tree back to YAML text."""
     buffer = io.StringIO()
-    _yaml().dump(tree, buffer)
+    _yaml(indent).dump(tree, buffer)
     return buffer.getvalue()
 
 
 def save_tree(tree: CommentedMap, path: str | Path) -> Manifest:
-    """Validate ``tree`` and write it atomically to ``path``; the file is untouched if invalid."""
+    """Validate ``tree`` and write it atomically to ``path`` in the file's own indentation;
+    the file is untouched if invalid."""
     target = Path(path)
     manifest = validate_tree(tree, target)
-    atomic_write_text(target, dump_tree(tree))
+    try:
+        indent = guess_indent(target.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        indent = HOUSE_INDENT
+    atomic_write_text(target, dump_tree(tree, indent))
     return manifest
 
 

@@ -215,3 +215,26 @@ def test_add_and_rm_keep_quoted_values_outside_the_edited_entries(tmp_path: Path
     assert manifest.read_text(encoding="utf-8") == text + entry
     remove_paths(manifest, ["b.txt"])
     assert manifest.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize(
+    ("mapping", "dash"),
+    [("  ", ""), ("    ", ""), ("    ", "  ")],
+    ids=["pyyaml-default", "four-space-flush-dashes", "four-space-indented-dashes"],
+)
+def test_add_and_rm_keep_the_files_own_indentation(tmp_path: Path, mapping: str, dash: str) -> None:
+    (tmp_path / "a.bin").write_bytes(b"a")
+    (tmp_path / "b.txt").write_bytes(b"b")
+    item = dash + "  "  # where an item's keys sit, relative to its parent key
+    text = (
+        f"schema_version: 1\nrelease:\n{mapping}repo_id: acme/tiny\n{mapping}license: mit\n"
+        f"{mapping}tags:\n{mapping}{dash}- one\nartifacts:\n{dash}- path: a.bin\n{item}size: 1\n"
+        f"{item}sha256: {sha256_file(tmp_path / 'a.bin')}\n{item}role: recommended\n"
+    )
+    manifest = tmp_path / "hubrelease.yaml"
+    manifest.write_text(text, encoding="utf-8")
+    add_files(manifest, [tmp_path / "b.txt"])
+    entry = f"{dash}- path: b.txt\n{item}size: 1\n{item}sha256: {sha256_file(tmp_path / 'b.txt')}\n{item}role: doc\n"
+    assert manifest.read_text(encoding="utf-8") == text + entry
+    remove_paths(manifest, ["b.txt"])
+    assert manifest.read_text(encoding="utf-8") == text
