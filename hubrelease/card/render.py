@@ -115,7 +115,15 @@ def render_template(env: jinja2.Environment, name: str, variables: dict[str, obj
         raise InputError(
             f"undefined variable {variable!r} ({exc.message})", path=_display(file or name), line=line
         ) from None
-    except (jinja2.TemplateError, TypeError, ValueError, AttributeError, KeyError) as exc:
+    except (
+        jinja2.TemplateError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        LookupError,
+        ArithmeticError,  # {{ a / b }} with b == 0 in a user template
+        RecursionError,  # a template that includes itself
+    ) as exc:
         file, line = _template_location(exc.__traceback__)
         raise InputError(
             f"template failed: {type(exc).__name__}: {exc}", path=_display(file or name), line=line

@@ -308,6 +308,8 @@ def test_check_json_reports_stale(tmp_path: Path) -> None:
             "template failed: ValueError: Unknown format code 'f' for object of type 'str'",
         ),
         ("{% include '_missing.md.j2' %}\n", 1, "template '_missing.md.j2' not found"),
+        ("# ok\n{{ 1 / 0 }}\n", 2, "template failed: ZeroDivisionError: division by zero"),
+        ("# ok\n{% include 'my.md.j2' %}\n", 2, "template failed: RecursionError: maximum recursion depth"),
     ],
 )
 def test_template_errors_point_at_file_and_line(
