@@ -37,6 +37,12 @@ def cell_gain(
             )
         cells.append(getattr(cell, metric))
     treatment_value, baseline_value = cells
+    if baseline_value <= 0:
+        raise InputError(
+            f"configuration {baseline!r} has {metric} {baseline_value:g} at concurrency {concurrency}: "
+            "no relative gain over it",
+            field="cells",
+        )
     return RelativeGain(treatment_value, baseline_value, (treatment_value - baseline_value) / baseline_value)
 
 

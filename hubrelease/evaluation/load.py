@@ -50,4 +50,6 @@ def load_evaluation(path: str | Path) -> Evaluation:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}", path=file, line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", path=file) from None
     return validate_model(Evaluation, data, file)

@@ -64,3 +64,16 @@ def test_missing_data_is_an_input_error(
     with pytest.raises(InputError) as info:
         call(spark)
     assert str(info.value) == message
+
+
+def test_a_gain_over_a_zero_baseline_is_one_error(spark: Evaluation) -> None:
+    cells = [
+        c.model_copy(update={"overall_tok_s": 0.0}) if c.configuration == "autoregressive" else c
+        for c in spark.cells
+    ]
+    stalled = spark.model_copy(update={"cells": cells})
+    with pytest.raises(InputError) as info:
+        cell_gain(stalled, "dflash2", "autoregressive", 1)
+    assert str(info.value) == (
+        "cells: configuration 'autoregressive' has overall_tok_s 0 at concurrency 1: no relative gain over it"
+    )

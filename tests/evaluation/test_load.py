@@ -79,6 +79,14 @@ def test_unreadable_files(tmp_path: Path) -> None:
     )
 
 
+def test_deeply_nested_json_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000, encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_evaluation(path)
+    assert str(info.value) == f"{path}: invalid JSON: nested too deeply"
+
+
 def test_schema_eval_prints_the_evaluation_schema() -> None:
     result = CliRunner().invoke(app, ["schema", "--eval"])
     assert result.exit_code == 0
