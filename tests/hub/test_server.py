@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx2
 import pytest
@@ -205,8 +206,12 @@ def test_requests_cannot_reach_files_outside_the_root(tmp_path: Path) -> None:
         )
         assert status == 400 and b"invalid LFS oid" in text
         assert api.file_exists(repo, "leak.txt") is False
+        fake = "../" * 6 + "c" * 22  # 40 characters, like a commit id: root/repos/models/acme/safe/commits/..
+        (tmp_path / f"{'c' * 22}.json").write_text(json.dumps({"date": "", "tree": {"x": {}}}))
+        status, _, _ = raw_request(f"{hub.url}/api/models/{repo}/revision/{quote(fake, safe='')}")
+        assert status == 404
         assert hub.server_errors == []
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["root", "secret.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{'c' * 22}.json", "root", "secret.txt"]
 
 
 def test_malformed_requests_are_400_not_server_errors(hub: LoopbackHub) -> None:

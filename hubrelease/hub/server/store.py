@@ -49,6 +49,7 @@ GITATTRIBUTES = (
 LFS_SUFFIXES = (".safetensors", ".gguf", ".bin", ".parquet", ".pt", ".npz", ".arrow")
 LFS_MIN_SIZE = 10 * 1024 * 1024
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 class StoreError(Exception):
@@ -273,7 +274,7 @@ class HubStore:
             return str(refs["tags"][name]["commit"])
         if name.startswith("refs/pr/") and name[len("refs/pr/") :] in refs["prs"]:
             return str(refs["prs"][name[len("refs/pr/") :]]["commit"])
-        if len(name) == 40 and (self._repo_dir(key) / "commits" / f"{name}.json").is_file():
+        if _COMMIT.match(name) and (self._repo_dir(key) / "commits" / f"{name}.json").is_file():
             return name
         raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
 
