@@ -112,7 +112,7 @@ def _tensor(name: str, spec: object, path: Path, base: int) -> SafeTensor:
     if not isinstance(spec, dict):
         raise FormatError(f"tensor {name!r}: entry is not an object at byte offset 8", path=path)
     dtype, shape, offsets = spec.get("dtype"), spec.get("shape"), spec.get("data_offsets")
-    if dtype not in DTYPE_SIZES:
+    if not isinstance(dtype, str) or dtype not in DTYPE_SIZES:
         raise FormatError(f"tensor {name!r}: unknown dtype {dtype!r} at byte offset 8", path=path)
     if not (isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)):
         raise FormatError(

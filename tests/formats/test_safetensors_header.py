@@ -91,6 +91,7 @@ def test_hostile_config_json_is_a_format_error(tmp_path: Path, text: str) -> Non
     ("spec", "message"),
     [
         ({"dtype": "Q4", "shape": [1], "data_offsets": [0, 1]}, "unknown dtype 'Q4'"),
+        ({"dtype": ["F32"], "shape": [1], "data_offsets": [0, 4]}, r"unknown dtype \['F32'\]"),
         ({"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}, "needs 8 bytes but data_offsets span 4"),
         ({"dtype": "F32", "shape": "x", "data_offsets": [0, 4]}, "shape must be a list"),
         ({"dtype": "F32", "shape": [True], "data_offsets": [0, 4]}, "shape must be a list"),
