@@ -88,6 +88,10 @@ def add_files(
     tree = load_tree(manifest_path)
     published = {a.local_path: a.path for a in validate_tree(tree, manifest_path).artifacts}
     folder = root or manifest_path.parent
+    for file in files:
+        if Path(file).resolve() == manifest_path.resolve():
+            # Its digest changes the moment the entry is written, so verify could never pass.
+            raise InputError("is the manifest itself; it cannot pin its own digest", path=file)
     scanned = [_scanned(folder, file) for file in files]
     facts, unreadable, warnings = hash_scanned(folder, scanned, threads=threads, progress=progress)
     if unreadable:

@@ -238,3 +238,11 @@ def test_add_and_rm_keep_the_files_own_indentation(tmp_path: Path, mapping: str,
     assert manifest.read_text(encoding="utf-8") == text + entry
     remove_paths(manifest, ["b.txt"])
     assert manifest.read_text(encoding="utf-8") == text
+
+
+def test_add_refuses_the_manifest_itself(release: Path) -> None:
+    before = release.read_text(encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        add_files(release, [release.parent / "b.txt", release])
+    assert str(info.value) == f"{release}: is the manifest itself; it cannot pin its own digest"
+    assert release.read_text(encoding="utf-8") == before
