@@ -18,8 +18,9 @@ attempt (or the next ``hubrelease push``) uploads only what is missing.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import httpx2
@@ -174,16 +175,23 @@ def push_release(
                     notify(f"push attempt {attempts} was lost ({describe(failure.error)}); retrying")
                 sleep(wait)
     if tag is not None and create_tag:
-        try:
-            with hub_errors(plan.repo_id):
-                api.create_tag(plan.repo_id, tag=tag, revision=commit, repo_type=plan.repo_type)
-        except HubError as exc:
-            message = f"{commit} is on the Hub, but tagging it {tag!r} failed: {exc.message}"
-            raise HubError(message, repo_id=plan.repo_id, status=exc.status) from None
+        with _after_landing(plan, commit, f"tagging it {tag!r}"), hub_errors(plan.repo_id):
+            api.create_tag(plan.repo_id, tag=tag, revision=commit, repo_type=plan.repo_type)
     report = None
     if verify:
-        report = verify_remote(plan.manifest, api, commit, root=plan.root, known=[plan.manifest_name])
+        with _after_landing(plan, commit, "the remote verify"):
+            report = verify_remote(plan.manifest, api, commit, root=plan.root, known=[plan.manifest_name])
     return PushResult(commit, landed, attempts, pr_url, pr_revision, tag, report)
+
+
+@contextlib.contextmanager
+def _after_landing(plan: PushPlan, commit: str, step: str) -> Iterator[None]:
+    """A Hub failure once the commit is in place must say so: the release is published, only ``step`` failed."""
+    try:
+        yield
+    except HubError as exc:
+        message = f"{commit} is on the Hub, but {step} failed: {exc.message}"
+        raise HubError(message, repo_id=plan.repo_id, status=exc.status) from None
 
 
 class _Attempt(Exception):

@@ -351,3 +351,16 @@ def test_someone_else_landing_while_a_lost_attempt_retries_is_not_taken_for_ours
     with pytest.raises(RemoteMovedError, match="and that commit is not this release: someone else pushed"):
         push_release(theirs_later, plan, message="m", tag="v2", sleep=lambda _: None)
     assert [t.name for t in api.list_repo_refs(repo).tags] == []
+
+
+def test_a_failure_after_the_commit_landed_says_the_release_is_published(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    repo = unique_repo()
+    hub.faults.inject("status", method="POST", path="/paths-info/", status=500, times=5)
+    result = _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n"}))
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: {_head(hub, repo)} is on the Hub, but the remote verify failed: {repo}: HTTP 500: "
+        "injected HTTP 500"
+    )
