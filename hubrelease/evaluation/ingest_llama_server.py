@@ -107,11 +107,16 @@ def _prompt_means(runs: Iterable[Request]) -> dict[str, float]:
 
 
 def _paired_row(
-    baseline: dict[str, float], treatment: dict[str, float], setting: Setting | None, primary: bool
+    baseline: dict[str, float],
+    treatment: dict[str, float],
+    setting: Setting | None,
+    primary: bool,
+    where: str,
 ) -> ComparisonRow:
+    """``where`` names the comparison (and setting) for the error when there are too few prompts."""
     prompts = sorted(baseline)
     if len(prompts) < 2:
-        raise BuildError(f"a paired interval needs at least 2 prompts, got {len(prompts)} at {setting}")
+        raise BuildError(f"{where}: a paired interval needs at least 2 prompts, got {len(prompts)}")
     a = [baseline[p] for p in prompts]
     b = [treatment[p] for p in prompts]
     t = paired_t_interval(a, b)
@@ -172,7 +177,13 @@ def compare_arms(runs: Sequence[Request], spec: ComparisonSpec) -> Comparison:
         _check_pairing(groups, {arm: f"arm {arm}" for arm in groups}, f"at n_max {setting}")
         means = {arm: _prompt_means(group) for arm, group in groups.items()}
         rows.append(
-            _paired_row(means[spec.baseline], means[spec.treatment], setting, setting == spec.primary_setting)
+            _paired_row(
+                means[spec.baseline],
+                means[spec.treatment],
+                setting,
+                setting == spec.primary_setting,
+                f"comparison {spec.id!r} at {spec.setting_name} {setting}",
+            )
         )
         spreads.extend(_boot_spread(arm, setting, group) for arm, group in groups.items())
     return Comparison(
@@ -251,7 +262,7 @@ def sweep(runs: Sequence[Request], spec: SweepSpec) -> tuple[Sweep, list[Compari
                     _setting_arm("baseline", spec, pair.baseline),
                     _setting_arm("treatment", spec, pair.treatment),
                 ],
-                rows=[_paired_row(baseline, treatment, None, False)],
+                rows=[_paired_row(baseline, treatment, None, False, f"comparison {pair.id!r}")],
                 notes=pair.notes,
             )
         )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.errors import FormatError
+from hubrelease.errors import BuildError, FormatError
 from hubrelease.evaluation.ingest_llama_server import Request, compare_arms, parse_run, sweep
 from hubrelease.evaluation.records import read_records
 from hubrelease.evaluation.spec import ComparisonSpec, SweepSpec
@@ -120,3 +120,17 @@ def test_missing_column_and_malformed_json_line(tmp_path: Path, monkeypatch: pyt
     with pytest.raises(FormatError) as info:
         list(read_records(Path("wide.csv")))
     assert str(info.value) == "wide.csv:3: row has more cells than the header's 2"
+
+
+def test_one_prompt_is_refused_naming_the_comparison(tmp_path: Path) -> None:
+    ab = write_csv(tmp_path / "ab.csv", llama_rows(arms={"A": [1], "B": [2]}, prompts=["p1"]))
+    with pytest.raises(BuildError) as info:
+        compare_arms(_requests(ab), AB)
+    assert (
+        str(info.value)
+        == "comparison 'retrain-ab' at n_max 0: a paired interval needs at least 2 prompts, got 1"
+    )
+    on_off = write_csv(tmp_path / "sweep.csv", llama_rows(arms={"S": [1]}, prompts=["p1"]))
+    with pytest.raises(BuildError) as info:
+        sweep(_requests(on_off), SWEEP)
+    assert str(info.value) == "comparison 'spec-on-off': a paired interval needs at least 2 prompts, got 1"
