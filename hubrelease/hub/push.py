@@ -4,7 +4,8 @@ One ``HfApi.create_commit`` carries every added, changed and deleted file, guard
 ``parent_commit`` = the head read when planning. That guard makes every retry safe: a commit that
 already landed turns a retry into a 412 instead of a duplicate. Failure handling:
 
-- 412: someone else pushed since planning -> ``RemoteMovedError``; nothing of ours landed.
+- 412: someone else pushed since planning -> ``RemoteMovedError``; nothing of ours landed. On a
+  retry, a 412 whose new head holds exactly this release is our earlier attempt, landed late.
 - 429: wait as the ``RateLimit``/``Retry-After`` headers say (the commit POST is not retried by
   huggingface_hub), telling the user through ``notify``, then retry with fresh operations.
 - 5xx or a dropped connection: re-read the branch head. Moved to a commit that holds exactly this
@@ -157,6 +158,17 @@ def push_release(
             try:
                 info = _commit_or_raise(api, plan, parent, message, create_pr)
                 commit, landed, pr_url, pr_revision = info.oid, True, info.pr_url, info.pr_revision
+                break
+            except RemoteMovedError:
+                # A retry refused as stale may be refused by our own earlier attempt, which the
+                # Hub finished after we had looked (a timed-out commit POST goes on server-side).
+                late = None if attempts == 1 or create_pr else _head(api, plan)
+                if late is None or not _holds(api, plan, late):
+                    raise
+                commit, landed = late, True
+                notify(
+                    f"an earlier attempt landed after all: {plan.repo_id}@{plan.revision} is at {late[:12]}"
+                )
                 break
             except _Attempt as failure:
                 found = _recover(api, plan, parent, failure.error, prs_before, attempts, max_attempts)

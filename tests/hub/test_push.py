@@ -364,3 +364,28 @@ def test_a_failure_after_the_commit_landed_says_the_release_is_published(
         f"error: {_head(hub, repo)} is on the Hub, but the remote verify failed: {repo}: HTTP 500: "
         "injected HTTP 500"
     )
+
+
+def test_retry_refused_by_our_own_late_landing_counts_as_landed(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n", "old.md": b"x\n"})).exit_code == 0
+    (folder / "old.md").unlink()
+    manifest = _release(folder, repo, {"notes.md": b"v2\n"})
+    release = load_manifest(manifest)
+    api = api_for(hub)
+    plan = build_plan(release, manifest, folder, read_remote(api, release))
+    assert [f.path for f in plan.deleted] == ["old.md"]  # a deletion is always sent, so the retry gets 412
+    hub.faults.inject("status", method="POST", path="/commit/", status=504)
+
+    def server_finishes_the_first_attempt(_: float) -> None:  # after our check, before the retry
+        push_release(api_for(hub), plan, message="late", verify=False)
+
+    messages: list[str] = []
+    result = push_release(
+        api, plan, message="m", notify=messages.append, sleep=server_finishes_the_first_attempt
+    )
+    assert result.landed and result.attempts == 2 and result.commit == _head(hub, repo)
+    assert messages[-1] == f"an earlier attempt landed after all: {repo}@main is at {result.commit[:12]}"
+    assert result.report is not None and not result.report.has_drift
+    assert len(hub.store.history(RepoKey("model", repo), "main")) == 3  # initial, v1, v2 once
