@@ -45,6 +45,7 @@ _FILE_TYPE: dict[OutType, LlamaFileType] = {
 }
 _U32_MAX = 2**32 - 1
 _I32_MAX = 2**31 - 1
+_F32_MAX = float(np.finfo(np.float32).max)
 _CHUNK_ELEMENTS = 1 << 18
 """Rows per quantization task: about 1 MiB of float32, so each thread's temporaries stay in cache
 (measured 1.8x over one whole-tensor call on 2 cores; 4 large chunks gave 1.2x)."""
@@ -83,14 +84,16 @@ def _need(config: DrafterConfig, key: str, minimum: int = 0) -> int:
     return _uint(config, key, config.get(key), minimum)
 
 
-def _positive(config: DrafterConfig, key: str, default: float) -> float:
-    value = config.raw.get(key, default)
+def _positive(config: DrafterConfig, key: str, value: object) -> float:
+    """A positive number that fits the FLOAT32 it is written as (struct.pack overflows above ~3.4e38)."""
     if (
         not isinstance(value, int | float)
         or isinstance(value, bool)
-        or not (math.isfinite(value) and value > 0)
+        or not (math.isfinite(value) and 0 < value <= _F32_MAX)
     ):
-        raise BuildError(f"config needs a positive number {key}, got {value!r}", path=config.path, field=key)
+        raise BuildError(
+            f"config needs a positive float32 number {key}, got {value!r}", path=config.path, field=key
+        )
     return float(value)
 
 
@@ -105,7 +108,6 @@ def _add_hparams(
         if raw.get("head_dim") is None
         else _uint(config, "head_dim", raw["head_dim"], 1)
     )
-    assert config.rope_theta is not None
     writer.add_uint32(f"{p}.block_count", config.num_layers)
     writer.add_uint32(f"{p}.context_length", _need(config, "max_position_embeddings"))
     writer.add_uint32(f"{p}.embedding_length", config.hidden_size)
@@ -114,10 +116,16 @@ def _add_hparams(
     writer.add_uint32(f"{p}.attention.head_count_kv", _need(config, "num_key_value_heads"))
     writer.add_uint32(f"{p}.attention.key_length", head_dim)
     writer.add_uint32(f"{p}.attention.value_length", head_dim)
-    writer.add_float32(f"{p}.attention.layer_norm_rms_epsilon", _positive(config, "rms_norm_eps", 1e-6))
-    writer.add_float32(f"{p}.rope.freq_base", config.rope_theta)
+    writer.add_float32(
+        f"{p}.attention.layer_norm_rms_epsilon",
+        _positive(config, "rms_norm_eps", raw.get("rms_norm_eps", 1e-6)),
+    )
+    writer.add_float32(
+        f"{p}.rope.freq_base", _positive(config, str(config.rope_theta_source), config.rope_theta)
+    )
     writer.add_uint32(
-        f"{p}.rope.dimension_count", int(head_dim * _positive(config, "partial_rotary_factor", 1.0))
+        f"{p}.rope.dimension_count",
+        int(head_dim * _positive(config, "partial_rotary_factor", raw.get("partial_rotary_factor", 1.0))),
     )
     writer.add_bool(f"{p}.attention.causal", False)
     block = _need(config, "block_size")

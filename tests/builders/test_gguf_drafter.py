@@ -119,6 +119,8 @@ def test_ik_mask_must_match_the_target(src: Path, tmp_path: Path) -> None:
         ({"head_dim": "128"}, "head_dim"),
         ({"head_dim": None, "num_attention_heads": 0}, "num_attention_heads"),
         ({"rms_norm_eps": "x"}, "rms_norm_eps"),
+        ({"rms_norm_eps": 1e60}, "rms_norm_eps"),
+        ({"rope_parameters": {"rope_theta": 1e60}}, "rope_parameters.rope_theta"),
         ({"partial_rotary_factor": "x"}, "partial_rotary_factor"),
         ({"sliding_window": "x"}, "sliding_window"),
         ({"sliding_window": 2**40}, "sliding_window"),
