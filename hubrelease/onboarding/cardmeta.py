@@ -55,8 +55,10 @@ def card_release_fields(readme: Path, repo_type: str) -> tuple[dict[str, Any], l
         if isinstance(data.get(key), str):
             fields[key] = data[key]
     tags = data.get("tags")
-    if isinstance(tags, list) and tags:
-        fields["tags"] = [str(tag) for tag in tags]
+    # An empty YAML list item is None; str() would publish it as the tag "None".
+    kept = [str(tag) for tag in tags if tag is not None] if isinstance(tags, list) else []
+    if kept:
+        fields["tags"] = kept
     if isinstance(data.get("inference"), bool):
         fields["inference"] = data["inference"]
     return fields, warnings

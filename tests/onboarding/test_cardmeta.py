@@ -57,3 +57,10 @@ def test_broken_front_matter_is_a_warning(tmp_path: Path) -> None:
     assert warnings == [
         "README.md: front matter not readable (while parsing a flow sequence); card metadata not imported"
     ]
+
+
+def test_empty_tag_items_are_not_published_as_none(tmp_path: Path) -> None:
+    fields, _ = card_release_fields(write(tmp_path, "---\ntags:\n  -\n  - 3\n  - chat\n---\n"), "model")
+    assert fields == {"tags": ["3", "chat"]}
+    fields, _ = card_release_fields(write(tmp_path, "---\ntags: [null]\n---\n"), "model")
+    assert fields == {}
