@@ -113,6 +113,8 @@ def _end_comment_kept(node: CommentedMap) -> Iterator[None]:
 
 def _add_note(node: CommentedMap, key: str, note: str) -> None:
     """Append ``note`` to ``key``'s end-of-line comment, keeping the user's text and the lines below."""
+    if node.fa.flow_style():  # a comment inside `{...}` would break the mapping over two lines
+        return
     slot = node.ca.items.get(key)
     token = slot[2] if slot and len(slot) > 2 else None
     first, _, below = str(token.value).partition("\n") if isinstance(token, CommentToken) else ("", "", "")

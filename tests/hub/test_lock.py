@@ -162,3 +162,13 @@ pins:
 """
         + tail
     )
+
+
+def test_lock_leaves_flow_style_pins_on_one_line(hub: LoopbackHub, tmp_path: Path) -> None:
+    target, _, commit, _ = _setup(hub)
+    path = tmp_path / "hubrelease.yaml"
+    head = "schema_version: 1\nrelease: {repo_id: acme/locked-drafter, license: mit}\npins:\n  targets:\n"
+    path.write_text(head + f"    - {{repo_id: {target}, revision: main, unpinned: true}}  # flow\n")
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    assert result.exit_code == 0, result.stderr
+    assert path.read_text() == head + f"    - {{repo_id: {target}, revision: {commit}}} # flow\n"
