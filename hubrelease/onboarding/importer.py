@@ -71,9 +71,15 @@ def import_repo(
     wanted = sorted(n for n in names if n not in ALWAYS_PUBLISHED and n != out.name)
     remote = remote_files(api, repo_id, wanted, commit, repo_type)
     small = [n for n, f in remote.items() if f.sha256 is None and f.size <= REGULAR_FETCH_LIMIT]
-    if README in remote and README not in small:
-        small.append(README)
     warnings: list[str] = []
+    if README in remote and README not in small:
+        # An LFS README is fetched for its front matter only while it is as small as a regular file.
+        if remote[README].size <= REGULAR_FETCH_LIMIT:
+            small.append(README)
+        else:
+            warnings.append(
+                f"{README}: {remote[README].size} bytes in LFS, not fetched; card metadata not imported"
+            )
     with tempfile.TemporaryDirectory(prefix="hubrelease-import-") as tmp:
         local = _fetch(api, repo_id, commit, repo_type, small, Path(tmp))
         fetched = sum(path.stat().st_size for path in local.values())

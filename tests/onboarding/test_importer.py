@@ -11,6 +11,7 @@ from hubrelease.errors import InputError, NotFoundError
 from hubrelease.hub.server import LoopbackHub
 from hubrelease.hub.tree import verify_remote
 from hubrelease.manifest import load_manifest
+from hubrelease.onboarding import importer
 from hubrelease.onboarding.importer import import_repo, parse_spec
 from tests.factories.hub import api_for, unique_repo, upload_files
 from tests.factories.onboarding import publish_author_folder
@@ -130,3 +131,19 @@ def test_dataset_repo(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
     }
     assert "--repo-type dataset" in out.read_text(encoding="utf-8").splitlines()[0]
     assert verify_remote(manifest, api, known=[out.name]).errors == []
+
+
+def test_a_large_lfs_readme_is_not_downloaded(
+    loopback_hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api = api_for(loopback_hub)
+    repo_id = unique_repo("bigcard")
+    readme = b"---\nlicense: mit\n---\n\0" + b"x" * 64  # a NUL byte sends it to LFS
+    upload_files(api, repo_id, {"README.md": readme, "notes.txt": b"hi\n"})
+    monkeypatch.setattr(importer, "REGULAR_FETCH_LIMIT", 32)
+    loopback_hub.requests.clear()
+    result = import_repo(api, repo_id, tmp_path / "m.yaml")
+    assert not [r.path for r in loopback_hub.requests.records if r.path.endswith("/README.md")]
+    assert result.warnings == ("README.md: 86 bytes in LFS, not fetched; card metadata not imported",)
+    pinned = {a.path: a.sha256 for a in load_manifest(tmp_path / "m.yaml").artifacts}
+    assert pinned["README.md"] == hashlib.sha256(readme).hexdigest()
