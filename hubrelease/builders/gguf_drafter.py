@@ -60,10 +60,15 @@ class _Plan:
     nbytes: int
 
 
-def tensor_type(shape: tuple[int, ...], outtype: OutType) -> GGMLQuantizationType:
+def tensor_type(shape: tuple[int, ...], outtype: OutType, name: str = "") -> GGMLQuantizationType:
     """Norms and other 1-D tensors stay F32 (as llama.cpp's converter does); rows that Q8_0 blocks do not
-    divide fall back to F16."""
-    if len(shape) == 1:
+    divide fall back to F16.
+
+    A GGUF ``name`` not ending in ``weight`` (DFlash2's ``blk.N.attn_conv_base``/``ffn_conv_base``) also
+    stays F32: the graph adds it elementwise to F32 activations, and llama-quantize converts only
+    ``*weight`` tensors for the same reason.
+    """
+    if len(shape) == 1 or (name and not name.endswith("weight")):
         return GGMLQuantizationType.F32
     qtype = _QTYPE[outtype]
     if shape[-1] % GGML_TYPES[qtype].block:
@@ -176,10 +181,11 @@ def _plan(
     plans = []
     for hf_name in config.expected_tensors():
         shape = tensors[hf_name].shape
-        qtype = tensor_type(shape, outtype)
+        name = gguf_name(hf_name, flavor)
+        qtype = tensor_type(shape, outtype, name)
         nbytes = GGML_TYPES[qtype].nbytes(tuple(reversed(shape)))
         assert nbytes is not None
-        plans.append(_Plan(hf_name, gguf_name(hf_name, flavor), qtype, shape, nbytes))
+        plans.append(_Plan(hf_name, name, qtype, shape, nbytes))
     return plans
 
 

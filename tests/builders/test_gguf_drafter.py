@@ -56,9 +56,26 @@ def test_mainline_dflash2_opens_in_gguf_py_and_passes_lint(src: Path, tmp_path: 
         "selector_successor.weight",
     } <= names
     assert reader.fields["dflash.target_layers"].contents() == [2, 4, 7]
-    # Selector codebooks have rank-8 rows: Q8_0 blocks do not divide them, so they fall back to F16.
-    assert read_gguf(out[0].path).composition() == {"Q8_0": 24, "F32": 10, "F16": 2}
+    # Selector codebooks have rank-8 rows: Q8_0 blocks do not divide them, so they fall back to F16;
+    # the 4 conv base kernels stay F32.
+    assert read_gguf(out[0].path).composition() == {"Q8_0": 20, "F32": 14, "F16": 2}
     assert lint_file(out[0].path, src / "ck2" / "config.json") == []
+
+
+@pytest.mark.parametrize("outtype", ["q8_0", "f16", "bf16"])
+def test_conv_base_kernels_stay_f32(src: Path, tmp_path: Path, outtype: str) -> None:
+    # blk.N.{attn,ffn}_conv_base are added elementwise to F32 graph outputs in mainline's dflash graph,
+    # and llama-quantize only converts "*weight" tensors: a Q8_0/F16 base is a file that aborts at run time.
+    out = build_gguf_drafter(src / "hf2", tmp_path / "d2.gguf", flavor="mainline", outtype=outtype)  # type: ignore[arg-type]
+    types = {t.name: t.type_name for t in read_gguf(out[0].path).tensors}
+    bases = {n: t for n, t in types.items() if not n.endswith(".weight")}
+    assert sorted(bases) == [
+        "blk.0.attn_conv_base",
+        "blk.0.ffn_conv_base",
+        "blk.1.attn_conv_base",
+        "blk.1.ffn_conv_base",
+    ]
+    assert set(bases.values()) == {"F32"}
 
 
 def test_byte_deterministic_across_job_counts(src: Path, tmp_path: Path) -> None:
