@@ -54,18 +54,35 @@ class LockResult:
 def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False) -> LockResult:
     """Resolve and fill every pin of the manifest at ``path``; write it back unless ``dry_run``."""
     tree = load_tree(path)
+    nodes = _pin_nodes(tree)
+    for node, _ in nodes:
+        # A branch in `revision` is what lock is for: validate as if it were marked unpinned
+        # (the validation message for it says "hubrelease lock resolves branches").
+        if "unpinned" not in node and not _COMMIT.match(str(node.get("revision") or "")):
+            node["unpinned"] = True
     validate_tree(tree, path)
     changes: list[LockChange] = []
     size_only: list[str] = []
-    pins = tree.get("pins") or {}
-    for key, default_type in _PIN_LISTS:
-        for node in pins.get(key) or []:
-            if isinstance(node, CommentedMap):
-                _lock_pin(api, node, default_type, changes, size_only)
+    for node, default_type in nodes:
+        _lock_pin(api, node, default_type, changes, size_only)
     written = bool(changes) and not dry_run
     if written:
         save_tree(tree, path)
     return LockResult(tuple(changes), tuple(size_only), written)
+
+
+def _pin_nodes(tree: CommentedMap) -> list[tuple[CommentedMap, str]]:
+    """Every pin mapping with its default repo type (anything malformed is left to validation)."""
+    pins = tree.get("pins")
+    if not isinstance(pins, CommentedMap):
+        return []
+    return [
+        (node, default_type)
+        for key, default_type in _PIN_LISTS
+        if isinstance(pins.get(key), list)
+        for node in pins[key]
+        if isinstance(node, CommentedMap)
+    ]
 
 
 def _lock_pin(

@@ -172,3 +172,19 @@ def test_lock_leaves_flow_style_pins_on_one_line(hub: LoopbackHub, tmp_path: Pat
     result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
     assert result.exit_code == 0, result.stderr
     assert path.read_text() == head + f"    - {{repo_id: {target}, revision: {commit}}} # flow\n"
+
+
+def test_lock_pins_a_branch_not_marked_unpinned(hub: LoopbackHub, tmp_path: Path) -> None:
+    target, _, commit, _ = _setup(hub)
+    path = tmp_path / "hubrelease.yaml"
+    head = "schema_version: 1\nrelease: {repo_id: acme/locked-drafter, license: mit}\npins:\n"
+    path.write_text(head + f"  targets:\n    - repo_id: {target}\n      revision: main\n")
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    assert result.exit_code == 0, result.stderr  # validation alone says "hubrelease lock resolves branches"
+    assert (
+        path.read_text()
+        == head + f"  targets:\n    - repo_id: {target}\n      revision: {commit}  # locked from main\n"
+    )
+    path.write_text(head + "  targets: 5\n")
+    broken = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    assert broken.exit_code == 2 and broken.stderr.startswith(f"error: {path}:4: pins.targets")
