@@ -6,6 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
@@ -164,27 +165,35 @@ pins:
     )
 
 
-def test_lock_leaves_flow_style_pins_on_one_line(hub: LoopbackHub, tmp_path: Path) -> None:
+_HEAD = "schema_version: 1\nrelease: {repo_id: acme/locked-drafter, license: mit}\npins:\n  targets:\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        pytest.param(
+            "    - {{repo_id: {target}, revision: main, unpinned: true}}  # flow\n",
+            "    - {{repo_id: {target}, revision: {commit}}} # flow\n",
+            id="flow-style pin: no comment inside {...}",
+        ),
+        pytest.param(
+            "    - repo_id: {target}\n      revision: main\n",
+            "    - repo_id: {target}\n      revision: {commit}  # locked from main\n",
+            id="branch not marked unpinned: validation alone says 'hubrelease lock resolves branches'",
+        ),
+    ],
+)
+def test_lock_rewrites_just_the_pin(hub: LoopbackHub, tmp_path: Path, before: str, after: str) -> None:
     target, _, commit, _ = _setup(hub)
     path = tmp_path / "hubrelease.yaml"
-    head = "schema_version: 1\nrelease: {repo_id: acme/locked-drafter, license: mit}\npins:\n  targets:\n"
-    path.write_text(head + f"    - {{repo_id: {target}, revision: main, unpinned: true}}  # flow\n")
+    path.write_text(_HEAD + before.format(target=target))
     result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
     assert result.exit_code == 0, result.stderr
-    assert path.read_text() == head + f"    - {{repo_id: {target}, revision: {commit}}} # flow\n"
+    assert path.read_text() == _HEAD + after.format(target=target, commit=commit)
 
 
-def test_lock_pins_a_branch_not_marked_unpinned(hub: LoopbackHub, tmp_path: Path) -> None:
-    target, _, commit, _ = _setup(hub)
+def test_lock_on_malformed_pins_is_a_validation_error(hub: LoopbackHub, tmp_path: Path) -> None:
     path = tmp_path / "hubrelease.yaml"
-    head = "schema_version: 1\nrelease: {repo_id: acme/locked-drafter, license: mit}\npins:\n"
-    path.write_text(head + f"  targets:\n    - repo_id: {target}\n      revision: main\n")
+    path.write_text(_HEAD.replace("  targets:\n", "  targets: 5\n"))
     result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
-    assert result.exit_code == 0, result.stderr  # validation alone says "hubrelease lock resolves branches"
-    assert (
-        path.read_text()
-        == head + f"  targets:\n    - repo_id: {target}\n      revision: {commit}  # locked from main\n"
-    )
-    path.write_text(head + "  targets: 5\n")
-    broken = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
-    assert broken.exit_code == 2 and broken.stderr.startswith(f"error: {path}:4: pins.targets")
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: {path}:4: pins.targets")
