@@ -82,7 +82,24 @@ class _Rules:
             return self
         except OSError as exc:
             raise InputError(f"cannot read {GITIGNORE}: {exc.strerror}", path=folder / GITIGNORE) from None
-        return _Rules((*self.specs, (rel, GitIgnoreSpec.from_lines(lines))))
+        return _Rules((*self.specs, (rel, _compile(lines))))
+
+
+def _compile(lines: Sequence[str]) -> GitIgnoreSpec:
+    """The spec of a ``.gitignore``; a line pathspec cannot compile (e.g. a lone backslash) is dropped,
+    as git tolerates it and it never matches there."""
+    try:
+        return GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # pathspec's pattern error (its class name changed across versions)
+        return GitIgnoreSpec.from_lines([line for line in lines if _compiles(line)])
+
+
+def _compiles(line: str) -> bool:
+    try:
+        GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
 
 
 def scan_folder(root: Path, exclude: Sequence[str] = (), skip: Sequence[Path] = ()) -> ScanResult:
@@ -93,6 +110,9 @@ def scan_folder(root: Path, exclude: Sequence[str] = (), skip: Sequence[Path] = 
     """
     if not root.is_dir():
         raise InputError("release folder does not exist or is not a folder", path=root)
+    for pattern in exclude:
+        if not _compiles(pattern):
+            raise InputError(f"{pattern!r} is not a valid gitignore pattern", field="exclude")
     base = _Rules((("", GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDES, *exclude])),))
     result = ScanResult()
     real_root = root.resolve()

@@ -95,3 +95,18 @@ def test_unlistable_folder_is_skipped_with_a_warning(tmp_path: Path, monkeypatch
 def test_missing_folder_is_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="release folder does not exist"):
         scan_folder(tmp_path / "nope")
+
+
+def test_gitignore_line_pathspec_cannot_compile_is_dropped_as_git_does(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("\\\n*.log\n", encoding="utf-8")
+    (tmp_path / "a.log").write_text("x", encoding="utf-8")
+    (tmp_path / "keep.txt").write_text("x", encoding="utf-8")
+    result = scan_folder(tmp_path)
+    assert [f.name for f in result.files] == ["keep.txt"]
+    assert sorted(result.ignored) == [".gitignore", "a.log"]
+
+
+def test_invalid_exclude_pattern_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as info:
+        scan_folder(tmp_path, exclude=["\\"])
+    assert str(info.value) == "exclude: '\\\\' is not a valid gitignore pattern"
