@@ -51,6 +51,8 @@ def test_example_rebuilds_byte_for_byte_and_publishes(
         "mainline",
         "--outtype",
         "q8_0",
+        "--tokenizer-from",
+        str(tmp_path / "example-target" / "tiny-target-f32.gguf"),
         "--out",
         str(gguf),
         "--manifest",

@@ -176,6 +176,9 @@ def gguf_drafter(
         options: dict[str, Any] = {"flavor": flavor, "outtype": outtype}
         if split_max_size:
             options["split_max_size"] = split_max_size
+        if tokenizer_from is not None:
+            # Relative to the manifest, like ``source``, so the recipe reads the same on any machine.
+            options["tokenizer_from"] = os.path.relpath(tokenizer_from.resolve(), manifest.resolve().parent)
         _record(manifest, files, "gguf-drafter", source, options)
     _report(files, json_mode)
 

@@ -144,10 +144,22 @@ def _flavour_keys(model: GGUFSet, flavor: Flavor, tensors: dict[str, TensorInfo]
         findings.append(
             error("flavour", f"{ARCH[flavor]} file has {other} tensor names ({', '.join(foreign)})")
         )
-    if flavor == "ik" and "tokenizer.ggml.model" not in model.kv:
-        findings.append(
-            error("flavour", "dflash-draft file has no tokenizer (ik requires the target's tokenizer.ggml.*)")
-        )
+    if "tokenizer.ggml.model" not in model.kv:
+        if flavor == "ik":
+            findings.append(
+                error(
+                    "flavour",
+                    "dflash-draft file has no tokenizer (ik requires the target's tokenizer.ggml.*)",
+                )
+            )
+        else:
+            # Mainline converters copy the target's tokenizer too; a drafter without one relies on the
+            # runtime to borrow it, which not every llama.cpp build does.
+            findings.append(
+                warning(
+                    "flavour", "dflash file has no tokenizer (build with --tokenizer-from the target GGUF)"
+                )
+            )
     return findings
 
 

@@ -46,7 +46,14 @@ def test_ik_flavour_from_a_raw_checkpoint(src: Path, tmp_path: Path) -> None:
 
 
 def test_mainline_dflash2_opens_in_gguf_py_and_passes_lint(src: Path, tmp_path: Path) -> None:
-    out = build_gguf_drafter(src / "hf2", tmp_path / "d2.gguf", flavor="mainline", outtype="q8_0", jobs=2)
+    out = build_gguf_drafter(
+        src / "hf2",
+        tmp_path / "d2.gguf",
+        flavor="mainline",
+        outtype="q8_0",
+        jobs=2,
+        tokenizer_from=src / "target.gguf",
+    )
     reader = gguf.GGUFReader(out[0].path)
     names = {t.name for t in reader.tensors}
     assert {
@@ -93,7 +100,12 @@ def test_parallel_quantization_equals_one_call() -> None:
 
 def test_split_shards_are_a_readable_set(src: Path, tmp_path: Path) -> None:
     out = build_gguf_drafter(
-        src / "hf2", tmp_path / "s.gguf", flavor="mainline", outtype="bf16", split_max_size=60_000
+        src / "hf2",
+        tmp_path / "s.gguf",
+        flavor="mainline",
+        outtype="bf16",
+        split_max_size=60_000,
+        tokenizer_from=src / "target.gguf",
     )
     assert [f.path.name for f in out] == [f"s-0000{i}-of-00004.gguf" for i in (1, 2, 3, 4)]
     assert sorted(p.name for p in tmp_path.iterdir()) == [f.path.name for f in out]  # no staging left behind

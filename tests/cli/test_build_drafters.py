@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,10 @@ def test_build_both_and_record_in_the_manifest(tmp_path: Path) -> None:
     )
     assert code == 0, err
     assert [Path(f["path"]).name for f in json.loads(out)["files"]] == ["model.safetensors", "config.json"]
+    target = write_target_gguf(tmp_path / "target.gguf")
     code, _, err = run(
         "build", "gguf-drafter", str(release), "--flavor", "mainline", "--outtype", "q8_0",
+        "--tokenizer-from", str(target),
         "--out", str(release / "gguf" / "drafter-q8_0.gguf"), "--manifest", str(manifest),
     )  # fmt: skip
     assert code == 0, err
@@ -65,7 +68,11 @@ def test_build_both_and_record_in_the_manifest(tmp_path: Path) -> None:
     assert gguf_artifact.sha256 == sha256_file(release / "gguf" / "drafter-q8_0.gguf")
     assert gguf_artifact.lint and gguf_artifact.lint_config == "config.json"
     assert gguf_artifact.recipe is not None and gguf_artifact.recipe.source == "."
-    assert gguf_artifact.recipe.options == {"flavor": "mainline", "outtype": "q8_0"}
+    assert gguf_artifact.recipe.options == {
+        "flavor": "mainline",
+        "outtype": "q8_0",
+        "tokenizer_from": os.path.relpath(target, release),
+    }
     # What verify will do for an artifact with lint: true.
     assert lint_file(release / gguf_artifact.path, release / "config.json", gguf_artifact.composition) == []
     # Rebuilding updates in place: same entries, same digests.

@@ -38,10 +38,12 @@ class Built:
         self.ik = build_gguf_drafter(
             root / "hf1", root / "ik.gguf", flavor="ik", outtype="q8_0", tokenizer_from=self.target
         )[0].path
-        self.ml = build_gguf_drafter(root / "hf1", root / "ml.gguf", flavor="mainline", outtype="f16")[0].path
-        self.ml2 = build_gguf_drafter(root / "hf2", root / "ml2.gguf", flavor="mainline", outtype="q8_0")[
-            0
-        ].path
+        self.ml = build_gguf_drafter(
+            root / "hf1", root / "ml.gguf", flavor="mainline", outtype="f16", tokenizer_from=self.target
+        )[0].path
+        self.ml2 = build_gguf_drafter(
+            root / "hf2", root / "ml2.gguf", flavor="mainline", outtype="q8_0", tokenizer_from=self.target
+        )[0].path
 
     def mutate(self, src: Path, name: str, **changes: object) -> Path:
         return mutate_gguf(src, self.root / name, **changes)  # type: ignore[arg-type]
@@ -311,3 +313,12 @@ def test_lying_layer_count_is_reported_without_enumerating_it(built: Built, tmp_
         "error",
         "num_hidden_layers 100000 claims more layers than the checkpoint has tensors (25)",
     ) in rules(lint_file(folder))
+
+
+def test_mainline_without_a_tokenizer_is_a_warning(built: Built, tmp_path: Path) -> None:
+    bare = build_gguf_drafter(built.root / "hf1", tmp_path / "bare.gguf", flavor="mainline", outtype="f16")[
+        0
+    ].path
+    assert rules(lint_file(bare, built.config1)) == [
+        ("flavour", "warning", "dflash file has no tokenizer (build with --tokenizer-from the target GGUF)")
+    ]
