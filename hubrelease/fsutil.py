@@ -23,6 +23,8 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     Readers never see a half-written file, and a failure leaves the old file untouched.
     """
     target = Path(path)
+    if target.is_dir():
+        raise InputError("is a folder; give the path of the file to write", path=target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     # mkstemp creates 0600; give the file the mode a plain open() would (or the one it had).

@@ -34,3 +34,12 @@ def test_new_file_gets_umask_mode_and_existing_file_keeps_its_mode(tmp_path: Pat
         assert stat.S_IMODE(kept.stat().st_mode) == 0o750
     finally:
         os.umask(old)
+
+
+def test_a_folder_as_target_is_a_clear_error(tmp_path: Path) -> None:
+    from hubrelease.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        atomic_write_text(tmp_path, "x")
+    assert str(info.value) == f"{tmp_path}: is a folder; give the path of the file to write"
+    assert list(tmp_path.iterdir()) == []
