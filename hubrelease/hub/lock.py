@@ -21,7 +21,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from hubrelease.errors import CheckFailed, HubError
 from hubrelease.hub.tree import pin_label, remote_files, resolve_commit
-from hubrelease.manifest.comments import trailing_comment_kept
+from hubrelease.manifest.comments import set_comment_above, trailing_comment_kept
 from hubrelease.manifest.load import validate_tree
 from hubrelease.manifest.write import load_tree, save_tree
 
@@ -150,8 +150,7 @@ def _delete_key(node: CommentedMap, key: str) -> None:
     below = str(token.value).partition("\n")[2] if isinstance(token, CommentToken) else ""
     following = keys[keys.index(key) + 1 :]
     if below.strip() and following:
-        lines = [line.strip().removeprefix("#").removeprefix(" ") for line in below.rstrip("\n").split("\n")]
-        node.yaml_set_comment_before_after_key(following[0], before="\n".join(lines), indent=node.lc.col)
+        set_comment_above(node, following[0], below, indent=node.lc.col)
 
 
 def _fill(item: CommentedMap, field: str, value: Any, label: str, changes: list[LockChange]) -> None:

@@ -89,5 +89,10 @@ def _attach_before_next(parent: CommentedMap, key: str, tail: str) -> None:
     following = keys[keys.index(key) + 1 :]
     if not following:
         return
-    lines = [line.removeprefix("#").removeprefix(" ") for line in tail.rstrip("\n").split("\n")]
-    parent.yaml_set_comment_before_after_key(following[0], before="\n".join(lines), indent=0)
+    set_comment_above(parent, following[0], tail, indent=0)
+
+
+def set_comment_above(node: CommentedMap, key: Any, text: str, indent: int) -> None:
+    """Put comment lines as ruamel stores them (``# ...`` separated by newlines) above ``key``."""
+    lines = [line.strip().removeprefix("#").removeprefix(" ") for line in text.rstrip("\n").split("\n")]
+    node.yaml_set_comment_before_after_key(key, before="\n".join(lines), indent=indent)
