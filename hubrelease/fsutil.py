@@ -119,6 +119,14 @@ class ReleaseFolder:
         return candidate
 
 
+def relative_inside(path: Path, root: Path) -> str | None:
+    """``path`` as a POSIX path relative to the (resolved) ``root``, or None if it lies outside."""
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
 def resolve_inside(root: Path, relative: str) -> Path:
     """Join one ``relative`` path to ``root``, refusing results that escape it (see ``ReleaseFolder``)."""
     return ReleaseFolder(root).path(relative)

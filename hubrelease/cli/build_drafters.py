@@ -12,6 +12,7 @@ import typer
 from hubrelease.cli import output
 from hubrelease.cli.options import JobsOpt, JsonOpt
 from hubrelease.errors import InputError
+from hubrelease.fsutil import relative_inside
 
 if TYPE_CHECKING:
     from hubrelease.builders.safetensors_drafter import BuiltFile
@@ -52,13 +53,6 @@ def parse_size(text: str | None) -> int:
     return int(float(match[1]) * 1024**power)
 
 
-def _relative(path: Path, root: Path) -> str | None:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return None
-
-
 def _record(
     manifest: Path, files: list[BuiltFile], builder: str, source: Path, options: dict[str, Any]
 ) -> None:
@@ -70,12 +64,12 @@ def _record(
     tree = load_tree(manifest)
     recipe = {
         "builder": builder,
-        "source": _relative(source, root) or os.path.relpath(source.resolve(), root),
+        "source": relative_inside(source, root) or os.path.relpath(source.resolve(), root),
         "options": options,
     }
-    config = _relative(source / "config.json", root)
+    config = relative_inside(source / "config.json", root)
     for index, built in enumerate(files):
-        rel = _relative(built.path, root)
+        rel = relative_inside(built.path, root)
         if rel is None:
             raise InputError(f"output {built.path} is outside the manifest's folder {root}", path=manifest)
         entry: dict[str, Any] = {"path": rel, "size": built.size, "sha256": built.sha256, "recipe": recipe}

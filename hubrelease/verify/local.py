@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from hubrelease.errors import HubReleaseError, InputError
-from hubrelease.fsutil import STATE_DIR, ReleaseFolder
+from hubrelease.fsutil import STATE_DIR, ReleaseFolder, relative_inside
 from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files, parse_sums
 from hubrelease.manifest.models import Manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
@@ -188,7 +188,7 @@ def verify_tree(
         checks[job.name] = FileCheck(job.name, status, job.key.size, result.sha256, source)
     if options.check_unlisted:
         listed = {item.name for item in expected}
-        known_names = {_relative(root, p) for p in known}
+        known_names = {relative_inside(p, root) for p in known}
         for name in _walk(root):
             if name in listed or name in known_names or _ignored(name, ignore):
                 continue
@@ -227,13 +227,6 @@ def _observe(
         finding = Finding.make("size_mismatch", item.name, message, str(item.size), str(st.st_size))
         return FileCheck(item.name, "size_mismatch", st.st_size), None, finding
     return FileCheck(item.name, "ok", st.st_size), HashJob(item.name, path, StatKey.of(st)), None
-
-
-def _relative(root: Path, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return ""
 
 
 def _walk(root: Path) -> list[str]:
