@@ -7,7 +7,6 @@ so what we write is what the Hub reads; ``dataset_info`` uses ``datasets``' own 
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from hubrelease.builders.dataset_scan import ShardScan, scan_shards
 from hubrelease.errors import BuildError
 from hubrelease.fsutil import atomic_write_text
+from hubrelease.hashing import sha256_file
 from hubrelease.manifest import Manifest, load_manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
 
@@ -84,7 +84,7 @@ def summarise(
         for name, counts in scan.tallies.items():
             tallies[name].update(counts)
     if tokenizer is not None:
-        source = f"tokenized assistant turns with {tokenizer.name} (sha256 {hashlib.sha256(tokenizer.read_bytes()).hexdigest()})"
+        source = f"tokenized assistant turns with {tokenizer.name} (sha256 {sha256_file(tokenizer)})"
     else:
         source = f"sum of the stored `{count_column}` column"
     return DatasetSummary(
