@@ -90,6 +90,15 @@ class HubError(HubReleaseError):
         return data
 
 
+class HubUnavailable(HubError):
+    """The Hub could not be reached or refused us (network, auth, rate limit, 5xx, Xet): exit code 4.
+
+    Distinct from 1 (a check failed) and 2 (our input is wrong) so CI can retry or alert on it.
+    """
+
+    exit_code = 4
+
+
 class RemoteMovedError(HubError):
     """The branch moved since the push was planned (HTTP 412): someone else pushed."""
 

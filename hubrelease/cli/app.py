@@ -1,7 +1,8 @@
 """The typer application and the one place where errors become exit codes.
 
 Exit codes: 0 ok, 1 check failed / drift, 2 usage or invalid input (also for click usage errors),
-3 internal error (a bug: set HUBRELEASE_DEBUG=1 for the traceback), 130 interrupted.
+3 internal error (a bug: set HUBRELEASE_DEBUG=1 for the traceback), 4 the Hub could not be
+reached or refused us, 130 interrupted.
 """
 
 from __future__ import annotations
