@@ -8,6 +8,11 @@ and speaks plain git LFS. Example::
         api = HfApi(endpoint=hub.url, token="unused")
         api.create_repo("acme/drafter")
         hub.faults.inject("status", method="POST", path="/commit/", status=412)
+        hub.faults.rate_limit(route=METADATA_ROUTES, times=2, reset=1)   # 429 on repo_info, tree...
+        hub.faults.truncate_siblings(10)     # repo_info lists 10 files; the tree stays complete
+
+The failure-mode switches (409, 403, validate-yaml 400 / HTML 502, header echo) are listed in
+``faults.py``. ``create_pr`` with ``parent_commit`` opens the PR from that parent (no 412).
 """
 
 from __future__ import annotations

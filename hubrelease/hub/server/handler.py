@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from hubrelease.hub.server import lfs, routes
-from hubrelease.hub.server.faults import RequestRecord
+from hubrelease.hub.server.faults import Fault, RequestRecord
 from hubrelease.hub.server.store import CHUNK, StoreError
 from hubrelease.hub.server.wire import Request, Response, error_response, json_response
 
@@ -161,7 +161,7 @@ class HubHandler(BaseHTTPRequestHandler):
                 counted["in"] += len(chunk)
                 yield chunk
 
-        fault = hub.faults.take(("status", "drop"), method, split.path)
+        fault = hub.faults.take(("status", "drop", "echo"), method, split.path, name)
         if fault is not None and fault.kind == "drop":
             self._drop(fault.after_bytes)
             hub.requests.add(RequestRecord(method, split.path, name, 0, fault.after_bytes, 0))
@@ -173,12 +173,12 @@ class HubHandler(BaseHTTPRequestHandler):
         except StoreError as exc:
             body, unreadable = b"", exc
         chunks = counting(self._body_chunks()) if streamed else iter(())
-        if streamed and hub.faults.take(("corrupt",), method, split.path) is not None:
+        if streamed and hub.faults.take(("corrupt",), method, split.path, name) is not None:
             chunks = _corrupt(chunks)
         if unreadable is not None:
             response = error_response(unreadable)
         elif fault is not None:
-            response = json_response({"error": f"injected HTTP {fault.status}"}, fault.status, fault.headers)
+            response = _fault_response(fault, self.headers.items())
         elif found is None:
             response = error_response(StoreError(404, f"no route for {method} {split.path}"))
         else:
@@ -190,11 +190,9 @@ class HubHandler(BaseHTTPRequestHandler):
                 with contextlib.suppress(StoreError):
                     for _ in chunks:  # drain what a failing view did not read, to keep the connection usable
                         pass
-            after = hub.faults.take(("after",), method, split.path)
+            after = hub.faults.take(("after",), method, split.path, name)
             if after is not None:
-                response = json_response(
-                    {"error": f"injected HTTP {after.status}"}, after.status, after.headers
-                )
+                response = _fault_response(after, self.headers.items())
         sent = self._send(response, head=method == "HEAD")
         hub.requests.add(RequestRecord(method, split.path, name, response.status, counted["in"], sent))
 
@@ -210,7 +208,7 @@ class HubHandler(BaseHTTPRequestHandler):
     def _send(self, response: Response, head: bool) -> int:
         self.send_response(response.status)
         for key, value in response.headers.items():
-            self.send_header(key, value.encode("latin-1", "replace").decode("latin-1").replace("\n", " "))
+            self.send_header(key, _header_value(value))
         self.send_header("Content-Length", str(response.content_length))
         self.end_headers()
         if head:
@@ -228,6 +226,29 @@ class HubHandler(BaseHTTPRequestHandler):
                 self.wfile.write(piece)
                 sent += len(piece)
         return sent
+
+
+def _fault_response(fault: Fault, request_headers: Any) -> Response:
+    """The answer of an injected fault: its own body, an echo of the request headers, or a JSON error."""
+    if fault.kind == "echo":
+        echoed = "; ".join(f"{k}: {v}" for k, v in request_headers)
+        message = f"request refused, headers were: {echoed}"
+        return json_response({"error": message}, fault.status, {**fault.headers, "X-Error-Message": message})
+    if fault.body is not None:
+        headers = {"Content-Type": fault.content_type, **fault.headers}
+        if fault.message:
+            headers["X-Error-Message"] = fault.message
+        return Response(fault.status, headers, fault.body)
+    message = fault.message or f"injected HTTP {fault.status}"
+    return json_response({"error": message}, fault.status, {"X-Error-Message": message, **fault.headers})
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _header_value(value: str) -> str:
+    """Latin-1 with every control character (CR and LF above all) replaced: no header injection."""
+    return _CONTROL.sub(" ", value.encode("latin-1", "replace").decode("latin-1"))
 
 
 def _lower(items: Any) -> dict[str, str]:

@@ -70,6 +70,7 @@ def repo_info(request: Request) -> Response:
     commit_id, tree = request.hub.store.tree(key, request.arg("rev", "main"))
     commit = request.hub.store.commit_data(key, commit_id)
     blobs = request.flag("blobs")
+    listed = sorted(tree)[: request.hub.faults.siblings_limit]
     return json_response(
         {
             "_id": hashlib.sha1(key.repo_id.encode(), usedforsecurity=False).hexdigest()[:24],
@@ -83,7 +84,7 @@ def repo_info(request: Request) -> Response:
             "likes": 0,
             "tags": [],
             "lastModified": commit["date"],
-            "siblings": [_sibling(path, tree[path], blobs) for path in sorted(tree)],
+            "siblings": [_sibling(path, tree[path], blobs) for path in listed],
         }
     )
 

@@ -278,6 +278,15 @@ class HubStore:
             return name
         raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
 
+    def _commit_by_prefix(self, key: RepoKey, prefix: str) -> str:
+        """The one commit of the repo whose id starts with ``prefix`` (5 to 40 hex digits)."""
+        if not re.fullmatch(r"[0-9a-f]{5,40}", prefix):
+            raise StoreError(400, f"invalid parent commit {prefix!r}")
+        found = [p.stem for p in (self._repo_dir(key) / "commits").glob(f"{prefix}*.json")]
+        if len(found) != 1:
+            raise StoreError(404, f"Invalid rev id: {prefix}", "RevisionNotFound")
+        return found[0]
+
     def tree(self, key: RepoKey, revision: str) -> tuple[str, dict[str, Any]]:
         commit_id = self.resolve(key, revision)
         return commit_id, self.commit_data(key, commit_id)["tree"]
@@ -305,8 +314,12 @@ class HubStore:
             pr_key = revision[len("refs/pr/") :] if revision.startswith("refs/pr/") else None
             if pr_key is None and not create_pr and revision not in refs["branches"]:
                 raise StoreError(400, f"cannot commit to {revision!r}: not a branch or a pull request")
-            parent = header.get("parentCommit")
-            if parent and not head.startswith(str(parent).lower()):
+            parent = str(header.get("parentCommit") or "").lower()
+            if parent and create_pr:
+                # The Hub opens the PR from parent_commit, whatever the branch did since: no 412
+                # (huggingface_hub create_commit docstring, "parent_commit" argument).
+                head = self._commit_by_prefix(key, parent)
+            elif parent and not head.startswith(parent):
                 raise StoreError(412, "A commit has happened since. Please refresh and try again.")
             tree = dict(self.commit_data(key, head)["tree"])
             commit_id = self._new_commit_id()
