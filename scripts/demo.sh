@@ -17,7 +17,7 @@ run() { printf '\n$ %s\n' "$*"; "$@"; }
 # digests the manifest already pins must come out identical.
 rm -f model.safetensors config.json tiny-dflash2-q8_0.gguf evaluation.json README.md
 run hubrelease build safetensors-drafter checkpoint --out . --manifest hubrelease.yaml
-run hubrelease build gguf-drafter . --flavor mainline --outtype q8_0 --tokenizer-from ../example-target/tiny-target-f32.gguf \
+run hubrelease build gguf-drafter . --flavor mainline --outtype q8_0 --tokenizer-from ../example-target/tiny-qwen3-f16.gguf \
   --out tiny-dflash2-q8_0.gguf --manifest hubrelease.yaml
 run hubrelease build eval autoregressive=bench/autoregressive.jsonl dflash2=bench/dflash2.jsonl \
   --spec bench/eval-spec.yaml --prompts bench/prompts.jsonl --out evaluation.json

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
+from tokenizers import Tokenizer
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
+from hubrelease.formats.dflash import load_config
+from hubrelease.formats.gguf_header import array_length, read_gguf
+from hubrelease.formats.safetensors_header import read_safetensors
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.hub.server import LoopbackHub
+from tests.factories.targets import MASK_TOKEN_ID, write_target_gguf_from, write_target_model
 
 runner = CliRunner()
 BUILT = ("model.safetensors", "config.json", "tiny-dflash2-q8_0.gguf", "evaluation.json")
@@ -52,7 +58,7 @@ def test_example_rebuilds_byte_for_byte_and_publishes(
         "--outtype",
         "q8_0",
         "--tokenizer-from",
-        str(tmp_path / "example-target" / "tiny-target-f32.gguf"),
+        str(tmp_path / "example-target" / "tiny-qwen3-f16.gguf"),
         "--out",
         str(gguf),
         "--manifest",
@@ -83,3 +89,39 @@ def test_example_rebuilds_byte_for_byte_and_publishes(
     assert "pushed " in run("push", str(manifest), "--endpoint", endpoint)
     assert "OK (remote" in run("verify", str(manifest), "--remote", "--endpoint", endpoint)
     assert "nothing to push" in run("push", str(manifest), "--endpoint", endpoint)
+
+
+def test_example_target_is_the_factories_qwen3_and_fits_the_drafter(repo_root: Path, tmp_path: Path) -> None:
+    """manifests/example-target is what tests/factories/targets.py writes (scripts/make_example.py), a
+    complete Qwen3 (weights, tokenizer, GGUF with tokenizer keys), and the drafter's shapes fit it."""
+    committed = repo_root / "manifests" / "example-target"
+    fresh = write_target_model(tmp_path / "target")
+    write_target_gguf_from(fresh, fresh / "tiny-qwen3-f16.gguf")
+    for name in (
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "tiny-qwen3-f16.gguf",
+    ):
+        assert (fresh / name).read_bytes() == (committed / name).read_bytes(), f"{name} is not reproduced"
+
+    config = json.loads((committed / "config.json").read_text())
+    assert config["architectures"] == ["Qwen3ForCausalLM"]
+    tokenizer = Tokenizer.from_file(str(committed / "tokenizer.json"))
+    text = "Speculative decoding, 我想 🚀"
+    assert tokenizer.decode(tokenizer.encode(text).ids) == text
+    assert tokenizer.token_to_id("<|MASK|>") == MASK_TOKEN_ID
+    weights = {t.name: t for t in read_safetensors(committed / "model.safetensors").tensors}
+    assert weights["model.embed_tokens.weight"].shape == (config["vocab_size"], config["hidden_size"])
+
+    target = read_gguf(committed / "tiny-qwen3-f16.gguf")
+    assert target.architecture == "qwen3" and target.value("tokenizer.ggml.model") == "gpt2"
+    assert array_length(target.value("tokenizer.ggml.tokens")) == config["vocab_size"]
+    assert target.value("qwen3.block_count") == config["num_hidden_layers"]
+
+    drafter = load_config(repo_root / "manifests" / "example" / "config.json")
+    fc = {t.name: t for t in read_safetensors(repo_root / "manifests" / "example").tensors}["fc.weight"]
+    assert fc.shape == (config["hidden_size"], len(drafter.target_layer_ids) * config["hidden_size"])
+    assert max(drafter.target_layer_ids) < config["num_hidden_layers"] - 1
+    assert drafter.vocab_size == config["vocab_size"]

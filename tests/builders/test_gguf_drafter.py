@@ -38,7 +38,7 @@ def test_ik_flavour_from_a_raw_checkpoint(src: Path, tmp_path: Path) -> None:
     assert model.architecture == "dflash-draft"
     assert model.value("dflash-draft.rope.freq_base") == pytest.approx(ROPE_THETA)
     assert model.value("dflash-draft.dflash.target_layer_ids") == [1, 3, 6]
-    assert model.value("dflash-draft.dflash.n_target_features") == 96
+    assert model.value("dflash-draft.dflash.n_target_features") == 3 * 64
     assert model.value("tokenizer.ggml.model") == "gpt2"
     assert model.kv["tokenizer.ggml.token_type"].type_label == "ARRAY[INT32]"
     assert model.composition() == {"Q8_0": 15, "F32": 10}

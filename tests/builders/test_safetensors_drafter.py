@@ -54,7 +54,7 @@ def test_byte_deterministic_and_sharded_with_index(tmp_path: Path) -> None:
     second = build_safetensors_drafter(source, tmp_path / "b", max_shard_size=30_000)
     assert [(f.path.name, f.sha256) for f in first] == [(f.path.name, f.sha256) for f in second]
     names = [f.path.name for f in first]
-    assert names[0] == "model-00001-of-00007.safetensors" and names[-2:] == [
+    assert names[0] == "model-00001-of-00008.safetensors" and names[-2:] == [
         "model.safetensors.index.json",
         "config.json",
     ]

@@ -1,8 +1,10 @@
 """Tiny but structurally faithful DFlash / DFlash2 drafters, target GGUFs and GGUFs with ik_llama.cpp type ids.
 
 Dimensions are small, but config keys, tensor names and shape relations are the real ones
-(fc: [H, K*H_target], q_proj: [heads*hd, H], conv projection: [2*taps*H/group, H] ...), so builders and
-lint see what they would see on a published checkpoint. Row lengths are multiples of 32 where Q8_0
+(fc: [H, K*H], q_proj: [heads*hd, H], conv projection: [2*taps*H/group, H] ...), so builders and
+lint see what they would see on a published checkpoint. The dimensions fit the tiny Qwen3 target of
+``tests.factories.targets`` (hidden 64, 8 layers, vocab 512, mask token 500), whose embedding and head
+a drafter borrows. Row lengths are multiples of 32 where Q8_0
 applies, except the selector codebooks (rank 8), which exercises the F16 fallback.
 """
 
@@ -17,19 +19,23 @@ import gguf
 import numpy as np
 from safetensors.numpy import save_file
 
+from tests.factories import targets
+
 RopeStyle = Literal["nested", "flat", "both", "scaling", "none"]
 
-HIDDEN = 64
+HIDDEN = targets.HIDDEN
+"""The drafter's hidden size is the target's: it embeds with the target's embedding table."""
 HEADS = 4
 KV_HEADS = 2
 HEAD_DIM = 16
 INTERMEDIATE = 128
 LAYERS = 2
-VOCAB = 512
-TARGET_HIDDEN = 32
-TARGET_LAYERS = 8
+VOCAB = targets.VOCAB
+TARGET_HIDDEN = targets.HIDDEN
+TARGET_LAYERS = targets.LAYERS
 TARGET_LAYER_IDS = [1, 3, 6]
-MASK_TOKEN_ID = 500
+"""All < TARGET_LAYERS - 1: the last layer's output is not a layer input the engines can capture."""
+MASK_TOKEN_ID = targets.MASK_TOKEN_ID
 ROPE_THETA = 10_000_000.0
 
 
@@ -82,25 +88,12 @@ def drafter_config(
 def drafter_tensors(config: dict[str, Any], seed: int = 0) -> dict[str, np.ndarray]:
     """Float32 tensors with the names and shapes a checkpoint for ``config`` holds."""
     rng = np.random.default_rng(seed)
-    h, hd, inter = config["hidden_size"], config["head_dim"], config["intermediate_size"]
-    q, kv = config["num_attention_heads"] * hd, config["num_key_value_heads"] * hd
+    h = config["hidden_size"]
     k = len(config["dflash_config"]["target_layer_ids"])
     shapes: dict[str, tuple[int, ...]] = {}
     for n in range(config["num_hidden_layers"]):
         p = f"layers.{n}."
-        shapes |= {
-            p + "input_layernorm.weight": (h,),
-            p + "post_attention_layernorm.weight": (h,),
-            p + "self_attn.q_proj.weight": (q, h),
-            p + "self_attn.k_proj.weight": (kv, h),
-            p + "self_attn.v_proj.weight": (kv, h),
-            p + "self_attn.o_proj.weight": (h, q),
-            p + "self_attn.q_norm.weight": (hd,),
-            p + "self_attn.k_norm.weight": (hd,),
-            p + "mlp.gate_proj.weight": (inter, h),
-            p + "mlp.up_proj.weight": (inter, h),
-            p + "mlp.down_proj.weight": (h, inter),
-        }
+        shapes |= targets.layer_shapes(config, p)
         if "DFlash2DraftModel" in config["architectures"]:
             dc = config["dflash_config"]
             taps, group = dc["conv_kernel_size"], dc["conv_group_size"]
@@ -112,7 +105,7 @@ def drafter_tensors(config: dict[str, Any], seed: int = 0) -> dict[str, np.ndarr
         shapes["candidate_selector.hidden_projection.weight"] = (rank, h)
         shapes["candidate_selector.predecessor_codebook"] = (vocab, rank)
         shapes["candidate_selector.successor_codebook"] = (vocab, rank)
-    shapes |= {"fc.weight": (h, k * TARGET_HIDDEN), "hidden_norm.weight": (h,), "norm.weight": (h,)}
+    shapes |= {"fc.weight": (h, k * h), "hidden_norm.weight": (h,), "norm.weight": (h,)}
     return {name: rng.standard_normal(shape, dtype=np.float32) * 0.02 for name, shape in shapes.items()}
 
 

@@ -139,12 +139,12 @@ def test_target_layers_base(built: Built) -> None:
 def test_n_target_features(built: Built) -> None:
     bad = built.mutate(built.ik, "feat.gguf", set_kv={"dflash-draft.dflash.n_target_features": 64})
     assert rules(lint_file(bad)) == [
-        ("n-target-features", "error", "n_target_features is 64 but dflash_fc takes 96")
+        ("n-target-features", "error", "n_target_features is 64 but dflash_fc takes 192")
     ]
     config = json.loads(built.config1.read_text()) | {"target_hidden_size": 40}
     (built.root / "th.json").write_text(json.dumps(config))
     assert rules(lint_file(built.ik, built.root / "th.json")) == [
-        ("n-target-features", "error", "fc input width 96 != target hidden 40 x 3 layers")
+        ("n-target-features", "error", "fc input width 192 != target hidden 40 x 3 layers")
     ]
 
 
