@@ -62,6 +62,8 @@ def hash_files(
         else:
             pending.append(job)
     pending.sort(key=lambda j: j.key.size, reverse=True)
+    # Stamped before the first byte is read, never after: see statcache's module docstring.
+    stamp_ns = cache.stamp() if cache is not None and pending else 0
     progress.start(sum(j.key.size for j in pending), "hashing")
     lock = threading.Lock()
 
@@ -88,5 +90,5 @@ def hash_files(
     finally:
         progress.finish()
     if cache is not None:
-        cache.store(fresh)
+        cache.store(fresh, stamp_ns)
     return results

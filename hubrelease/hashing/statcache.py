@@ -1,9 +1,12 @@
 """A stat cache so unchanged files are not re-hashed: SQLite under ``<release>/.hubrelease/``.
 
-An entry is keyed on (device, inode, size, mtime_ns, ctime_ns) and applies git's racy-clean rule:
-an entry is trusted only if the file's mtime is strictly older than the moment the entry was
-written, measured on the same filesystem clock (the mtime of a stamp file written right after
-hashing). A file modified within the same timestamp tick as its hashing is therefore re-hashed.
+An entry is keyed on (device, inode, size, mtime_ns, ctime_ns) and applies git's racy-clean rule,
+in the order that makes it sound: a stamp is taken on the filesystem's own clock (the mtime of a
+stamp file) *before* any byte is read, and an entry is trusted only if the file's mtime and ctime
+are strictly older than that stamp. Any write at or after the stamp then either changes the key
+(a later tick) or lands in the stamp's tick (racy, so not trusted), whatever the timestamp
+granularity. A stamp taken after hashing would trust a same-size rewrite made in the same tick as
+the previous write while other files were still hashing (issue 13).
 A cache that is corrupt, foreign or of another version is discarded and rebuilt, never trusted.
 """
 
@@ -34,6 +37,11 @@ class StatKey:
     @classmethod
     def of(cls, st: os.stat_result) -> StatKey:
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _racy(key: StatKey, stamp_ns: int) -> bool:
+    """Modified in the stamp's clock tick or later: the digest may predate the bytes."""
+    return key.mtime_ns >= stamp_ns or key.ctime_ns >= stamp_ns
 
 
 class StatCache:
@@ -103,15 +111,28 @@ class StatCache:
         dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns = row
         if (dev, ino, size, mtime_ns, ctime_ns) != (key.dev, key.ino, key.size, key.mtime_ns, key.ctime_ns):
             return None
-        if key.mtime_ns >= stamp_ns or key.ctime_ns >= stamp_ns:
-            return None  # racily clean: modified in the same clock tick the entry was written
+        if _racy(key, stamp_ns):
+            return None
         return str(sha256)
 
-    def store(self, entries: list[tuple[str, StatKey, str]]) -> None:
-        """Record digests computed from files whose stat was ``key`` before and after hashing."""
+    def stamp(self) -> int:
+        """The filesystem's idea of "now", at its own timestamp granularity (git's index-mtime trick).
+
+        Take it before reading the files whose digests ``store`` will record with it.
+        """
+        path = self.folder / "stamp"
+        with open(path, "wb") as handle:
+            handle.write(b"hubrelease\n")
+        return os.stat(path).st_mtime_ns
+
+    def store(self, entries: list[tuple[str, StatKey, str]], stamp_ns: int) -> None:
+        """Record digests of files whose stat was ``key`` before and after a read begun after ``stamp_ns``.
+
+        Racy entries (modified in or after the stamp's tick) are not recorded: they could never be trusted.
+        """
+        entries = [entry for entry in entries if not _racy(entry[1], stamp_ns)]
         if not entries:
             return
-        stamp_ns = self._fs_now()
         with contextlib.closing(self._db.cursor()) as cur:
             cur.execute("BEGIN")
             cur.executemany(
@@ -123,13 +144,6 @@ class StatCache:
             )
             cur.execute("COMMIT")
         self._rows = None
-
-    def _fs_now(self) -> int:
-        """The filesystem's idea of "now", at its own timestamp granularity (git's index-mtime trick)."""
-        stamp = self.folder / "stamp"
-        with open(stamp, "wb") as handle:
-            handle.write(b"hubrelease\n")
-        return os.stat(stamp).st_mtime_ns
 
     def close(self) -> None:
         self._db.close()
