@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -14,6 +15,25 @@ from hubrelease.errors import InputError
 
 # Folder inside a release that hubrelease owns (stat cache, embedded state); never published.
 STATE_DIR = ".hubrelease"
+# Every temp file and staging folder hubrelease writes starts with this, so a write killed halfway
+# leaves a name that verify, init and add recognise (and skip) instead of taking it for data.
+TEMP_PREFIX = ".hubrelease-tmp-"
+
+
+def is_temp_name(name: str) -> bool:
+    """True for the base name of a temp file or staging folder left by an interrupted write."""
+    return name.startswith(TEMP_PREFIX)
+
+
+def temp_prefix(name: str) -> str:
+    """``mkstemp`` / ``mkdtemp`` prefix for a temporary twin of ``name``."""
+    return f"{TEMP_PREFIX}{name}."
+
+
+def staging_dir(target: Path) -> Path:
+    """A fresh staging folder beside ``target`` (same filesystem, so a rename moves results in)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=temp_prefix(target.name), dir=target.parent))
 
 
 @contextlib.contextmanager
@@ -26,7 +46,7 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     if target.is_dir():
         raise InputError("is a folder; give the path of the file to write", path=target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target.name), suffix=".tmp", dir=target.parent)
     # mkstemp creates 0600; give the file the mode a plain open() would (or the one it had).
     try:
         perms = stat.S_IMODE(os.stat(target).st_mode)
@@ -64,6 +84,9 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         handle.write(data)
 
 
+_UNSAFE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+
+
 def check_release_path(value: str) -> str:
     """Return ``value`` if it is a clean POSIX path inside a release folder, else raise ``ValueError``.
 
@@ -74,6 +97,9 @@ def check_release_path(value: str) -> str:
         raise ValueError("path must be a non-empty relative path without surrounding spaces")
     if "\\" in value:
         raise ValueError(f"path {value!r} uses a backslash; use '/'")
+    if _UNSAFE.search(value):
+        # NUL cannot reach a system call and a lone surrogate cannot be encoded (or sent to the Hub).
+        raise ValueError(f"path {value!r} holds a control character or a lone surrogate")
     pure = PurePosixPath(value)
     if pure.is_absolute() or value.startswith("/"):
         raise ValueError(f"path {value!r} is absolute; it must be relative to the release folder")

@@ -12,7 +12,6 @@ import contextlib
 import math
 import os
 import shutil
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from hubrelease.formats.dflash import ARCH, DrafterConfig, Flavor, gguf_name, lo
 from hubrelease.formats.ggml_types import GGML_TYPES
 from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.formats.safetensors_header import SafeTensor
+from hubrelease.fsutil import staging_dir
 from hubrelease.progress import NULL_PROGRESS, Progress
 
 OutType = Literal["f32", "f16", "bf16", "q8_0"]
@@ -229,7 +229,7 @@ def build_gguf_drafter(
     tensors = checked_tensors(config, source)
     plans = _plan(tensors, config, flavor, outtype)
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    staging = staging_dir(out)
     try:
         writer = GGUFWriter(staging / out.name, ARCH[flavor], split_max_size=split_max_size)
         _add_hparams(writer, config, flavor, outtype, tensors["fc.weight"].shape[1])

@@ -11,7 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -26,6 +26,9 @@ from rich.progress import (
 from rich.progress import Progress as RichProgress
 
 from hubrelease.progress import NULL_PROGRESS, Progress
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 stdout = Console(soft_wrap=True, highlight=False)
 stderr = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -90,6 +93,19 @@ def progress(json_mode: bool = False) -> Iterator[Progress]:
     )
     with bar:
         yield _RichProgress(bar)
+
+
+# Wide enough for any path and digest: without a terminal, rich would squeeze tables into 80 columns.
+_PIPE_WIDTH = 100_000
+
+
+def print_table(table: Table) -> None:
+    """A table on stdout: fitted to a terminal, else one line per row (CI logs, pipes, files)."""
+    if stdout.file.isatty():
+        stdout.print(table)
+    else:  # rich caps print(width=) at the console's own width, so a wide console of its own
+        wide = Console(width=_PIPE_WIDTH, highlight=False, no_color=stdout.no_color, force_terminal=False)
+        wide.print(table, crop=False)
 
 
 def emit_json(payload: Any) -> None:

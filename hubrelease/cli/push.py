@@ -74,7 +74,7 @@ def push(
         "plan": plan.to_dict(),
     }
     if not json_mode:
-        output.stdout.print(_plan_table(plan))
+        output.print_table(_plan_table(plan))
         where = f"{plan.repo_id}@{plan.revision}"
         base = plan.parent_commit[:12] if plan.parent_commit else "a new repo"
         output.info_line(f"plan: {human_bytes(plan.upload_bytes)} to upload to {where} on {base}")

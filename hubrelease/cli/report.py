@@ -40,7 +40,7 @@ def render_report(report: VerifyReport, manifest: str, json_mode: bool) -> int:
         for finding in report.findings:
             style = _STYLE[finding.severity]
             table.add_row(f"[{style}]{finding.severity}[/]", finding.kind, finding.path, finding.message)
-        output.stdout.print(table)
+        output.print_table(table)
     total = sum(f.size or 0 for f in report.files)
     cached = sum(1 for f in report.files if f.source == "cache")
     where = f" at {report.revision}" if report.revision else ""

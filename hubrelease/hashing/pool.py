@@ -37,6 +37,10 @@ class HashResult:
     error: str | None = None
 
 
+class _Stopped(Exception):
+    """Raised inside a worker once the caller was interrupted, so Ctrl-C is not held up by a 40 GB read."""
+
+
 def default_jobs() -> int:
     """Threads to use by default: every core this process may run on."""
     try:
@@ -66,12 +70,17 @@ def hash_files(
     stamp_ns = cache.stamp() if cache is not None and pending else 0
     progress.start(sum(j.key.size for j in pending), "hashing")
     lock = threading.Lock()
+    stop = threading.Event()
 
     def advance(count: int) -> None:
+        if stop.is_set():
+            raise _Stopped
         with lock:
             progress.advance(count)
 
     def run(job: HashJob) -> tuple[HashResult, StatKey | None]:
+        if stop.is_set():
+            raise _Stopped
         try:
             digest = sha256_file(job.path, advance)
             after = StatKey.of(os.stat(job.path))
@@ -83,10 +92,14 @@ def hash_files(
     fresh: list[tuple[str, StatKey, str]] = []
     try:
         with ThreadPoolExecutor(max_workers=threads or default_jobs()) as pool:
-            for result, key in pool.map(run, pending):
-                results[result.name] = result
-                if key is not None and result.sha256 is not None:
-                    fresh.append((result.name, key, result.sha256))
+            try:
+                for result, key in pool.map(run, pending):
+                    results[result.name] = result
+                    if key is not None and result.sha256 is not None:
+                        fresh.append((result.name, key, result.sha256))
+            except BaseException:
+                stop.set()  # Ctrl-C: workers stop at their next 1 MiB chunk instead of finishing
+                raise
     finally:
         progress.finish()
     if cache is not None:

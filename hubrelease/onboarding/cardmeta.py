@@ -28,7 +28,8 @@ def card_release_fields(readme: Path, repo_type: str) -> tuple[dict[str, Any], l
     try:
         card = card_class.load(readme, repo_type=repo_type, ignore_metadata_errors=True)
         data = card.data.to_dict()
-    except (ValueError, OSError, yaml.YAMLError) as exc:
+    except (ValueError, TypeError, AttributeError, OSError, yaml.YAMLError) as exc:
+        # huggingface_hub's card data constructors assume well-typed keys (``tags: 5`` is a TypeError).
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return {}, [f"{readme.name}: front matter not readable ({reason}); card metadata not imported"]
     fields: dict[str, Any] = {}

@@ -17,7 +17,7 @@ from typing import Literal
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from hubrelease.errors import InputError
-from hubrelease.fsutil import check_release_path
+from hubrelease.fsutil import check_release_path, is_temp_name
 from hubrelease.hashing import StatKey
 from hubrelease.manifest.comments import trailing_comment_kept
 from hubrelease.manifest.load import validate_tree
@@ -165,6 +165,8 @@ def _scanned(folder: Path, file: Path) -> ScannedFile:
         raise InputError(f"cannot stat: {exc.strerror}", path=file) from None
     if stat.S_ISLNK(st.st_mode):
         raise InputError("is a symlink; add the file it points to", path=file)
+    if any(is_temp_name(part) for part in name.split("/")):
+        raise InputError("is the temp file of an interrupted write, not data; delete it", path=file)
     if not stat.S_ISREG(st.st_mode):
         raise InputError("is not a regular file", path=file)
     return ScannedFile(name, file, StatKey.of(st))

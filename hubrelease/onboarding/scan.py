@@ -10,6 +10,7 @@ returned in ``ScanResult.ignored`` as its top-most path (a folder stands for all
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 from hubrelease.errors import InputError
-from hubrelease.fsutil import STATE_DIR, check_release_path
+from hubrelease.fsutil import STATE_DIR, check_release_path, is_temp_name
 from hubrelease.hashing import StatKey
 
 # Never walked and never listed: verify skips these folders on its own.
@@ -86,18 +87,18 @@ class _Rules:
 
 
 def _compile(lines: Sequence[str]) -> GitIgnoreSpec:
-    """The spec of a ``.gitignore``; a line pathspec cannot compile (e.g. a lone backslash) is dropped,
-    as git tolerates it and it never matches there."""
+    """The spec of a ``.gitignore``; a line pathspec cannot compile (a lone backslash, a reversed range
+    ``[z-a]``) is dropped: git's wildmatch tolerates both and they never match there."""
     try:
         return GitIgnoreSpec.from_lines(lines)
-    except ValueError:  # pathspec's pattern error (its class name changed across versions)
+    except (ValueError, re.error):  # pathspec's pattern error, or a regex it built that re refuses ([z-a])
         return GitIgnoreSpec.from_lines([line for line in lines if _compiles(line)])
 
 
 def _compiles(line: str) -> bool:
     try:
         GitIgnoreSpec.from_lines([line])
-    except ValueError:
+    except (ValueError, re.error):
         return False
     return True
 
@@ -143,7 +144,7 @@ def _walk(folder: Path, rel: str, rules: _Rules, silent: set[str], result: ScanR
         is_dir = stat.S_ISDIR(st.st_mode)
         if is_dir and entry.name in SKIPPED_DIRS:
             continue
-        if name in silent:
+        if name in silent or is_temp_name(entry.name):  # temp twins of killed writes: verify skips them too
             continue
         if rules.matches(name, is_dir):
             result.ignored.append(name)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from hubrelease.errors import HubReleaseError, InputError
-from hubrelease.fsutil import STATE_DIR, ReleaseFolder, relative_inside
+from hubrelease.fsutil import STATE_DIR, ReleaseFolder, is_temp_name, relative_inside
 from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files, parse_sums
 from hubrelease.manifest.models import Manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
@@ -237,6 +237,8 @@ def _walk(root: Path) -> list[str]:
         prefix = pending.pop()
         with os.scandir(os.path.join(root, prefix) if prefix else root) as entries:
             for entry in entries:
+                if is_temp_name(entry.name):
+                    continue  # left by a killed write (fsutil.TEMP_PREFIX): not data, never published
                 name = prefix + entry.name
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in _ALWAYS_IGNORED_DIRS:

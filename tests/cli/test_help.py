@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -40,3 +49,79 @@ def test_unknown_command_and_option_are_usage_errors() -> None:
     result = runner.invoke(app, ["verify", "--no-such-option"])
     assert result.exit_code == 2
     assert "Traceback" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["verify", "--no-such-option"], "No such option: --no-such-option"),
+        (["verify"], "Missing argument"),
+        (["init", "x", "--repo-type", "spaceship"], "'spaceship' is not one of"),
+        (["no-such-command"], "No such command"),
+        (["verify", "a.yaml", "b.yaml"], "unexpected extra argument"),
+    ],
+)
+def test_usage_errors_are_one_error_line_and_exit_2(args: list[str], expected: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and expected in lines[0]
+    assert "╭" not in result.stderr + result.stdout and "Value error" not in lines[0]
+
+
+def test_version_prints_the_package_version() -> None:
+    from hubrelease import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"hubrelease {__version__}"
+
+
+def test_tables_without_a_terminal_keep_whole_paths_and_digests(tmp_path: Path) -> None:
+    from tests.factories.releases import write_release
+
+    long_name = "very/long/" + "sub-folder-name/" * 8 + "model-with-a-long-name.safetensors"
+    manifest = write_release(tmp_path, {long_name: b"x" * 10})
+    (tmp_path / long_name).write_bytes(b"y" * 10)  # same size, other digest
+    result = runner.invoke(app, ["verify", str(manifest), "--no-cache"], env={"COLUMNS": "80"})
+    assert result.exit_code == 1
+    row = next(line for line in result.stdout.splitlines() if "digest_mismatch" in line)
+    assert long_name in row
+    assert hashlib.sha256(b"y" * 10).hexdigest() in row
+
+
+def test_ctrl_c_while_hashing_exits_130_with_one_line_and_no_temp_files(tmp_path: Path) -> None:
+    big = tmp_path / "big.bin"
+    with big.open("wb") as handle:
+        handle.truncate(8 << 30)  # sparse: hashing it takes far longer than the test waits
+    manifest = tmp_path / "hubrelease.yaml"
+    manifest.write_text(
+        "schema_version: 1\nrelease: {repo_id: acme/x, license: mit}\n"
+        f'artifacts:\n  - path: big.bin\n    size: {8 << 30}\n    sha256: "{"0" * 64}"\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from hubrelease.cli.app import main; main()", "verify", str(manifest)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    for _ in range(600):  # until a hashing thread has big.bin open (Linux /proc)
+        if proc.poll() is not None or _has_open(proc.pid, big):
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["error: interrupted"]
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".hubrelease-tmp-")]
+
+
+def _has_open(pid: int, path: Path) -> bool:
+    try:
+        return any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
