@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from hubrelease import __version__
 from hubrelease.errors import BuildError, FormatError
 from hubrelease.evaluation.ingest_llama_server import (
@@ -22,7 +24,8 @@ from hubrelease.evaluation.ingest_llama_server import (
     parse_run,
     sweep,
 )
-from hubrelease.evaluation.ingest_sglang import sglang_cells
+from hubrelease.evaluation.ingest_sglang import ServingOptions, sglang_cells
+from hubrelease.evaluation.load import error_lines
 from hubrelease.evaluation.models import SCHEMA_VERSION, Comparison, Evaluation, Provenance, SourceFile
 from hubrelease.evaluation.records import Record, read_records
 from hubrelease.evaluation.spec import EvaluationSpec
@@ -53,13 +56,31 @@ def build_evaluation(
     *,
     prompts: Path | None = None,
     relative_to: Path | None = None,
+    serving_options: ServingOptions = ServingOptions(),
     progress: Progress = NULL_PROGRESS,
 ) -> Evaluation:
     """Read every source, compute cells, comparisons and sweeps, and return the validated evaluation.
 
     Source paths are recorded relative to ``relative_to`` (the output's folder), so the same build
-    run from another working directory writes the same bytes.
+    run from another working directory writes the same bytes. What could not be checked is in
+    ``provenance.warnings``.
     """
+    try:
+        return _build(sources, spec, prompts, relative_to, serving_options, progress)
+    except ValidationError as exc:
+        # A computed value the schema refuses (e.g. an overflow to infinity) is bad input, not a bug.
+        where, message = error_lines(exc)[0]
+        raise BuildError(f"computed an invalid evaluation: {where}: {message}") from None
+
+
+def _build(
+    sources: Sequence[Source],
+    spec: EvaluationSpec,
+    prompts: Path | None,
+    relative_to: Path | None,
+    serving_options: ServingOptions,
+    progress: Progress,
+) -> Evaluation:
     serving: list[tuple[str | None, Record]] = []
     requests: list[Request] = []
     files = []
@@ -96,6 +117,7 @@ def build_evaluation(
         )
     if not (serving or spec.comparisons or spec.sweeps):
         raise BuildError("nothing to build: no bench_serving runs and no comparisons or sweeps in the spec")
+    cells, warnings = sglang_cells(serving, spec.configurations, run, serving_options)
     # Validate through the model (not construct) so cross-field rules run on the assembled file too.
     return Evaluation.model_validate(
         {
@@ -103,11 +125,13 @@ def build_evaluation(
             "title": spec.title,
             "run": run,
             "configurations": spec.configurations,
-            "cells": sglang_cells(serving, [c.id for c in spec.configurations]),
+            "cells": cells,
             "comparisons": comparisons,
             "sweeps": sweeps,
             "notes": spec.notes,
-            "provenance": Provenance(generator=f"hubrelease {__version__} build eval", sources=files),
+            "provenance": Provenance(
+                generator=f"hubrelease {__version__} build eval", sources=files, warnings=warnings
+            ),
         }
     )
 

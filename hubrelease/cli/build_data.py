@@ -38,10 +38,26 @@ def build_eval(
         Path | None,
         typer.Option("--prompts", help="Prompts file; its sha256 is recorded in the prompt set."),
     ] = None,
+    concurrency_if_unset: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency-if-unset",
+            min=1,
+            help="Concurrency to record for bench_serving runs with a null max_concurrency (no --max-concurrency).",
+        ),
+    ] = None,
+    flushed_cache: Annotated[
+        bool,
+        typer.Option(
+            "--flushed-cache",
+            help="The bench_serving runs used --flush-cache, so accept_length is per run (the file does not say).",
+        ),
+    ] = False,
     json_mode: JsonOpt = False,
 ) -> None:
     """Compute an evaluation JSON (cells, paired comparisons, sweeps) from raw benchmark runs."""
     from hubrelease.builders.evaluation import Source, build_evaluation, write_evaluation
+    from hubrelease.evaluation.ingest_sglang import ServingOptions
     from hubrelease.evaluation.spec import load_spec
 
     plan = load_spec(spec)
@@ -51,9 +67,11 @@ def build_eval(
             plan,
             prompts=prompts,
             relative_to=out.parent,
+            serving_options=ServingOptions(concurrency_if_unset, flushed_cache),
             progress=progress,
         )
     write_evaluation(evaluation, out)
+    warnings = evaluation.provenance.warnings
     if json_mode:
         output.emit_json(
             {
@@ -63,9 +81,12 @@ def build_eval(
                 "comparisons": [c.id for c in evaluation.comparisons],
                 "sweeps": [s.id for s in evaluation.sweeps],
                 "sources": [s.model_dump() for s in evaluation.provenance.sources],
+                "warnings": warnings,
             }
         )
     else:
+        for warning in warnings:
+            output.warn_line(warning)
         output.info_line(
             f"wrote {out}: {len(evaluation.cells)} cells, {len(evaluation.comparisons)} comparisons, "
             f"{len(evaluation.sweeps)} sweeps from {len(sources)} files"

@@ -9,6 +9,7 @@ predicted_n / (predicted_n - accepted), pooled over runs as the ratio of sums.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -69,6 +70,10 @@ def parse_run(record: Record) -> Request:
         raise record.error(f"zero-duration run ({run.predicted_ms:g} ms)", "predicted_ms")
     if run.predicted_n < 1:
         raise record.error("no tokens predicted", "predicted_n")
+    if not math.isfinite(run.tok_s):
+        raise record.error(
+            f"{run.predicted_n} tokens in {run.predicted_ms:g} ms is not a finite speed", "predicted_ms"
+        )
     if not 0 <= run.accepted <= min(run.draft_n, run.predicted_n - 1):
         raise record.error(
             f"draft_n_accepted {run.accepted} is outside 0..min(draft_n, predicted_n - 1)", "draft_n_accepted"

@@ -25,21 +25,31 @@ def _format_loc(loc: tuple[int | str, ...]) -> str:
     return text or "(top level)"
 
 
+def error_lines(
+    exc: ValidationError, schema_command: str = "hubrelease schema --eval"
+) -> list[tuple[str, str]]:
+    """Every error of ``exc`` as (field path, message), in our words rather than pydantic's."""
+    lines = []
+    for error in exc.errors(include_url=False):
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = f"unknown key (allowed keys are listed by `{schema_command}`)"
+        elif error["type"] == "missing":
+            message = "required field is missing"
+        lines.append((_format_loc(tuple(error["loc"])), message))
+    return lines
+
+
 def validate_model(model: type[ModelT], data: Any, path: str | Path) -> ModelT:
     """Validate parsed JSON/YAML; the first error becomes one line with the field path."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            message = "unknown key (allowed keys are listed by `hubrelease schema --eval`)"
-        elif error["type"] == "missing":
-            message = "required field is missing"
-        more = exc.error_count() - 1
-        if more:
-            message += f" (and {more} more error{'s' if more > 1 else ''})"
-        raise InputError(message, path=path, field=_format_loc(tuple(error["loc"]))) from None
+        lines = error_lines(exc)
+        where, message = lines[0]
+        if len(lines) > 1:
+            message += f" (and {len(lines) - 1} more error{'s' if len(lines) > 2 else ''})"
+        raise InputError(message, path=path, field=where) from None
 
 
 def load_evaluation(path: str | Path) -> Evaluation:

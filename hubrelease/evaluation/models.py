@@ -161,6 +161,8 @@ class Provenance(_Strict):
     """Raw inputs, with digests."""
     transcribed_from: str | None = None
     """Set when the numbers were copied from a published table rather than computed from raw runs."""
+    warnings: list[str] = Field(default_factory=list)
+    """What the build could not check or had to assume (e.g. accept length not per run), as printed by it."""
 
 
 class Run(_Strict):
@@ -197,6 +199,30 @@ class Configuration(_Strict):
     """Draft tokens per round, when it differs from the run's serving setting."""
 
 
+class Percentiles(_Strict):
+    """Summary statistics of one latency metric over a run, ms, as the benchmark tool reported them."""
+
+    mean: NonNegative | None = None
+    """Mean."""
+    median: NonNegative | None = None
+    """Median."""
+    p99: NonNegative | None = None
+    """99th percentile."""
+
+
+class LatencySummary(_Strict):
+    """bench_serving's own summary figures (``{mean,median,p99}_{ttft,tpot,itl,e2e_latency}_ms``)."""
+
+    ttft: Percentiles | None = None
+    """Time to first token."""
+    tpot: Percentiles | None = None
+    """Time per output token after the first, per request: (latency - TTFT) / (output tokens - 1)."""
+    itl: Percentiles | None = None
+    """Inter-token latency, pooled over streamed chunks (not comparable across speculative servers)."""
+    e2e_latency: Percentiles | None = None
+    """End-to-end request latency."""
+
+
 class Cell(_Strict):
     """One configuration at one concurrency: the serving metrics of one benchmark run."""
 
@@ -207,13 +233,20 @@ class Cell(_Strict):
     overall_tok_s: NonNegative
     """Output tokens per second over all requests (total output tokens / duration)."""
     per_user_tok_s: NonNegative
-    """Median over requests of (output tokens - 1) / (latency - TTFT): decode speed one user sees."""
+    """1000 / median_tpot_ms: the decode speed one user sees at the median TPOT (seed 000: 80.7 = 1000 / 12.39)."""
     median_ttft_ms: NonNegative
-    """Median time to first token, ms."""
+    """Median time to first token, ms (bench_serving's median_ttft_ms)."""
     median_tpot_ms: NonNegative
-    """Median time per output token after the first, ms (per request, not pooled ITL)."""
+    """Median over requests of (latency - TTFT) / (output tokens - 1), ms (bench_serving's median_tpot_ms)."""
     accepted_length: NonNegative | None = None
     """Mean tokens per verify round, including the target's bonus token; null without speculation."""
+    accepted_length_per_run: bool | None = None
+    """True when the server's counters were reset before the run (bench_serving --flush-cache), so
+    accepted_length covers this run only; false when it is a server-lifetime average; null when unknown."""
+    failed_requests: int | None = Field(default=None, ge=0)
+    """Requests that returned an error (left out of every figure); null when the source does not say."""
+    latency_ms: LatencySummary | None = None
+    """The benchmark tool's own latency summary for the run, ms."""
     request_count: int | None = Field(default=None, ge=1)
     """Completed requests; null when the source table does not state it."""
     duration_s: NonNegative | None = None
@@ -422,6 +455,13 @@ class EvaluationHeader(_Strict):
     notes: list[str] = Field(default_factory=list)
     """Caveats that apply to every number in the file."""
 
+    @model_validator(mode="after")
+    def _check_configurations(self) -> EvaluationHeader:
+        known = [c.id for c in self.configurations]
+        if len(set(known)) != len(known):
+            raise ValueError(f"configuration ids repeat: {known}")
+        return self
+
 
 class Evaluation(EvaluationHeader):
     """A hubrelease evaluation file (schema_version 1)."""
@@ -438,8 +478,6 @@ class Evaluation(EvaluationHeader):
     @model_validator(mode="after")
     def _check_cells(self) -> Evaluation:
         known = [c.id for c in self.configurations]
-        if len(set(known)) != len(known):
-            raise ValueError(f"configuration ids repeat: {known}")
         seen: set[tuple[str, int]] = set()
         for cell in self.cells:
             if cell.configuration not in known:

@@ -96,13 +96,19 @@ def read_records(path: Path) -> Iterator[Record]:
 def _csv_records(path: Path, text: str) -> Iterator[Record]:
     # newline="": quoted cells may hold line breaks, and U+2028 and the like are not line ends.
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not reader.fieldnames:
-        return
-    for row in reader:
+    rows = iter(reader)
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            # e.g. "field larger than field limit (131072)": the csv module's cap on one cell.
+            raise FormatError(f"malformed CSV: {exc}", path=path, line=reader.reader.line_num) from None
         # DictReader puts surplus cells under the None key and fills missing ones with None.
         if None in row:
             raise FormatError(
-                f"row has more cells than the header's {len(reader.fieldnames)}",
+                f"row has more cells than the header's {len(reader.fieldnames or ())}",
                 path=path,
                 line=reader.line_num,
             )

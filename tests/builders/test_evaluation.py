@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from hubrelease.builders.evaluation import Source, build_evaluation
 from hubrelease.cli.app import app
+from hubrelease.errors import BuildError
 from hubrelease.evaluation import load_evaluation
+from hubrelease.evaluation.spec import load_spec
 from tests.factories.bench_runs import (
     ab_spec_parts,
     eval_spec,
@@ -77,6 +80,12 @@ def test_human_output_is_one_line_on_stderr(workdir: Path) -> None:
     code, stdout, stderr = _build()
     assert code == 0
     assert stdout == ""
+    assert stderr.splitlines() == [
+        "warning: accept_length of 2 runs is the server's lifetime average (warmup and earlier runs included)"
+        " unless bench_serving ran with --flush-cache; pass --flushed-cache if it did",
+        "wrote out.json: 4 cells, 2 comparisons, 1 sweeps from 4 files",
+    ]
+    code, stdout, stderr = _build("--flushed-cache")
     assert stderr == "wrote out.json: 4 cells, 2 comparisons, 1 sweeps from 4 files\n"
 
 
@@ -100,6 +109,21 @@ def _spec_with(where: tuple[str | int, ...], value: object) -> dict[str, Any]:
         (
             lambda: write_jsonl(Path("ar.jsonl"), [sglang_line(duration=0.0)]),
             "error: ar.jsonl:1: duration: zero-duration run (0 s)",
+        ),
+        (
+            lambda: Path("ab.csv").write_text("prompt_id,arm\n" + "x" * 131_073 + ",A\n"),
+            "error: ab.csv:2: malformed CSV: field larger than field limit (131072)",
+        ),
+        (
+            lambda: write_jsonl(Path("ar.jsonl"), [{**sglang_line(), "median_tpot_ms": 1e-310}]),
+            "error: ar.jsonl:1: median_tpot_ms: throughput is not a finite number",
+        ),
+        (
+            lambda: write_spec(
+                Path("spec.json"),
+                _spec_with(("configurations", 1), {"id": "autoregressive", "label": "x", "method": "x"}),
+            ),
+            "error: spec.json: (top level): configuration ids repeat: ['autoregressive', 'autoregressive']",
         ),
         (lambda: Path("sweep.jsonl").write_text(""), "error: sweep.jsonl: no benchmark records in file"),
         (
@@ -158,3 +182,16 @@ def test_help_shows_an_example() -> None:
     result = runner.invoke(app, ["build", "eval", "--help"])
     assert result.exit_code == 0
     assert "hubrelease build eval autoregressive=runs/ar.jsonl" in result.stdout
+
+
+def test_a_computed_value_the_schema_refuses_is_a_build_error_not_a_traceback(workdir: Path) -> None:
+    spec = load_spec("spec.json")
+    twice = spec.model_construct(**{**dict(spec), "configurations": [spec.configurations[0]] * 2})
+    with pytest.raises(BuildError) as info:
+        build_evaluation(
+            [Source.parse("autoregressive=ar.jsonl"), Source.parse("ab.csv"), Source.parse("sweep.jsonl")],
+            twice,
+        )
+    assert str(info.value) == (
+        "computed an invalid evaluation: (top level): configuration ids repeat: ['autoregressive', 'autoregressive']"
+    )

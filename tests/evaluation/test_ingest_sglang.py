@@ -1,4 +1,4 @@
-"""bench_serving lines -> cells: per-request medians, fallbacks, and refusals with file:line."""
+"""bench_serving lines -> cells: the file's own summary figures, server_info checks, refusals with file:line."""
 
 from __future__ import annotations
 
@@ -7,120 +7,137 @@ from pathlib import Path
 import pytest
 
 from hubrelease.errors import FormatError
-from hubrelease.evaluation.ingest_sglang import sglang_cell, sglang_cells
+from hubrelease.evaluation.ingest_sglang import ServingOptions, infer_configuration, sglang_cell, sglang_cells
+from hubrelease.evaluation.models import Configuration, Drafter, Run
 from hubrelease.evaluation.records import Record
-from tests.factories.bench_runs import sglang_line
+from tests.factories.bench_runs import eval_spec, sglang_line, sglang_server_info
+
+AR = Configuration(id="ar", label="Autoregressive", method="autoregressive")
+DF = Configuration(
+    id="df", label="DFlash2", method="dflash2", drafter=Drafter(name="DFlash2", repo_id="acme/drafter")
+)
+RUN = Run.model_validate(eval_spec()["run"])
 
 
 def _record(data: dict[str, object], line: int = 1) -> Record:
     return Record(Path("runs.jsonl"), line, data)
 
 
-def test_per_user_speed_is_the_median_over_requests_not_1000_over_median_tpot() -> None:
+def test_summary_figures_are_bench_servings_own_and_per_user_is_1000_over_median_tpot() -> None:
     line = sglang_line(
         output_lens=(101, 201, 301, 151), decode_s=(1.0, 2.5, 2.0, 1.4), ttfts=(0.1, 0.1, 0.3, 0.2)
     )
-    cell = sglang_cell(_record(line), "ar")
-    # per request: 100, 80, 150, 107.14 tok/s -> median 103.57; TPOTs 10, 12.5, 6.67, 9.33 -> median 9.667 ms
-    assert cell.per_user_tok_s == pytest.approx((100 + 750 / 7) / 2)
-    assert cell.median_tpot_ms == pytest.approx((10 + 1400 / 150) / 2)
-    assert 1000 / cell.median_tpot_ms != pytest.approx(cell.per_user_tok_s)
+    cell = sglang_cell(_record(line), "ar").cell
+    # TPOT per request = (latency - ttft) / (n - 1): 10, 12.5, 6.67, 9.33 -> median 9.667 ms,
+    # although the ITLs (90% of each decode time) would give 10% less.
+    assert cell.median_tpot_ms == line["median_tpot_ms"] == pytest.approx((10 + 1400 / 150) / 2)
+    assert cell.per_user_tok_s == pytest.approx(1000 / cell.median_tpot_ms)
     assert cell.median_ttft_ms == pytest.approx(150.0)
-    assert cell.overall_tok_s == pytest.approx(754 / 10.0)
-    assert (cell.request_count, cell.accepted_length) == (4, None)
+    assert cell.overall_tok_s == line["output_throughput"] == pytest.approx(754 / 10.0)
+    assert (cell.request_count, cell.accepted_length, cell.failed_requests) == (4, None, 0)
+    assert cell.latency_ms is not None and cell.latency_ms.e2e_latency is not None
+    assert cell.latency_ms.e2e_latency.median == line["median_e2e_latency_ms"]
+    assert cell.latency_ms.itl is not None and cell.latency_ms.itl.p99 == line["p99_itl_ms"]
 
 
-def test_failed_requests_and_single_token_outputs_are_left_out() -> None:
+def test_seed_000_per_user_figure_is_1000_over_the_median_tpot() -> None:
+    line = sglang_line()
+    line["median_tpot_ms"] = 12.39
+    assert round(sglang_cell(_record(line), "ar").cell.per_user_tok_s, 1) == 80.7
+
+
+def test_failed_requests_are_recorded_and_warned_about() -> None:
     line = sglang_line(output_lens=(101, 1, 201), decode_s=(1.0, 0.5, 1.0))
-    line["errors"] = ["", "", "timeout"]
-    cell = sglang_cell(_record(line), "ar")
-    assert cell.per_user_tok_s == pytest.approx(100.0)
+    line["errors"] = ["", "", "Bad Gateway: upstream died"]
+    result = sglang_cell(_record(line, 3), "ar")
+    assert result.cell.failed_requests == 1
+    assert result.warnings == [
+        "runs.jsonl:3: 1 request failed and is left out of every figure (first error: Bad Gateway: upstream died)"
+    ]
 
 
-def test_median_ttft_counts_single_token_requests_as_bench_serving_does() -> None:
-    line = sglang_line(
-        output_lens=(101, 1, 201, 1), decode_s=(1.0, 0.5, 1.0, 0.5), ttfts=(0.1, 0.2, 0.3, 0.4)
+def test_null_max_concurrency_needs_an_explicit_option() -> None:
+    line = sglang_line(max_concurrency=None)
+    with pytest.raises(FormatError) as info:
+        sglang_cell(_record(line, 2), "ar")
+    assert str(info.value) == (
+        "runs.jsonl:2: max_concurrency: null: the run had no --max-concurrency; "
+        "pass --concurrency-if-unset N to record it as N"
     )
-    cell = sglang_cell(_record(line), "ar")
-    assert cell.median_ttft_ms == pytest.approx(250.0)
-    assert cell.per_user_tok_s == pytest.approx(150.0)
-
-
-def test_without_per_request_arrays_summary_medians_are_used() -> None:
-    line = sglang_line(details=False, accept_length=3.48)
-    line["median_tpot_ms"] = 8.0
-    cell = sglang_cell(_record(line), "dflash")
-    assert cell.per_user_tok_s == pytest.approx(125.0)
-    assert cell.accepted_length == 3.48
+    assert sglang_cell(_record(line), "ar", ServingOptions(concurrency_if_unset=40)).cell.concurrency == 40
 
 
 def test_accept_length_of_minus_one_means_no_speculation() -> None:
-    assert sglang_cell(_record(sglang_line(accept_length=-1)), "ar").accepted_length is None
+    assert sglang_cell(_record(sglang_line(accept_length=-1)), "ar").cell.accepted_length is None
+
+
+def test_accept_length_scope_follows_the_flush_option_and_is_warned_about() -> None:
+    runs = [(None, _record(sglang_line(tag="df", accept_length=4.02)))]
+    cells, warnings = sglang_cells(runs, [DF])
+    assert (cells[0].accepted_length, cells[0].accepted_length_per_run) == (4.02, False)
+    assert warnings == [
+        "accept_length of 1 run is the server's lifetime average (warmup and earlier runs included) unless "
+        "bench_serving ran with --flush-cache; pass --flushed-cache if it did"
+    ]
+    cells, warnings = sglang_cells(runs, [DF], options=ServingOptions(flushed_cache=True))
+    assert (cells[0].accepted_length_per_run, warnings) == (True, [])
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
         ({"duration": 0}, "runs.jsonl:7: duration: zero-duration run (0 s)"),
-        ({"max_concurrency": None}, "runs.jsonl:7: max_concurrency: required field is missing"),
-        ({"total_output_tokens": "many"}, "runs.jsonl:7: total_output_tokens: expected a number, got 'many'"),
-        ({"ttfts": [0.1]}, "runs.jsonl:7: output_lens: per-request arrays differ in length"),
         ({"max_concurrency": 0}, "runs.jsonl:7: max_concurrency: expected a number >= 1, got 0"),
+        ({"total_output_tokens": "many"}, "runs.jsonl:7: total_output_tokens: expected a number, got 'many'"),
         ({"total_output_tokens": -5}, "runs.jsonl:7: total_output_tokens: expected a number >= 0, got -5"),
         ({"max_concurrency": 10**400}, f"runs.jsonl:7: max_concurrency: expected a number, got {10**400!r}"),
+        ({"median_tpot_ms": None}, "runs.jsonl:7: median_tpot_ms: required field is missing"),
         (
-            {"output_lens": 3},
-            "runs.jsonl:7: output_lens: expected a list with one value per request, got int",
+            {"median_tpot_ms": 0.0},
+            "runs.jsonl:7: median_tpot_ms: median TPOT is zero (no request produced more than one token)",
         ),
-        (
-            {"output_lens": [101, "x", 3]},
-            "runs.jsonl:7: output_lens: request 1: expected a token count, got 'x'",
-        ),
-        (
-            {"ttfts": [0.1, None, 0.3]},
-            "runs.jsonl:7: ttfts: request 1: expected a finite time >= 0 s, got None",
-        ),
-        (
-            {"ttfts": [0.1, float("nan"), 0.3]},
-            "runs.jsonl:7: ttfts: request 1: expected a finite time >= 0 s, got nan",
-        ),
-        (
-            {"itls": [[0.1], "x", [0.1]]},
-            "runs.jsonl:7: itls: request 1: expected a list of inter-token times",
-        ),
-        (
-            {"itls": [[0.1], [-1.0], [0.1]]},
-            "runs.jsonl:7: itls: request 1: expected a finite time >= 0 s, got -1.0",
-        ),
+        ({"p99_ttft_ms": -1}, "runs.jsonl:7: p99_ttft_ms: expected a number >= 0, got -1"),
         ({"errors": 0}, "runs.jsonl:7: errors: expected a list with one value per request, got int"),
+        ({"server_info": "x"}, "runs.jsonl:7: server_info: expected an object, got str"),
     ],
 )
 def test_bad_lines_name_file_line_and_field(change: dict[str, object], message: str) -> None:
     line = sglang_line()
     line.update(change)
     with pytest.raises(FormatError) as info:
-        sglang_cell(_record(line, 7), "ar")
+        sglang_cells(
+            [(None, _record(line, 7))], [Configuration(id="runs", label="r", method="autoregressive")]
+        )
     assert str(info.value) == message
 
 
 def test_cells_are_keyed_on_configuration_and_concurrency() -> None:
     runs = [
-        (None, _record(sglang_line(tag="b", max_concurrency=4), 1)),
-        ("a", _record(sglang_line(max_concurrency=8), 2)),
-        ("a", _record(sglang_line(max_concurrency=1), 3)),
+        (None, _record(sglang_line(tag="df", max_concurrency=4), 1)),
+        ("ar", _record(sglang_line(max_concurrency=8), 2)),
+        ("ar", _record(sglang_line(max_concurrency=1), 3)),
     ]
-    cells = sglang_cells(runs, ["a", "b"])
-    assert [(c.configuration, c.concurrency) for c in cells] == [("a", 1), ("a", 8), ("b", 4)]
+    cells, _ = sglang_cells(runs, [AR, DF])
+    assert [(c.configuration, c.concurrency) for c in cells] == [("ar", 1), ("ar", 8), ("df", 4)]
+
+
+def test_a_run_without_tag_is_named_by_its_file_stem() -> None:
+    cells, _ = sglang_cells(
+        [(None, _record(sglang_line()))], [Configuration(id="runs", label="r", method="x")]
+    )
+    assert cells[0].configuration == "runs"
 
 
 @pytest.mark.parametrize(
     ("runs", "message"),
     [
-        ([(None, 1, {})], "runs.jsonl:1: tag: run has no tag; pass the file as CONFIG=PATH"),
-        ([(None, 1, {"tag": "zz"})], "runs.jsonl:1: tag: configuration 'zz' is not in the spec (a)"),
         (
-            [("a", 1, {}), ("a", 5, {})],
-            "runs.jsonl:5: max_concurrency: second run of 'a' at concurrency 1 (first at runs.jsonl:1)",
+            [(None, 1, {"tag": "zz"})],
+            "runs.jsonl:1: tag: configuration 'zz' is not in the spec (ar); pass the file as CONFIG=PATH",
+        ),
+        (
+            [("ar", 1, {}), ("ar", 5, {})],
+            "runs.jsonl:5: max_concurrency: second run of 'ar' at concurrency 1 (first at runs.jsonl:1)",
         ),
     ],
 )
@@ -129,5 +146,90 @@ def test_cells_refuse_unknown_or_repeated_runs(
 ) -> None:
     records = [(name, _record({**sglang_line(), **extra}, line)) for name, line, extra in runs]
     with pytest.raises(FormatError) as info:
-        sglang_cells(records, ["a"])
+        sglang_cells(records, [AR])
     assert str(info.value) == message
+
+
+SPEC_SERVER = sglang_server_info(algorithm="DFLASH", draft="acme/drafter")
+
+
+@pytest.mark.parametrize(
+    ("name", "info", "message"),
+    [
+        (
+            "ar",
+            SPEC_SERVER,
+            "runs.jsonl:4: server_info: server ran speculative_algorithm DFLASH, but configuration 'ar' is autoregressive",
+        ),
+        (
+            "df",
+            sglang_server_info(),
+            "runs.jsonl:4: server_info: server ran speculative_algorithm none, but configuration 'df' is dflash2",
+        ),
+        (
+            "df",
+            sglang_server_info(algorithm="DFLASH", draft="acme/other-drafter"),
+            "runs.jsonl:4: server_info: server's speculative_draft_model_path 'acme/other-drafter' is not "
+            "configuration 'df''s drafter 'acme/drafter'",
+        ),
+        (
+            "df",
+            sglang_server_info(algorithm="DFLASH", draft="/models/drafter", draft_tokens=16),
+            "runs.jsonl:4: server_info: server's speculative_num_draft_tokens is 16, configuration 'df' states 10",
+        ),
+    ],
+)
+def test_server_info_contradicting_the_configuration_is_refused(
+    name: str, info: dict[str, object], message: str
+) -> None:
+    with pytest.raises(FormatError) as error:
+        sglang_cells([(name, _record(sglang_line(server_info=info), 4))], [AR, DF], RUN)
+    assert str(error.value) == message
+
+
+def test_swapped_files_are_caught_by_server_info() -> None:
+    ar_server = sglang_server_info(model="acme/target")
+    runs = [
+        ("ar", _record(sglang_line(server_info=ar_server), 1)),
+        ("ar", _record(sglang_line(server_info=SPEC_SERVER, max_concurrency=4), 2)),
+    ]
+    with pytest.raises(FormatError) as error:
+        sglang_cells(runs, [AR, Configuration(id="x", label="x", method="dflash")])
+    assert str(error.value).startswith("runs.jsonl:2: server_info: server ran speculative_algorithm DFLASH")
+
+
+def test_a_different_server_within_one_configuration_is_refused() -> None:
+    runs = [
+        ("df", _record(sglang_line(server_info=SPEC_SERVER), 1)),
+        (
+            "df",
+            _record(
+                sglang_line(server_info={**SPEC_SERVER, "model_path": "acme/other"}, max_concurrency=4), 2
+            ),
+        ),
+    ]
+    with pytest.raises(FormatError) as error:
+        sglang_cells(runs, [DF])
+    assert str(error.value) == (
+        "runs.jsonl:2: server_info: server differs from the one of 'df' at runs.jsonl:1 "
+        "(DFLASH, acme/drafter, target acme/other vs DFLASH, acme/drafter, target acme/target)"
+    )
+
+
+def test_a_target_path_not_naming_the_target_is_a_warning() -> None:
+    line = sglang_line(server_info=sglang_server_info(model="/models/llama"))
+    _, warnings = sglang_cells([("ar", _record(line))], [AR], RUN)
+    assert warnings == [
+        "runs.jsonl:1: server_info.model_path '/models/llama' does not name the target 'acme/target'"
+    ]
+    line = sglang_line(server_info=sglang_server_info(model="/models/target/"))
+    assert sglang_cells([("ar", _record(line))], [AR], RUN)[1] == []
+
+
+def test_configurations_are_inferred_from_server_info() -> None:
+    inferred = infer_configuration(
+        "dflash2", sglang_cell(_record(sglang_line(server_info=SPEC_SERVER)), "x").info
+    )
+    assert (inferred.method, inferred.draft_tokens) == ("dflash", 10)
+    assert inferred.drafter == Drafter(name="drafter", repo_id="acme/drafter")
+    assert infer_configuration("ar", None).method == "autoregressive"

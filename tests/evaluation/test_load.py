@@ -94,5 +94,5 @@ def test_schema_eval_prints_the_evaluation_schema() -> None:
     assert schema == evaluation_json_schema()
     assert schema["$id"].endswith("evaluation-v1.json")
     cell = schema["$defs"]["Cell"]["properties"]
-    assert cell["per_user_tok_s"]["description"].startswith("Median over requests of (output tokens - 1)")
+    assert cell["per_user_tok_s"]["description"].startswith("1000 / median_tpot_ms")
     assert schema["$defs"]["Cell"]["additionalProperties"] is False

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ LLAMA_FIELDS = [
 
 def sglang_line(
     *,
-    max_concurrency: int = 1,
+    max_concurrency: int | None = 1,
     output_lens: Sequence[int] = (101, 201, 301),
     ttfts: Sequence[float] = (0.1, 0.2, 0.3),
     decode_s: Sequence[float] = (1.0, 2.5, 2.0),
@@ -35,40 +36,70 @@ def sglang_line(
     tag: str | None = None,
     accept_length: float | None = None,
     details: bool = True,
+    server_info: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One bench_serving result line; with ``details`` the per-request arrays of --output-details.
+    """One bench_serving result line with its summary figures computed as bench_serving does.
 
-    Request i spends ``decode_s[i]`` after its first token, spread over 4 equal ITL chunks.
+    Request i's latency is ``ttfts[i] + decode_s[i]`` (stamped at ``[DONE]``); its streamed chunks
+    cover only 90% of ``decode_s[i]`` (4 equal ITLs), so the sum of ITLs is not latency - ttft.
+    With ``details`` the line carries --output-details' per-request arrays.
     """
-    tpots = sorted(1000 * d / max(n - 1, 1) for n, d in zip(output_lens, decode_s, strict=True))
+    tpots = [d / (n - 1) for n, d in zip(output_lens, decode_s, strict=True) if n > 1]
+    itls = [[0.9 * d / 4] * 4 for d in decode_s]
+    latencies = [t + d for t, d in zip(ttfts, decode_s, strict=True)]
     line: dict[str, Any] = {
+        "tag": tag,
         "backend": "sglang-oai",
         "dataset_name": "custom",
         "request_rate": float("inf"),
         "max_concurrency": max_concurrency,
+        "server_info": server_info,
         "duration": duration,
         "completed": len(output_lens),
         "total_input_tokens": 1000,
         "total_output_tokens": sum(output_lens),
         "output_throughput": sum(output_lens) / duration if duration else 0.0,
-        "median_ttft_ms": sorted(t * 1000 for t in ttfts)[len(ttfts) // 2],
-        "median_tpot_ms": tpots[len(tpots) // 2],
-        "median_itl_ms": 7.5,
         "concurrency": 0.9,
         "accept_length": accept_length,
     }
-    if tag is not None:
-        line["tag"] = tag
+    for metric, values in (
+        ("ttft", ttfts),
+        ("tpot", tpots),
+        ("itl", [gap for chunks in itls for gap in chunks]),
+        ("e2e_latency", latencies),
+    ):
+        ms = sorted(1000 * v for v in values) or [0.0]
+        line[f"mean_{metric}_ms"] = statistics.fmean(ms)
+        line[f"median_{metric}_ms"] = statistics.median(ms)
+        line[f"p99_{metric}_ms"] = ms[-1]
     if details:
         line.update(
             input_lens=[100] * len(output_lens),
             output_lens=list(output_lens),
             ttfts=list(ttfts),
-            itls=[[d / 4] * 4 for d in decode_s],
+            itls=itls,
             generated_texts=[""] * len(output_lens),
             errors=[""] * len(output_lens),
         )
     return line
+
+
+def sglang_server_info(
+    *,
+    algorithm: str | None = None,
+    draft: str | None = None,
+    model: str = "acme/target",
+    draft_tokens: int = 10,
+) -> dict[str, Any]:
+    """The parts of SGLang's ``/server_info`` (resolved ServerArgs) that identify a configuration."""
+    return {
+        "model_path": model,
+        "speculative_algorithm": algorithm,
+        "speculative_draft_model_path": draft,
+        "speculative_num_draft_tokens": draft_tokens if algorithm else None,
+        "internal_states": [{"avg_spec_accept_length": 4.0 if algorithm else None}],
+        "version": "0.5.23",
+    }
 
 
 def write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> Path:
