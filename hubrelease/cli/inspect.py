@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import JsonOpt
+from hubrelease.cli.options import EndpointOpt, JsonOpt, is_hub_uri
 
 EXAMPLES = """
 Examples:
@@ -18,6 +18,8 @@ Examples:
   hubrelease inspect target-00001-of-00005.gguf --json
 
   hubrelease inspect drafter/model.safetensors.index.json
+
+  hubrelease inspect hf://acme/Ornith-GGUF@main/Ornith-IQ2_KS-00001-of-00005.gguf   # header bytes only
 """
 
 
@@ -33,14 +35,26 @@ def _size(nbytes: int) -> str:
 
 def inspect(
     file: Annotated[
-        Path, typer.Argument(help=".gguf (any shard of a split set), .safetensors, index json or folder.")
+        str,
+        typer.Argument(
+            help=".gguf (any shard of a split set), .safetensors, index json or folder; "
+            "or hf://[datasets/]REPO[@REV]/PATH on the Hub."
+        ),
     ],
+    endpoint: EndpointOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Read a GGUF or safetensors header (never the tensor data) and show what the file really holds."""
-    from hubrelease.formats.summary import summarize
+    summary: dict[str, Any]
+    if is_hub_uri(file):
+        from hubrelease.hub import hub_api
+        from hubrelease.hub.remote_headers import summarize as summarize_remote
 
-    summary: dict[str, Any] = summarize(file)
+        summary = summarize_remote(hub_api(endpoint), file)
+    else:
+        from hubrelease.formats.summary import summarize
+
+        summary = summarize(Path(file))
     if json_mode:
         output.emit_json({"schema_version": 1, **summary})
         return
@@ -59,6 +73,10 @@ def inspect(
     out.print(f"bytes per type: {sizes or 'none'}", markup=False)
     for name in summary.get("unknown_types", []):
         output.warn_line(f"{name} is an unknown ggml type id; its size was taken from the tensor offsets")
+    if "requests" in summary:
+        output.info_line(
+            f"read {summary['fetched_bytes']} bytes of headers in {summary['requests']} request(s)"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -30,3 +30,8 @@ EndpointOpt = Annotated[
         show_default=False,
     ),
 ]
+
+
+def is_hub_uri(text: str | Path | None) -> bool:
+    """True for an ``hf://`` location (checked without importing the Hub client)."""
+    return text is not None and str(text).startswith("hf://")

@@ -5,10 +5,15 @@ ik_llama.cpp types), memory-maps the whole file, and builds one numpy view per a
 250k-token vocabulary costs seconds. Here arrays longer than ``keep_array`` are skipped (type and count
 recorded), every length is checked against the bytes left before anything is allocated, and tensor
 sizes are cross-checked against the offsets. Tensor data is never read.
+
+The parser also works on the first bytes of a file only (a ranged read from the Hub): when they end
+before the header does, it raises ``NeedMore`` with the offset it needs and a guess of where the header
+ends, so the caller can fetch the rest in as few requests as possible.
 """
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import re
 import struct
@@ -43,6 +48,21 @@ STRING, ARRAY = 8, 9
 _VALUE_TYPE_NAMES = {**{k: v[0] for k, v in _SCALARS.items()}, STRING: "STRING", ARRAY: "ARRAY"}
 _U64 = struct.Struct("<Q")
 _SPLIT = re.compile(r"^(?P<stem>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
+# Upper bound of one tensor info (name length, 4 dims, type, offset) plus a name, for read-size guesses.
+_TENSOR_INFO_GUESS = 128
+
+
+class NeedMore(Exception):
+    """The bytes given end before the header does (only raised when the file is longer than them).
+
+    ``end`` is the least number of bytes from the file start the parser needs to get further;
+    ``guess`` is where the header probably ends, extrapolated from the array or table it stopped in.
+    """
+
+    def __init__(self, end: int, guess: int) -> None:
+        super().__init__(f"header continues past byte {end}")
+        self.end = end
+        self.guess = max(guess, end)
 
 
 @dataclass(frozen=True)
@@ -116,6 +136,10 @@ class GGUFHeader:
     alignment: int
     data_offset: int
     file_size: int
+    header_size: int
+    """Bytes from the file start to the end of the tensor infos (magic, counts, metadata, tensor infos)."""
+    header_sha256: str
+    """SHA-256 of those ``header_size`` bytes: what a header pin (``lock``) records."""
 
     def value(self, key: str) -> KVValue | None:
         entry = self.kv.get(key)
@@ -162,20 +186,52 @@ class GGUFSet:
 
 
 class _Cursor:
-    """Bounds-checked little-endian reads over a memory map; every failure names the byte offset."""
+    """Bounds-checked little-endian reads over a memory map; every failure names the byte offset.
 
-    def __init__(self, buf: mmap.mmap | bytes, path: Path) -> None:
+    ``size`` is the file's size, ``avail`` how many of its first bytes ``buf`` holds: running past
+    ``size`` is a truncated file, running past ``avail`` only means more bytes must be fetched.
+    """
+
+    def __init__(self, buf: mmap.mmap | bytes, path: Path, size: int | None = None) -> None:
         self.buf = buf
         self.pos = 0
-        self.size = len(buf)
+        self.avail = len(buf)
+        self.size = self.avail if size is None else size
         self.path = path
+        self.n_tensors = 0
+        self.in_tensors = False
+        # (start offset, items done, items in all) of the innermost table being read, for NeedMore guesses.
+        self.table: tuple[int, int, int] | None = None
 
     def fail(self, message: str, at: int | None = None) -> FormatError:
         return FormatError(f"{message} at byte offset {self.pos if at is None else at}", path=self.path)
 
-    def need(self, nbytes: int, what: str) -> None:
+    def more(self, end: int) -> NeedMore:
+        """``NeedMore`` guessing the header end from the table (or array) the parser stopped in.
+
+        The tensor infos end the header: their extrapolated end plus 1/8. In the metadata the table is
+        usually ``tokenizer.ggml.tokens``, which scores, token types and merges of similar size follow,
+        so the guess adds twice its size again, then room for the tensor infos.
+        """
+        start, table_end = self.pos, end
+        if self.table is not None and self.table[1] > 0:
+            start, done, total = self.table
+            table_end = max(end, start + (self.pos - start) * total // done)
+        span = table_end - start
+        if self.in_tensors:
+            return NeedMore(end, table_end + span // 8)
+        return NeedMore(end, table_end + 2 * span + self.n_tensors * _TENSOR_INFO_GUESS)
+
+    def bound(self, nbytes: int, what: str) -> None:
+        """``nbytes`` must fit in the file (a lying length or count is caught before any allocation)."""
         if nbytes > self.size - self.pos:
             raise self.fail(f"truncated: {what} needs {nbytes} bytes but only {self.size - self.pos} remain")
+
+    def need(self, nbytes: int, what: str) -> None:
+        """``nbytes`` must fit in the file and be in the buffer."""
+        self.bound(nbytes, what)
+        if nbytes > self.avail - self.pos:
+            raise self.more(self.pos + nbytes)
 
     def unpack(self, fmt: str, what: str) -> int | float | bool:
         width = struct.calcsize(fmt)
@@ -203,19 +259,18 @@ class _Cursor:
 
     def skip_strings(self, count: int, what: str) -> None:
         # The hot loop of a 250k-token vocabulary: locals only, one bounds check per element.
-        buf, pos, size, unpack = self.buf, self.pos, self.size, _U64.unpack_from
+        buf, pos, avail, unpack = self.buf, self.pos, self.avail, _U64.unpack_from
+        start = pos
         for index in range(count):
-            if pos + 8 > size:
+            if pos + 8 > avail:
                 self.pos = pos
-                raise self.fail(
-                    f"truncated: {what}[{index}] length needs 8 bytes but only {size - pos} remain"
-                )
+                self.table = (start, index, count)
+                self.need(8, f"{what}[{index}] length")
             end = pos + 8 + unpack(buf, pos)[0]
-            if end > size:
+            if end > avail:
                 self.pos = pos + 8
-                raise self.fail(
-                    f"truncated: {what}[{index}] needs {end - pos - 8} bytes but only {size - pos - 8} remain"
-                )
+                self.table = (start, index, count)
+                self.need(end - pos - 8, f"{what}[{index}] ({end - pos - 8} bytes)")
             pos = end
         self.pos = pos
 
@@ -242,13 +297,18 @@ class _Cursor:
             self.pos += count * width
             return values, elem
         if elem == STRING:
-            self.need(count * 8, f"{what} ({count} strings)")
+            self.bound(count * 8, f"{what} ({count} strings)")
             if count > keep:
                 self.skip_strings(count, what)
                 return SkippedArray(elem, count), elem
-            return [self.string(f"{what}[{i}]") for i in range(count)], elem
+            strings: list[KVValue] = []
+            start = self.pos
+            for i in range(count):
+                self.table = (start, i, count)
+                strings.append(self.string(f"{what}[{i}]"))
+            return strings, elem
         if elem == ARRAY:
-            self.need(count * 12, f"{what} ({count} arrays)")
+            self.bound(count * 12, f"{what} ({count} arrays)")
             if count > keep:
                 # Walked for bounds checks, but each inner value is dropped as soon as it is read.
                 for i in range(count):
@@ -266,16 +326,36 @@ def read_gguf_header(
     try:
         with target.open("rb") as handle:
             size = target.stat().st_size
-            if size < 24:
-                raise FormatError(
-                    f"truncated: {size} bytes is too small for a GGUF header at byte offset 0", path=target
-                )
+            if size < 24:  # mmap refuses an empty file; the parser names the problem
+                return parse_gguf_header(handle.read(), size, target)
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                return _parse(_Cursor(buf, target), keep_array, keep_key)
+                return parse_gguf_header(buf, size, target, keep_array=keep_array, keep_key=keep_key)
     except FileNotFoundError as exc:
         raise InputError("no such file", path=target) from exc
     except IsADirectoryError as exc:
         raise InputError("is a directory, expected a .gguf file", path=target) from exc
+
+
+def parse_gguf_header(
+    buf: mmap.mmap | bytes,
+    size: int,
+    path: Path,
+    *,
+    keep_array: int = KEEP_ARRAY,
+    keep_key: Callable[[str], bool] | None = None,
+) -> GGUFHeader:
+    """Parse the header of a ``size``-byte GGUF file from its first ``len(buf)`` bytes.
+
+    Raises ``NeedMore`` when ``buf`` ends inside the header of a longer file, ``FormatError`` when the
+    file itself is broken.
+    """
+    cur = _Cursor(buf, path, size)
+    if size < 24:
+        raise FormatError(
+            f"truncated: {size} bytes is too small for a GGUF header at byte offset 0", path=path
+        )
+    cur.need(24, "the fixed header")
+    return _parse(cur, keep_array, keep_key)
 
 
 def _parse(cur: _Cursor, keep_array: int, keep_key: Callable[[str], bool] | None) -> GGUFHeader:
@@ -292,10 +372,12 @@ def _parse(cur: _Cursor, keep_array: int, keep_key: Callable[[str], bool] | None
         raise cur.fail(f"metadata count {n_kv} cannot fit in the file", at=16)
     if n_tensors * 24 > cur.size - cur.pos:
         raise cur.fail(f"tensor count {n_tensors} cannot fit in the file", at=8)
+    cur.n_tensors = n_tensors
 
     kv: dict[str, KVEntry] = {}
     for index in range(n_kv):
         start = cur.pos
+        cur.table = None
         key = cur.string(f"key #{index}")
         vtype = cur.u32(f"type of {key}")
         keep = 2**63 if keep_key and keep_key(key) else keep_array
@@ -307,8 +389,11 @@ def _parse(cur: _Cursor, keep_array: int, keep_key: Callable[[str], bool] | None
     alignment = _alignment(cur, kv)
     raw: list[tuple[str, tuple[int, ...], int, int, int]] = []
     names: set[str] = set()
+    tensors_start = cur.pos
+    cur.in_tensors = True
     for index in range(n_tensors):
         start = cur.pos
+        cur.table = (tensors_start, index, n_tensors)
         name = cur.string(f"tensor #{index} name")
         n_dims = cur.u32(f"{name} n_dims")
         if not 1 <= n_dims <= MAX_DIMS:
@@ -326,9 +411,12 @@ def _parse(cur: _Cursor, keep_array: int, keep_key: Callable[[str], bool] | None
         names.add(name)
         raw.append((name, shape, type_id, rel, start))
 
-    data_offset = -(-cur.pos // alignment) * alignment
+    header_size = cur.pos
+    data_offset = -(-header_size // alignment) * alignment
     tensors = _sized(cur, raw, data_offset, alignment)
-    return GGUFHeader(cur.path, version, kv, tensors, alignment, data_offset, cur.size)
+    with memoryview(cur.buf) as view, view[:header_size] as head:  # no copy of a large header
+        digest = hashlib.sha256(head).hexdigest()
+    return GGUFHeader(cur.path, version, kv, tensors, alignment, data_offset, cur.size, header_size, digest)
 
 
 def _alignment(cur: _Cursor, kv: dict[str, KVEntry]) -> int:
@@ -389,15 +477,23 @@ def _sized(
     )
 
 
-def split_shards(path: Path) -> list[Path]:
-    """All files of the split set ``path`` belongs to (just ``[path]`` when it is not a split name)."""
-    match = _SPLIT.match(path.name)
+def split_names(name: str, path: str | Path | None = None) -> list[str]:
+    """File names of the split set a GGUF named ``name`` belongs to (just ``[name]`` for a plain name)."""
+    match = _SPLIT.match(name)
     if not match:
-        return [path]
+        return [name]
     count = int(match["count"])
     if count < 1 or int(match["no"]) > count:
-        raise InputError(f"split name says shard {match['no']} of {match['count']}", path=path)
-    shards = [path.with_name(f"{match['stem']}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
+        raise InputError(f"split name says shard {match['no']} of {match['count']}", path=path or name)
+    return [f"{match['stem']}-{i:05d}-of-{count:05d}.gguf" for i in range(1, count + 1)]
+
+
+def split_shards(path: Path) -> list[Path]:
+    """All files of the split set ``path`` belongs to (just ``[path]`` when it is not a split name)."""
+    names = split_names(path.name, path)
+    if len(names) == 1:
+        return [path]
+    shards = [path.with_name(name) for name in names]
     missing = [s.name for s in shards if not s.exists()]
     if missing:
         raise InputError(f"split set is incomplete: missing {', '.join(missing)}", path=path)
@@ -406,7 +502,11 @@ def split_shards(path: Path) -> list[Path]:
 
 def read_gguf(path: str | Path, *, keep_key: Callable[[str], bool] | None = None) -> GGUFSet:
     """Read a GGUF file, or the whole split set any of its shards belongs to, and check the split keys."""
-    shards = [read_gguf_header(p, keep_key=keep_key) for p in split_shards(Path(path))]
+    return gguf_set([read_gguf_header(p, keep_key=keep_key) for p in split_shards(Path(path))])
+
+
+def gguf_set(shards: list[GGUFHeader]) -> GGUFSet:
+    """The shards of one split set (in order) as one model, after checking their split keys."""
     if len(shards) > 1:
         total = shards[0].value("split.tensors.count")
         for index, shard in enumerate(shards):

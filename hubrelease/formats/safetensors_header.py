@@ -3,10 +3,12 @@
 ``safetensors.safe_open`` would do for well-formed files, but it cannot say *where* a file is broken,
 and its numpy backend has no bfloat16. Reading the 8-byte length and the JSON header ourselves lets us
 bound the length before allocating, cross-check every tensor's byte range and report offsets.
+The parsing half works on bytes, so a header range-read from the Hub goes through the same checks.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 from dataclasses import dataclass
@@ -43,12 +45,26 @@ class SafeTensor:
 
 
 @dataclass(frozen=True)
+class SafetensorsHeader:
+    """One file's header: its tensors and ``__metadata__``, the file size and the header's digest."""
+
+    path: Path
+    size: int
+    tensors: tuple[SafeTensor, ...]
+    metadata: dict[str, str]
+    header_sha256: str
+    """SHA-256 of the 8-byte length and the JSON header: what a header pin (``lock``) records."""
+
+
+@dataclass(frozen=True)
 class SafetensorsSet:
     """All tensors of a file or sharded set, in header order per file, plus each file's ``__metadata__``."""
 
     files: tuple[Path, ...]
     tensors: tuple[SafeTensor, ...]
     metadata: dict[str, str]
+    headers: tuple[SafetensorsHeader, ...] = ()
+    """Per-file headers, in ``files`` order (empty when built from bare tensors)."""
 
     def by_name(self) -> dict[str, SafeTensor]:
         return {t.name: t for t in self.tensors}
@@ -68,44 +84,64 @@ class SafetensorsSet:
 
 def read_safetensors_header(path: str | Path) -> tuple[list[SafeTensor], dict[str, str]]:
     """Parse one file's header and check that the byte ranges tile the data section exactly."""
+    header = load_safetensors_header(path)
+    return list(header.tensors), header.metadata
+
+
+def load_safetensors_header(path: str | Path) -> SafetensorsHeader:
+    """One local file's header (see ``parse_safetensors_header``)."""
     target = Path(path)
     try:
         size = target.stat().st_size
         with target.open("rb") as handle:
             head = handle.read(8)
-            if len(head) < 8:
-                raise FormatError(
-                    f"truncated: {size} bytes, the 8-byte header length is incomplete at byte offset 0",
-                    path=target,
-                )
-            (length,) = struct.unpack("<Q", head)
-            if length > MAX_HEADER or length > size - 8:
-                raise FormatError(
-                    f"header length field says {length} bytes but the file has {size - 8} after it "
-                    "(truncated or corrupt) at byte offset 0",
-                    path=target,
-                )
-            raw = handle.read(length)
+            raw = head + handle.read(header_span(head, size, target) - 8)
     except FileNotFoundError as exc:
         raise InputError("no such file", path=target) from exc
     except IsADirectoryError as exc:
         raise InputError("is a directory, expected a .safetensors file", path=target) from exc
+    return parse_safetensors_header(raw, size, target)
+
+
+def header_span(head: bytes, size: int, path: Path) -> int:
+    """Bytes the header occupies (the 8-byte length + the JSON), from the file's first 8 bytes."""
+    if len(head) < 8:
+        raise FormatError(
+            f"truncated: {size} bytes, the 8-byte header length is incomplete at byte offset 0", path=path
+        )
+    (length,) = struct.unpack("<Q", head[:8])
+    if length > MAX_HEADER or length > size - 8:
+        raise FormatError(
+            f"header length field says {length} bytes but the file has {size - 8} after it "
+            "(truncated or corrupt) at byte offset 0",
+            path=path,
+        )
+    return 8 + int(length)
+
+
+def parse_safetensors_header(raw: bytes, size: int, path: Path) -> SafetensorsHeader:
+    """Parse a ``size``-byte file's header from ``raw`` (its first ``header_span`` bytes, or more)."""
+    span = header_span(raw, size, path)
+    if len(raw) < span:
+        raise FormatError(f"truncated: the header needs {span} bytes, {len(raw)} were read", path=path)
+    raw = raw[:span]
+    length = span - 8
     try:
-        header = json.loads(raw)
+        header = json.loads(raw[8:])
     except (ValueError, RecursionError) as exc:
         # ValueError covers bad UTF-8, bad JSON and integers over Python's 4300-digit limit;
         # RecursionError is what deeply nested brackets raise.
         where = 8 + getattr(exc, "pos", getattr(exc, "start", 0))
-        raise FormatError(f"header is not valid JSON at byte offset {where}", path=target) from exc
+        raise FormatError(f"header is not valid JSON at byte offset {where}", path=path) from exc
     if not isinstance(header, dict):
-        raise FormatError("header is not a JSON object at byte offset 8", path=target)
+        raise FormatError("header is not a JSON object at byte offset 8", path=path)
     metadata = header.pop("__metadata__", None) or {}
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-        raise FormatError("__metadata__ must map strings to strings at byte offset 8", path=target)
+        raise FormatError("__metadata__ must map strings to strings at byte offset 8", path=path)
     base = 8 + length
-    tensors = [_tensor(name, spec, target, base) for name, spec in header.items()]
-    _check_tiling(tensors, target, base, size)
-    return tensors, metadata
+    tensors = [_tensor(name, spec, path, base) for name, spec in header.items()]
+    _check_tiling(tensors, path, base, size)
+    return SafetensorsHeader(path, size, tuple(tensors), metadata, hashlib.sha256(raw).hexdigest())
 
 
 def _tensor(name: str, spec: object, path: Path, base: int) -> SafeTensor:
@@ -162,18 +198,25 @@ def read_safetensors(path: str | Path) -> SafetensorsSet:
             files = sorted(target.glob("*.safetensors"))
             if not files:
                 raise InputError("folder holds no .safetensors files", path=target)
-            return _merge([(f, *read_safetensors_header(f)) for f in files])
+            return merge_headers([load_safetensors_header(f) for f in files])
     if target.name.endswith(".index.json"):
         return _read_index(target)
-    return _merge([(target, *read_safetensors_header(target))])
+    return merge_headers([load_safetensors_header(target)])
 
 
 def read_json_object(path: Path) -> dict[str, Any]:
     """A JSON file that must hold an object (config.json, index json), with one-line errors."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError as exc:
         raise InputError("no such file", path=path) from exc
+    return parse_json_object(raw, path)
+
+
+def parse_json_object(raw: bytes, path: str | Path) -> dict[str, Any]:
+    """JSON bytes that must hold an object; ``path`` names the file in errors."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
         raise FormatError(f"not valid JSON: {exc}", path=path) from exc
     if not isinstance(data, dict):
@@ -183,18 +226,29 @@ def read_json_object(path: Path) -> dict[str, Any]:
 
 def _read_index(index: Path) -> SafetensorsSet:
     data = read_json_object(index)
+    shards = index_shards(data, index)
+    return checked_index(
+        data, merge_headers([load_safetensors_header(index.parent / s) for s in shards]), index
+    )
+
+
+def index_shards(data: dict[str, Any], index: Path) -> list[str]:
+    """The shard file names an index's ``weight_map`` names (sorted), each inside the index's folder."""
     weight_map = data.get("weight_map")
     if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
         raise FormatError("index has no weight_map of tensor name -> file", path=index, field="weight_map")
     shards = sorted(set(weight_map.values()))
-    parts = []
     for shard in shards:
         if "/" in shard or "\\" in shard or shard.startswith("."):
             raise FormatError(
                 f"weight_map names a file outside the folder: {shard!r}", path=index, field="weight_map"
             )
-        parts.append((index.parent / shard, *read_safetensors_header(index.parent / shard)))
-    merged = _merge(parts)
+    return shards
+
+
+def checked_index(data: dict[str, Any], merged: SafetensorsSet, index: Path) -> SafetensorsSet:
+    """``merged`` (the shards ``index_shards`` named) after checking it against the index."""
+    weight_map = data["weight_map"]
     declared = set(weight_map)
     found = {t.name: t.path.name for t in merged.tensors}
     wrong = sorted(n for n in declared if found.get(n) != weight_map[n])
@@ -214,16 +268,19 @@ def _read_index(index: Path) -> SafetensorsSet:
     return merged
 
 
-def _merge(parts: list[tuple[Path, list[SafeTensor], dict[str, str]]]) -> SafetensorsSet:
+def merge_headers(parts: list[SafetensorsHeader]) -> SafetensorsSet:
+    """Files of one model as one set; a tensor name in two files is an error."""
     seen: dict[str, Path] = {}
     tensors: list[SafeTensor] = []
     metadata: dict[str, str] = {}
-    for path, file_tensors, file_meta in parts:
-        for tensor in file_tensors:
+    for part in parts:
+        for tensor in part.tensors:
             if tensor.name in seen:
-                raise FormatError(f"tensor {tensor.name!r} is also in {seen[tensor.name].name}", path=path)
-            seen[tensor.name] = path
+                raise FormatError(
+                    f"tensor {tensor.name!r} is also in {seen[tensor.name].name}", path=part.path
+                )
+            seen[tensor.name] = part.path
             tensors.append(tensor)
-        for key, value in file_meta.items():
+        for key, value in part.metadata.items():
             metadata.setdefault(key, value)
-    return SafetensorsSet(tuple(p for p, _, _ in parts), tuple(tensors), metadata)
+    return SafetensorsSet(tuple(p.path for p in parts), tuple(tensors), metadata, tuple(parts))

@@ -7,8 +7,8 @@ from typing import Any
 
 from hubrelease.errors import InputError
 from hubrelease.formats.dflash import rope_theta_lookup
-from hubrelease.formats.gguf_header import KVValue, SkippedArray, array_length, read_gguf
-from hubrelease.formats.safetensors_header import read_json_object, read_safetensors
+from hubrelease.formats.gguf_header import GGUFSet, KVValue, SkippedArray, array_length, read_gguf
+from hubrelease.formats.safetensors_header import SafetensorsSet, read_json_object, read_safetensors
 
 # Key suffixes worth showing whatever the architecture prefix is.
 _KEY_SUFFIXES = (
@@ -46,14 +46,16 @@ def summarize(path: str | Path) -> dict[str, Any]:
     """A JSON-ready summary of a GGUF (file or split set) or a safetensors file / index / folder."""
     target = Path(path)
     if target.name.endswith(".gguf"):
-        return _gguf(target)
+        return gguf_summary(read_gguf(target))
     if target.is_dir() or target.name.endswith((".safetensors", ".index.json")):
-        return _safetensors(target)
+        model = read_safetensors(target)
+        config_path = (target if target.is_dir() else target.parent) / "config.json"
+        return safetensors_summary(model, read_json_object(config_path) if config_path.exists() else None)
     raise InputError("expected a .gguf, .safetensors, index json or folder", path=target)
 
 
-def _gguf(path: Path) -> dict[str, Any]:
-    model = read_gguf(path)
+def gguf_summary(model: GGUFSet) -> dict[str, Any]:
+    """The summary of a GGUF file or split set, however its header bytes were read."""
     metadata = {
         key: _plain(entry.value)
         for key, entry in model.kv.items()
@@ -61,7 +63,9 @@ def _gguf(path: Path) -> dict[str, Any]:
     }
     return {
         "format": "gguf",
-        "files": [{"path": str(s.path), "size": s.file_size} for s in model.shards],
+        "files": [
+            {"path": str(s.path), "size": s.file_size, "header_sha256": s.header_sha256} for s in model.shards
+        ],
         "version": model.shards[0].version,
         "architecture": model.architecture,
         "alignment": model.shards[0].alignment,
@@ -75,13 +79,10 @@ def _gguf(path: Path) -> dict[str, Any]:
     }
 
 
-def _safetensors(path: Path) -> dict[str, Any]:
-    model = read_safetensors(path)
-    folder = path if path.is_dir() else path.parent
-    config_path = folder / "config.json"
+def safetensors_summary(model: SafetensorsSet, config: dict[str, Any] | None) -> dict[str, Any]:
+    """The summary of a safetensors file or set, with facts from the model's config.json when given."""
     metadata: dict[str, Any] = {}
-    if config_path.exists():
-        config = read_json_object(config_path)
+    if config is not None:
         theta, source = rope_theta_lookup(config)
         dflash = config.get("dflash_config")
         dflash = dflash if isinstance(dflash, dict) else {}
@@ -93,7 +94,9 @@ def _safetensors(path: Path) -> dict[str, Any]:
                 metadata[key] = value
     return {
         "format": "safetensors",
-        "files": [{"path": str(f), "size": f.stat().st_size} for f in model.files],
+        "files": [
+            {"path": str(h.path), "size": h.size, "header_sha256": h.header_sha256} for h in model.headers
+        ],
         "header_metadata": model.metadata,
         "metadata": metadata,
         "tensor_count": len(model.tensors),

@@ -184,12 +184,15 @@ RawTensor = tuple[str, tuple[int, ...], int, int]
 """(name, ggml shape ne0-first, raw type id, nbytes)."""
 
 
-def write_raw_gguf(path: Path, arch: str, kv: dict[str, Any], tensors: Sequence[RawTensor]) -> Path:
+def write_raw_gguf(
+    path: Path, arch: str, kv: dict[str, Any], tensors: Sequence[RawTensor], *, split_max_tensors: int = 0
+) -> Path:
     """A GGUF whose tensors carry raw type ids (ik's 144, 146, 156 ... that gguf-py has no enum for).
 
     Values are plain Python: int -> UINT32, float -> FLOAT32, bool -> BOOL, str, lists as arrays.
+    ``split_max_tensors`` > 0 writes gguf-py's ``-0000N-of-0000M`` shards instead (``path`` names the set).
     """
-    writer = gguf.GGUFWriter(str(path), arch)
+    writer = gguf.GGUFWriter(str(path), arch, split_max_tensors=split_max_tensors)
     for key, value in kv.items():
         _add_plain(writer, key, value)
     for name, shape, type_id, nbytes in tensors:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import tracemalloc
 from pathlib import Path
@@ -11,8 +12,14 @@ import numpy as np
 import pytest
 
 from hubrelease.errors import FormatError, InputError
-from hubrelease.formats.gguf_header import SkippedArray, read_gguf, read_gguf_header
-from tests.factories.drafters import write_ik_mixed_gguf, write_raw_gguf, write_target_gguf
+from hubrelease.formats.gguf_header import (
+    NeedMore,
+    SkippedArray,
+    parse_gguf_header,
+    read_gguf,
+    read_gguf_header,
+)
+from tests.factories.drafters import write_ik_mixed_gguf, write_raw_gguf, write_target_gguf, write_vocab_gguf
 
 
 def test_ik_types_are_read_where_gguf_py_gives_up(tmp_path: Path) -> None:
@@ -189,3 +196,33 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
     (tmp_path / "dir.gguf").mkdir()
     with pytest.raises(InputError, match="is a directory"):
         read_gguf(tmp_path / "dir.gguf")
+
+
+def test_a_prefix_asks_for_more_and_guesses_past_a_vocabulary(tmp_path: Path) -> None:
+    path = write_vocab_gguf(tmp_path / "v.gguf", 50_000)
+    data, size = path.read_bytes(), path.stat().st_size
+    whole = read_gguf_header(path)
+    with pytest.raises(NeedMore) as stopped:
+        parse_gguf_header(data[:4096], size, path)
+    # Stopped inside the token list: the guess covers tokens, scores, types, merges and the tensor infos.
+    assert 4096 < stopped.value.end <= whole.header_size <= stopped.value.guess < size * 2
+    parsed = parse_gguf_header(data[: stopped.value.guess], size, path)
+    assert (parsed.header_sha256, parsed.kv.keys(), parsed.tensors) == (
+        whole.header_sha256,
+        whole.kv.keys(),
+        whole.tensors,
+    )
+
+
+def test_truncation_is_still_an_error_when_the_prefix_is_the_whole_file(tmp_path: Path) -> None:
+    data = write_vocab_gguf(tmp_path / "v.gguf", 1000).read_bytes()
+    with pytest.raises(FormatError, match="truncated"):
+        parse_gguf_header(data[:5000], 5000, tmp_path / "v.gguf")
+
+
+def test_header_digest_covers_metadata_and_tensor_infos_only(tmp_path: Path) -> None:
+    path = write_ik_mixed_gguf(tmp_path / "q4.gguf")
+    header = read_gguf_header(path)
+    data = path.read_bytes()
+    assert header.header_sha256 == hashlib.sha256(data[: header.header_size]).hexdigest()
+    assert header.header_size <= header.data_offset < header.header_size + header.alignment

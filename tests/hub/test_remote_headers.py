@@ -1,0 +1,166 @@
+"""Header-only reads of Hub files over real HTTP: same results as the local readers, few requests, few bytes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hubrelease.cli.app import app
+from hubrelease.errors import FormatError, NotFoundError
+from hubrelease.hub.remote_headers import INITIAL_READ, RemoteRepo, read_gguf, summarize
+from hubrelease.hub.server import LoopbackHub
+from tests.factories.drafters import write_vocab_gguf
+from tests.factories.hub import api_for, unique_repo, upload_files
+from tests.factories.split_models import write_ik_split_target, write_sharded_safetensors
+
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def publish(hub: LoopbackHub, folder: Path) -> str:
+    repo = unique_repo("target")
+    files = {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+    upload_files(api_for(hub), repo, files)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def split_set(loopback_hub: LoopbackHub, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    folder = tmp_path_factory.mktemp("split") / "gguf"
+    write_ik_split_target(folder)
+    return folder, publish(loopback_hub, folder)
+
+
+@pytest.fixture(scope="module")
+def vocab(loopback_hub: LoopbackHub, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    folder = tmp_path_factory.mktemp("vocab") / "v"
+    folder.mkdir()
+    write_vocab_gguf(folder / "target.gguf", 250_000, type_id=144)
+    return folder, publish(loopback_hub, folder)
+
+
+@pytest.fixture(scope="module")
+def sharded(loopback_hub: LoopbackHub, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    folder = write_sharded_safetensors(tmp_path_factory.mktemp("st") / "drafter")
+    return folder, publish(loopback_hub, folder)
+
+
+def local_json(path: Path) -> dict[str, object]:
+    code, out, err = run("inspect", str(path), "--json")
+    assert code == 0, err
+    return dict(json.loads(out))
+
+
+def remote_json(hub: LoopbackHub, uri: str) -> dict[str, object]:
+    code, out, err = run("inspect", uri, "--json", "--endpoint", hub.url)
+    assert code == 0, err
+    return dict(json.loads(out))
+
+
+def same_but_paths(remote: dict[str, object], local: dict[str, object], repo: str) -> None:
+    """Everything equal; remote file paths are the local names at the served commit."""
+    remote = dict(remote)
+    stats = remote.pop("requests"), remote.pop("fetched_bytes")
+    assert all(isinstance(n, int) and n > 0 for n in stats)
+    files = remote.pop("files")
+    local = dict(local)
+    local_files = local.pop("files")
+    assert remote == local
+    assert isinstance(files, list) and isinstance(local_files, list)
+    for ours, theirs in zip(files, local_files, strict=True):
+        assert ours["path"].startswith(f"hf://{repo}@") and ours["path"].endswith(
+            "/" + Path(theirs["path"]).name
+        )
+        assert {**ours, "path": theirs["path"]} == theirs
+
+
+def test_split_set_is_read_in_one_request_per_shard_under_one_percent(
+    hub: LoopbackHub, split_set: tuple[Path, str]
+) -> None:
+    folder, repo = split_set
+    shards = sorted(folder.glob("*.gguf"))
+    remote = remote_json(hub, f"hf://{repo}/{shards[2].name}")
+    same_but_paths(remote, local_json(shards[2]), repo)
+    total = sum(p.stat().st_size for p in shards)
+    assert remote["requests"] == hub.requests.count("resolve") <= 2 * len(shards)
+    assert remote["fetched_bytes"] == hub.requests.bytes_out("resolve") < total / 100
+    assert remote["composition"] == {"F32": 11, "IQ2_KS": 10, "IQ3_KS": 10, "IQ4_KS": 10, "Q8_0": 1}
+
+
+def test_text_output_matches_local_line_for_line(hub: LoopbackHub, split_set: tuple[Path, str]) -> None:
+    folder, repo = split_set
+    first = sorted(folder.glob("*.gguf"))[0]
+    code, local, _ = run("inspect", str(first))
+    assert code == 0
+    code, remote, err = run("inspect", f"hf://{repo}@main/{first.name}", "--endpoint", hub.url)
+    assert code == 0, err
+    strip = [line for line in local.splitlines() if not line.startswith(str(folder))]
+    assert [line for line in remote.splitlines() if not line.startswith("hf://")] == strip
+    assert f"in {hub.requests.count('resolve')} request(s)" in err
+
+
+def test_a_250k_vocabulary_costs_two_requests(hub: LoopbackHub, vocab: tuple[Path, str]) -> None:
+    folder, repo = vocab
+    remote = remote_json(hub, f"hf://{repo}/target.gguf")
+    same_but_paths(remote, local_json(folder / "target.gguf"), repo)
+    assert remote["tokenizer_tokens"] == 250_000
+    assert remote["requests"] == hub.requests.count("resolve") == 2
+
+
+@pytest.mark.parametrize("where", ["", "/model.safetensors.index.json", "/model-00002-of-00003.safetensors"])
+def test_sharded_safetensors_folder_index_and_file(
+    hub: LoopbackHub, sharded: tuple[Path, str], where: str
+) -> None:
+    folder, repo = sharded
+    local = local_json(folder / where.lstrip("/") if where else folder)
+    remote = remote_json(hub, f"hf://{repo}{where}")
+    same_but_paths(remote, local, repo)
+    shards = 1 if where.endswith(".safetensors") else 3
+    jsons = 1 if where.endswith(".safetensors") else 2  # config.json (+ the index)
+    assert hub.requests.count("repo_info") == 1
+    assert hub.requests.count("resolve") == remote["requests"] - 1 <= jsons + 2 * shards
+
+
+def test_reads_grow_from_where_the_parser_stopped(hub: LoopbackHub, vocab: tuple[Path, str]) -> None:
+    _, repo = vocab
+    model = read_gguf(
+        RemoteRepo(api_for(hub), repo, None), "target.gguf", keep_key=lambda k: k.startswith("tok")
+    )
+    sizes = [r.bytes_out for r in hub.requests.records if r.route == "resolve"]
+    assert sizes[0] == INITIAL_READ and len(sizes) == 2
+    tokens = model.value("tokenizer.ggml.tokens")
+    assert isinstance(tokens, list) and tokens[-1] == "token_249999"
+
+
+def test_missing_and_broken_files_are_one_line_errors(hub: LoopbackHub, split_set: tuple[Path, str]) -> None:
+    folder, repo = split_set
+    code, _, err = run("inspect", f"hf://{repo}/nope.gguf", "--endpoint", hub.url)
+    assert code == NotFoundError.exit_code
+    assert err.strip().splitlines() == [f"error: {repo}@main: nope.gguf: file not found"]
+    broken = unique_repo("broken")
+    upload_files(
+        api_for(hub),
+        broken,
+        {"b.gguf": (folder / sorted(p.name for p in folder.iterdir())[0]).read_bytes()[:5000]},
+    )
+    code, _, err = run("inspect", f"hf://{broken}/b.gguf", "--endpoint", hub.url)
+    assert code == FormatError.exit_code
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"error: hf://{broken}@") and "/b.gguf: truncated: " in line
+
+
+def test_summarize_names_files_at_the_commit_served(hub: LoopbackHub, split_set: tuple[Path, str]) -> None:
+    folder, repo = split_set
+    commit = api_for(hub).repo_info(repo).sha
+    hub.requests.clear()
+    summary = summarize(api_for(hub), f"hf://{repo}@main/{sorted(p.name for p in folder.iterdir())[0]}")
+    assert [f["path"].split("@")[1].split("/")[0] for f in summary["files"]] == [commit] * 5
