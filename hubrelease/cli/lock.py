@@ -16,7 +16,8 @@ Examples:
 
   hubrelease lock hubrelease.yaml --dry-run --json
 
-Nothing is downloaded: commits come from repo info, sizes and sha256 from paths-info.
+Nothing is downloaded: commits come from repo info, sizes and sha256 from paths-info, header pins of
+GGUF / safetensors files (header_sha256, composition) from range reads of their headers.
 Existing values are never overwritten; a disagreement with the Hub exits 1 and names the field.
 """
 
@@ -42,6 +43,7 @@ def lock(
                 "written": result.written,
                 "changes": [c.to_dict() for c in result.changes],
                 "size_only": list(result.size_only),
+                "no_header_pin": list(result.no_header_pin),
             }
         )
         return
@@ -50,6 +52,8 @@ def lock(
         output.stdout.print(f"{change.pin}: {change.field} {old} -> {change.new}", markup=False)
     for label in result.size_only:
         output.warn_line(f"{label}: regular file on the Hub, no sha256 without downloading; size pinned")
+    for line in result.no_header_pin:
+        output.warn_line(f"{line}; no header pin")
     if not result.changes:
         output.info_line("already locked: nothing to change")
     elif result.written:

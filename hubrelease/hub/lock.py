@@ -1,7 +1,9 @@
 """`lock`: turn every pin's branch or tag into a commit and fill pinned file sizes and sha256s.
 
 Everything comes from Hub metadata (``repo_info`` for the commit, ``get_paths_info`` for files), so
-locking a 100 GB target costs a few requests. Values already in the manifest are never overwritten:
+locking a 100 GB target costs a few requests. GGUF and safetensors files also get a header pin
+(``header_sha256`` + ``composition``) from range reads of their headers (``hub.remote_headers``):
+one or two requests per file, so a size-only pin of a mutable repo still catches changed metadata. Values already in the manifest are never overwritten:
 if the Hub disagrees, lock stops and names the field, because a silent rewrite would hide drift.
 The manifest is rewritten through ``manifest.write``, keeping comments and key order.
 """
@@ -19,7 +21,8 @@ from huggingface_hub import HfApi
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.tokens import CommentToken
 
-from hubrelease.errors import CheckFailed, HubError
+from hubrelease.errors import CheckFailed, FormatError, HubError
+from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.tree import pin_label, remote_files, resolve_commit
 from hubrelease.manifest.comments import set_comment_above, trailing_comment_kept
 from hubrelease.manifest.load import validate_tree
@@ -35,8 +38,8 @@ class LockChange:
 
     pin: str
     field: str
-    old: str | int | None
-    new: str | int
+    old: str | int | dict[str, int] | None
+    new: str | int | dict[str, int]
 
     def to_dict(self) -> dict[str, object]:
         return {"pin": self.pin, "field": self.field, "old": self.old, "new": self.new}
@@ -49,6 +52,8 @@ class LockResult:
     changes: tuple[LockChange, ...]
     size_only: tuple[str, ...]
     written: bool
+    no_header_pin: tuple[str, ...] = ()
+    """GGUF / safetensors files whose header could not be parsed: ``label: reason``."""
 
 
 def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False) -> LockResult:
@@ -63,12 +68,13 @@ def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False) -> LockResul
     validate_tree(tree, path)
     changes: list[LockChange] = []
     size_only: list[str] = []
+    no_header: list[str] = []
     for node, default_type in nodes:
-        _lock_pin(api, node, default_type, changes, size_only)
+        _lock_pin(api, node, default_type, changes, size_only, no_header)
     written = bool(changes) and not dry_run
     if written:
         save_tree(tree, path)
-    return LockResult(tuple(changes), tuple(size_only), written)
+    return LockResult(tuple(changes), tuple(size_only), written, tuple(no_header))
 
 
 def _pin_nodes(tree: CommentedMap) -> list[tuple[CommentedMap, str]]:
@@ -86,7 +92,12 @@ def _pin_nodes(tree: CommentedMap) -> list[tuple[CommentedMap, str]]:
 
 
 def _lock_pin(
-    api: HfApi, node: CommentedMap, default_type: str, changes: list[LockChange], size_only: list[str]
+    api: HfApi,
+    node: CommentedMap,
+    default_type: str,
+    changes: list[LockChange],
+    size_only: list[str],
+    no_header: list[str],
 ) -> None:
     repo_id = str(node["repo_id"])
     repo_type = str(node.get("repo_type") or default_type)
@@ -104,6 +115,7 @@ def _lock_pin(
         if not files:
             return
         remote = remote_files(api, repo_id, [str(f["path"]) for f in files], commit, repo_type)
+        headers = RemoteRepo(api, repo_id, commit, repo_type)
         for item in files:
             label = pin_label(repo_id, commit, str(item["path"]))
             found = remote.get(str(item["path"]))
@@ -115,6 +127,14 @@ def _lock_pin(
                     size_only.append(label)
                 else:
                     _fill(item, "sha256", found.sha256, label, changes)
+                try:
+                    pinned = header_pin(headers, str(item["path"]))
+                except FormatError as exc:
+                    no_header.append(f"{label}: {exc.message}")
+                    continue
+                if pinned is not None:
+                    _fill(item, "header_sha256", pinned[0], label, changes)
+                    _fill(item, "composition", pinned[1], label, changes)
 
 
 # ruamel keeps the comment lines written below a key on that key (slot 2 of its comment entry),

@@ -18,7 +18,7 @@ from typing import Any
 from huggingface_hub import HfApi, parse_hf_uri
 from huggingface_hub.errors import HfUriError
 
-from hubrelease.errors import FormatError, InputError
+from hubrelease.errors import FormatError, InputError, NotFoundError
 from hubrelease.formats.gguf_header import (
     GGUFHeader,
     GGUFSet,
@@ -40,7 +40,8 @@ from hubrelease.formats.safetensors_header import (
 )
 from hubrelease.formats.summary import gguf_summary, safetensors_summary
 from hubrelease.hub.ranged import RangedFile, Traffic
-from hubrelease.hub.tree import resolve_commit
+from hubrelease.manifest.models import PinnedFile
+from hubrelease.verify.findings import Finding
 
 INITIAL_READ = 64 << 10
 """Bytes asked for first: the whole header of most shards and drafters."""
@@ -85,6 +86,8 @@ class RemoteRepo:
 
     def names(self) -> list[str]:
         """Every file at the revision (one request), which is then pinned to its commit."""
+        from hubrelease.hub.tree import resolve_commit  # hub.tree imports this module for header pins
+
         self.traffic.requests += 1
         commit, names = resolve_commit(self.api, self.repo_id, self.revision, self.repo_type)
         self.revision = commit
@@ -231,3 +234,29 @@ def header_pin(repo: RemoteRepo, path: str) -> tuple[str, dict[str, int]] | None
         st_header = safetensors_header(repo, path)
         return st_header.header_sha256, merge_headers([st_header]).composition()
     return None
+
+
+def header_findings(repo: RemoteRepo, item: PinnedFile, label: str) -> list[Finding]:
+    """A pinned file's header pin against its header on the Hub (verify --remote)."""
+    if item.header_sha256 is None and item.composition is None:
+        return []
+    try:
+        pinned = header_pin(repo, item.path)
+    except (FormatError, NotFoundError) as exc:
+        return [Finding.make("header_mismatch", label, f"header not readable on the Hub: {exc.message}")]
+    if pinned is None:
+        return []
+    digest, composition = pinned
+    findings = []
+    if item.header_sha256 is not None and digest != item.header_sha256:
+        message = f"header sha256 mismatch on the Hub: expected {item.header_sha256}, got {digest}"
+        findings.append(Finding.make("header_mismatch", label, message, item.header_sha256, digest))
+    if item.composition is not None and composition != item.composition:
+        expected, actual = _counts(item.composition), _counts(composition)
+        message = f"tensor composition on the Hub is {actual}, the manifest pins {expected}"
+        findings.append(Finding.make("header_mismatch", label, message, expected, actual))
+    return findings
+
+
+def _counts(composition: dict[str, int]) -> str:
+    return ", ".join(f"{n} {t}" for t, n in sorted(composition.items(), key=lambda i: (-i[1], i[0])))

@@ -20,6 +20,7 @@ from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.errors import NotFoundError
 from hubrelease.hub.client import hub_errors
+from hubrelease.hub.remote_headers import RemoteRepo, header_findings
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
 
@@ -173,10 +174,13 @@ def _check_pin(api: HfApi, pin: PinnedRepo) -> list[Finding]:
     except NotFoundError as exc:
         return [Finding.make("revision_missing", pin_label(pin.repo_id, revision), exc.message)]
     findings: list[Finding] = []
+    headers = RemoteRepo(api, pin.repo_id, revision, pin.repo_type)
     for item in pin.files:
         label = pin_label(pin.repo_id, revision, item.path)
         _, problems = _compare(label, item.size, item.sha256, _relabel(remote.get(item.path), label), None)
         findings.extend(problems)
+        if item.path in remote:
+            findings.extend(header_findings(headers, item, label))
     return findings
 
 

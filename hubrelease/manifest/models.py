@@ -99,6 +99,11 @@ class PinnedFile(_Strict):
     """Size in bytes."""
     sha256: Sha256 | None = None
     """SHA-256 of the file content (the Hub's LFS oid). Absent means pinned by size only."""
+    header_sha256: Sha256 | None = None
+    """GGUF / safetensors: SHA-256 of the header bytes (metadata + tensor infos), read with range requests.
+    Pins keys, tensor names, types, shapes and offsets without downloading; not the tensor data."""
+    composition: dict[str, Annotated[int, Field(ge=0)]] | None = None
+    """GGUF / safetensors: tensor count per type (or dtype) in this file, as its header declares."""
 
 
 class PinnedRepo(_Revisioned):

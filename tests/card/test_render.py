@@ -20,6 +20,7 @@ from tests.factories.cards import (
     ab_evaluation,
     gguf_card,
     matrix_evaluation,
+    release_pins,
     safetensors_card,
     write_card_release,
 )
@@ -321,3 +322,12 @@ def test_template_errors_point_at_file_and_line(
         render_card(manifest)
     assert (caught.value.path, caught.value.line) == (str(tmp_path / "my.md.j2"), line)
     assert caught.value.message.startswith(message)
+
+
+def test_header_pins_are_listed_with_what_they_do_not_prove(tmp_path: Path) -> None:
+    pins = release_pins()
+    header = "ab" * 32
+    pins["targets"][0]["files"] = [{"path": "t-00001-of-00005.gguf", "size": 10, "header_sha256": header}]
+    text = render_card(write_card_release(tmp_path, extra={"pins": pins}))
+    assert f"  - `t-00001-of-00005.gguf`, 10 bytes, header sha256 `{header}`\n" in text
+    assert "it does not prove the tensor data, which only a full sha256 does." in text
