@@ -7,6 +7,9 @@ reached or refused us, 130 interrupted.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import os
 import sys
 from collections.abc import Sequence
@@ -20,9 +23,82 @@ from typer.core import TyperGroup
 from hubrelease.cli import output
 from hubrelease.errors import HubReleaseError
 
+HELP_NAMES = ["-h", "--help"]
+
+
+def _verbatim(text: str) -> str:
+    """Mark every paragraph so click prints it as written (examples are laid out by hand)."""
+    return "\n\n".join(f"\b\n{part}" for part in text.strip("\n").split("\n\n"))
+
+
+def _prepare(command: click.Command) -> None:
+    """For this command and those under it: plain help, verbatim epilogs, pydantic-free parsing."""
+    from hubrelease.cli.params import install
+
+    # click makes the help option per context and caches it: make it now so it is converted too.
+    help_option = command.get_help_option(click.Context(command, help_option_names=HELP_NAMES))
+    install([*command.params, *([help_option] if help_option else [])])
+    if hasattr(command, "rich_markup_mode"):
+        command.rich_markup_mode = None
+    if command.epilog and not command.epilog.startswith("\b"):
+        command.epilog = _verbatim(command.epilog)
+    for child in getattr(command, "commands", {}).values():
+        _prepare(child)
+
+
+# Command name -> the module whose ``register(app)`` defines it, in the order `--help` lists them.
+# A command is built (typer inspects its signature) only when it runs or shows its own help:
+# building all of them cost more than ``import typer`` (issue 16). tests/cli/test_help.py checks
+# that this table and the modules agree.
+COMMANDS: dict[str, str] = {
+    "verify": "verify",
+    "checksums": "checksums",
+    "schema": "schema",
+    "render-card": "render_card",
+    "inspect": "inspect",
+    "lint": "lint",
+    "lock": "lock",
+    "push": "push",
+    "init": "init",
+    "add": "add",
+    "rm": "add",
+    "import": "import_",
+    "build": "build",
+    "hub": "hub",
+}
+
+
+@functools.cache
+def _registered(module_name: str) -> typer.Typer:
+    """A scratch app holding only what one command module registers."""
+    module = importlib.import_module(f"hubrelease.cli.{module_name}")
+    scratch = typer.Typer(rich_markup_mode=None, add_completion=False)
+    module.register(scratch)
+    return scratch
+
+
+def _summary(name: str) -> str:
+    """A command's help text without building the command (what the command list shows)."""
+    scratch = _registered(COMMANDS[name])
+    for info in scratch.registered_commands:
+        if info.name == name:
+            return str(info.help or inspect.getdoc(info.callback) or "")
+    for group in scratch.registered_groups:
+        if group.name == name and group.typer_instance is not None:
+            return str(group.typer_instance.info.help or "")
+    raise KeyError(name)
+
 
 class HubReleaseGroup(TyperGroup):
-    """Typer group whose ``invoke`` turns library errors into one line and an exit code."""
+    """The root group: errors become one line and an exit code; commands are built on first use.
+
+    Help is click's plain formatter, not typer's rich panels: typer.rich_utils imports rich's
+    markdown stack, 3x ``import typer`` on its own (bench/startup_bench.py, issue 16).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _prepare(self)
 
     def main(  # type: ignore[override]
         self,
@@ -83,6 +159,24 @@ class HubReleaseGroup(TyperGroup):
             )
             raise typer.Exit(3) from None
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        if cmd_name not in self.commands:
+            command = typer.main.get_group(_registered(COMMANDS[cmd_name])).commands[cmd_name]
+            _prepare(command)
+            self.commands[cmd_name] = command
+        return self.commands[cmd_name]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command with the first paragraph of its help, in full (wrapped, not cut off)."""
+        rows = [(name, " ".join(_summary(name).split("\n\n")[0].split())) for name in COMMANDS]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 app = typer.Typer(
     cls=HubReleaseGroup,
@@ -91,8 +185,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
-    rich_markup_mode="rich",
-    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+    context_settings={"help_option_names": HELP_NAMES},
 )
 
 
@@ -110,46 +204,10 @@ def _options(
         False, "--version", help="Print the version and exit.", callback=_version, is_eager=True
     ),
 ) -> None:
-    """Publish ML model releases to the Hugging Face Hub with integrity you can check."""
+    """Publish ML model releases to the Hugging Face Hub with integrity you can check.
 
-
-def _register() -> None:
-    # One module per command; each exposes ``register(app)``. Imported here so `--help` lists all.
-    from hubrelease.cli import (
-        add,
-        build,
-        checksums,
-        hub,
-        import_,
-        init,
-        inspect,
-        lint,
-        lock,
-        push,
-        render_card,
-        schema,
-        verify,
-    )
-
-    for module in (
-        verify,
-        checksums,
-        schema,
-        build,
-        hub,
-        render_card,
-        inspect,
-        lint,
-        lock,
-        push,
-        init,
-        add,
-        import_,
-    ):
-        module.register(app)
-
-
-_register()
+    The commands are not registered here: ``HubReleaseGroup`` builds each on first use.
+    """
 
 
 def main() -> None:

@@ -2,6 +2,10 @@
 
 Progress bars are drawn only on an interactive stderr outside CI and outside ``--json``; otherwise
 huggingface_hub's own tqdm bars are switched off too, so logs stay clean.
+
+rich loads only when something needs it (a table, a bar, colour on a terminal): importing it costs
+more than a warm ``verify`` does (bench/startup_bench.py). One-line messages to a pipe or file, what
+CI and pre-commit hooks see, are written as plain text, which is what rich writes there too.
 """
 
 from __future__ import annotations
@@ -11,27 +15,45 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
-
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
-from rich.progress import Progress as RichProgress
+from typing import TYPE_CHECKING, Any, TextIO
 
 from hubrelease.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
     from rich.table import Table
 
-stdout = Console(soft_wrap=True, highlight=False)
-stderr = Console(stderr=True, soft_wrap=True, highlight=False)
+_consoles: dict[str, Console] = {}
+
+
+def __getattr__(name: str) -> Console:
+    """``output.stdout`` / ``output.stderr``: rich consoles, created on first use."""
+    if name not in ("stdout", "stderr"):
+        raise AttributeError(name)
+    if name not in _consoles:
+        from rich.console import Console
+
+        _consoles[name] = Console(stderr=name == "stderr", soft_wrap=True, highlight=False)
+    return _consoles[name]
+
+
+def _plain(stream: TextIO) -> bool:
+    """No terminal, no forced colour: rich would write exactly the unstyled text."""
+    return not os.environ.get("FORCE_COLOR") and not stream.isatty()
+
+
+def styled_line(label: str, style: str, text: str, *, stream: str = "stdout") -> None:
+    """``label`` in ``style`` (rich style name) then ``text`` as is, on one line."""
+    target: TextIO = sys.stdout if stream == "stdout" else sys.stderr
+    if _plain(target):
+        target.write(f"{label} {text}\n")
+        target.flush()
+        return
+    from rich.markup import escape
+
+    __getattr__(stream).print(f"[{style}]{escape(label)}[/] {escape(text)}", markup=True, highlight=False)
 
 
 def interactive(json_mode: bool = False) -> bool:
@@ -60,7 +82,7 @@ class _RichProgress:
 
     def __init__(self, bar: RichProgress) -> None:
         self._bar = bar
-        self._task: TaskID | None = None
+        self._task: TaskID | None = None  # rich's task id
 
     def start(self, total_bytes: int, description: str) -> None:
         self._task = self._bar.add_task(description, total=total_bytes)
@@ -82,13 +104,22 @@ def progress(json_mode: bool = False) -> Iterator[Progress]:
         quiet_library_progress()
         yield NULL_PROGRESS
         return
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+    from rich.progress import Progress as RichProgress
+
     bar = RichProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         DownloadColumn(binary_units=True),
         TransferSpeedColumn(),
         TimeRemainingColumn(),
-        console=stderr,
+        console=__getattr__("stderr"),
         transient=True,
     )
     with bar:
@@ -101,6 +132,9 @@ _PIPE_WIDTH = 100_000
 
 def print_table(table: Table) -> None:
     """A table on stdout: fitted to a terminal, else one line per row (CI logs, pipes, files)."""
+    from rich.console import Console
+
+    stdout = __getattr__("stdout")
     if stdout.file.isatty():
         stdout.print(table)
     else:  # rich caps print(width=) at the console's own width, so a wide console of its own
@@ -125,12 +159,15 @@ def github_annotation(level: str, message: str, file: str | None = None) -> None
 
 def error_line(message: str) -> None:
     """One red line on stderr: the only way errors reach the user (brackets in it are printed as is)."""
-    stderr.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    styled_line("error:", "bold red", message, stream="stderr")
 
 
 def warn_line(message: str) -> None:
-    stderr.print(f"[yellow]warning:[/] {escape(message)}", markup=True, highlight=False)
+    styled_line("warning:", "yellow", message, stream="stderr")
 
 
 def info_line(message: str) -> None:
-    stderr.print(message, markup=False, highlight=False)
+    if _plain(sys.stderr):
+        sys.stderr.write(message + "\n")
+        return
+    __getattr__("stderr").print(message, markup=False, highlight=False)

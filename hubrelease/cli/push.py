@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, EndpointOpt, JsonOpt, ManifestArg
 from hubrelease.cli.report import human_bytes, render_report
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from hubrelease.hub.plan import PushPlan
 
 EXAMPLES = """
@@ -31,6 +32,8 @@ remote drift after the push, 2 invalid input. The token comes from HF_TOKEN / `h
 
 
 def _plan_table(plan: PushPlan) -> Table:
+    from rich.table import Table
+
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for column in ("status", "path", "size"):
         table.add_column(column, justify="right" if column == "size" else "left")

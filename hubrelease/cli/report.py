@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.table import Table
-
 from hubrelease.cli import output
 
 if TYPE_CHECKING:
@@ -32,6 +30,8 @@ def render_report(report: VerifyReport, manifest: str, json_mode: bool) -> int:
         output.emit_json(report.to_dict(manifest))
         return 1 if report.has_drift else 0
     if report.findings:
+        from rich.table import Table
+
         table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
         table.add_column("severity")
         table.add_column("kind")
@@ -48,9 +48,9 @@ def render_report(report: VerifyReport, manifest: str, json_mode: bool) -> int:
     if report.mode == "local":
         detail += f"; {human_bytes(report.hashed_bytes)} hashed, {cached} from cache"
     if report.has_drift:
-        output.stdout.print(
-            f"[bold red]DRIFT[/] ({report.mode}{where}): {len(report.errors)} problem(s); {detail}"
+        output.styled_line(
+            "DRIFT", "bold red", f"({report.mode}{where}): {len(report.errors)} problem(s); {detail}"
         )
         return 1
-    output.stdout.print(f"[bold green]OK[/] ({report.mode}{where}): {detail}")
+    output.styled_line("OK", "bold green", f"({report.mode}{where}): {detail}")
     return 0

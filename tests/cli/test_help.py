@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 import typer
+from typer import _click as click
+from typer.core import TyperGroup
 from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
+from hubrelease.cli.app import COMMANDS, _registered, app
 
 runner = CliRunner()
 
@@ -23,16 +25,75 @@ def _commands() -> list[list[str]]:
     group = typer.main.get_command(app)
     found: list[list[str]] = []
 
-    def walk(command: object, path: list[str]) -> None:
-        children = getattr(command, "commands", None)
-        if children:
-            for name, child in children.items():
+    def walk(command: click.Command, path: list[str]) -> None:
+        if isinstance(command, TyperGroup):
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                child = command.get_command(ctx, name)
+                assert child is not None, name
                 walk(child, [*path, name])
         else:
             found.append(path)
 
     walk(group, [])
     return found
+
+
+def test_the_lazy_command_table_matches_what_each_module_registers() -> None:
+    """``COMMANDS`` names each command's module; a module registering more or other names fails here."""
+    registered: dict[str, str] = {}
+    for module in set(COMMANDS.values()):
+        scratch = _registered(module)
+        names = [i.name for i in scratch.registered_commands] + [g.name for g in scratch.registered_groups]
+        registered.update({str(name): module for name in names})
+    assert registered == COMMANDS
+
+
+def test_top_level_help_lists_every_command_with_its_help() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for name in COMMANDS:
+        assert f"\n  {name} " in result.stdout, name
+    assert "Verify every artifact of a release: size, then SHA-256" in result.stdout
+    assert "The loopback Hub: a local, disk-backed Hub" in result.stdout
+
+
+def test_help_and_argument_parsing_load_neither_rich_nor_pydantic() -> None:
+    """typer's rich help and its pydantic parameter adapters each cost more than ``import typer`` (issue 16)."""
+    probe = (
+        "import sys\n"
+        "from hubrelease.cli.app import app\n"
+        "for args in (['--help'], ['verify', '--help'], ['build', 'eval', '--help'], ['verify', 'x', '--dir', 'd', '--revision', 'r', '-j', '0'], ['init', '.', '--repo-type', 'x']):\n"
+        "    try:\n"
+        "        app(args)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(sorted(m for m in ('rich', 'pydantic', 'typer.rich_utils', 'typer._adapters') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_bad_option_values_keep_typers_messages() -> None:
+    cases = [
+        (
+            ["verify", "x", "-j", "0"],
+            "Invalid value for '--jobs' / '-j': Input should be greater than or equal to 1",
+        ),
+        (
+            ["verify", "x", "-j", "two"],
+            "Input should be a valid integer, unable to parse string as an integer",
+        ),
+        (
+            ["init", ".", "--repo-type", "space"],
+            "Invalid value for '--repo-type': 'space' is not one of 'model', 'dataset'.",
+        ),
+        (["hub", "serve", "--port", "70000"], "Input should be less than or equal to 65535"),
+    ]
+    for args, message in cases:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, args
+        assert message in result.stderr, (args, result.stderr)
 
 
 def test_every_command_has_help_with_an_example() -> None:
