@@ -4,7 +4,8 @@ One ``repo_info`` fixes the revision to a commit and lists the files; ``get_path
 file's size, git blob id and, for LFS files, the sha256 (``hub.tree``). A regular (non-LFS) file
 has no sha256 on the Hub, only a git blob id; regular files are small by construction (the Hub
 moves anything big to LFS), so their bytes are fetched to compute the sha256, and the blob id is
-checked so the digest is the Hub's content. The README's front matter is parsed with
+checked so the digest is the Hub's content. LFS GGUF and safetensors files get their tensor
+composition from range reads of their headers (``hub.remote_headers``, 1-2 requests each). The README's front matter is parsed with
 huggingface_hub's ``ModelCard`` / ``DatasetCard``.
 """
 
@@ -20,9 +21,10 @@ from typing import Any
 from huggingface_hub import HfApi
 from huggingface_hub.utils.sha import git_hash
 
-from hubrelease.errors import HubError, InputError
+from hubrelease.errors import FormatError, HubError, InputError
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.client import hub_errors
+from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, remote_files, resolve_commit
 from hubrelease.manifest.models import Manifest, RepoType
 from hubrelease.onboarding.cardmeta import card_release_fields, is_repo_id
@@ -84,8 +86,9 @@ def import_repo(
         local = _fetch(api, repo_id, commit, repo_type, small, Path(tmp))
         fetched = sum(path.stat().st_size for path in local.values())
         facts: list[FileFacts] = []
+        headers = RemoteRepo(api, repo_id, commit, repo_type)
         for name in wanted:
-            item, note = _describe(remote[name], local.get(name), repo_id)
+            item, note = _describe(remote[name], local.get(name), repo_id, headers)
             facts.append(item)
             if note:
                 warnings.append(note)
@@ -121,10 +124,18 @@ def _fetch(
         return dict(pool.map(one, names))
 
 
-def _describe(remote: RemoteFile, local: Path | None, repo_id: str) -> tuple[FileFacts, str | None]:
-    """Facts of one file: LFS from metadata alone; regular files from their fetched bytes."""
+def _describe(
+    remote: RemoteFile, local: Path | None, repo_id: str, headers: RemoteRepo
+) -> tuple[FileFacts, str | None]:
+    """Facts of one file: LFS from metadata (and model headers by range reads); regular files from their bytes."""
     if remote.sha256 is not None:
-        return FileFacts(remote.path, remote.size, remote.sha256), None
+        try:
+            pinned = header_pin(headers, remote.path)
+        except FormatError as exc:
+            note = f"{remote.path}: header not readable ({exc.message}); composition not recorded"
+            return FileFacts(remote.path, remote.size, remote.sha256), note
+        composition = pinned[1] if pinned else None
+        return FileFacts(remote.path, remote.size, remote.sha256, composition), None
     if local is None:
         note = f"{remote.path}: regular file of {remote.size} bytes not fetched; pinned by size only"
         return FileFacts(remote.path, remote.size, None), note

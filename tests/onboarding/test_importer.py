@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from hubrelease.errors import InputError, NotFoundError
+from hubrelease.hub.remote_headers import INITIAL_READ
 from hubrelease.hub.server import LoopbackHub
 from hubrelease.hub.tree import verify_remote
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding import importer
+from hubrelease.onboarding.facts import inspect_composition
 from hubrelease.onboarding.importer import import_repo, parse_spec
 from tests.factories.hub import api_for, unique_repo, upload_files
 from tests.factories.onboarding import publish_author_folder
@@ -53,9 +55,14 @@ def test_branch_is_resolved_and_every_file_pinned_without_downloading_lfs(
         if n.endswith((".gguf", ".safetensors")) and p.stat().st_size
     }
     fetched = [r.path.partition(f"/resolve/{commit}/")[2] for r in records if "/resolve/" in r.path]
-    assert "README.md" in fetched and not set(fetched) & set(lfs)
+    assert "README.md" in fetched and set(fetched) & set(lfs) == set(lfs)
+    # LFS model files: only their headers, by range requests, for the composition.
+    header_bytes = [r.bytes_out for r in records if r.path.partition(f"/resolve/{commit}/")[2] in lfs]
+    assert len(header_bytes) == len(lfs) and sum(header_bytes) <= len(lfs) * INITIAL_READ
+    compositions = {a.path: a.composition for a in manifest.artifacts if a.path in lfs}
+    assert compositions == {n: inspect_composition(local[n])[0] for n in lfs}
     assert result.fetched_bytes == sum(p.stat().st_size for p in local.values()) - sum(lfs.values())
-    assert sum(r.bytes_out for r in records) < sum(lfs.values())
+    assert sum(r.bytes_out for r in records) < sum(lfs.values()) + sum(header_bytes)
     assert f"at commit {commit}" in out.read_text(encoding="utf-8").splitlines()[0]
 
 
