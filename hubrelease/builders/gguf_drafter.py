@@ -21,11 +21,20 @@ import numpy as np
 from gguf import GGMLQuantizationType, GGUFValueType, GGUFWriter, LlamaFileType
 from gguf.quants import quantize
 
-from hubrelease.builders.safetensors_drafter import BuiltFile, checked_tensors, read_f32
+from hubrelease.builders.safetensors_drafter import BuiltFile, check_config, checked_tensors, read_f32
 from hubrelease.errors import BuildError, InputError
-from hubrelease.formats.dflash import ARCH, DrafterConfig, Flavor, gguf_name, load_config
+from hubrelease.formats.dflash import (
+    ARCH,
+    DrafterConfig,
+    Flavor,
+    as_float,
+    gguf_name,
+    is_number,
+    load_config,
+    short_repr,
+)
 from hubrelease.formats.ggml_types import GGML_TYPES
-from hubrelease.formats.gguf_header import read_gguf
+from hubrelease.formats.gguf_header import GGUFSet, array_length, read_gguf
 from hubrelease.formats.safetensors_header import SafeTensor
 from hubrelease.fsutil import staging_dir
 from hubrelease.progress import NULL_PROGRESS, Progress
@@ -91,15 +100,14 @@ def _need(config: DrafterConfig, key: str, minimum: int = 0) -> int:
 
 def _positive(config: DrafterConfig, key: str, value: object) -> float:
     """A positive number that fits the FLOAT32 it is written as (struct.pack overflows above ~3.4e38)."""
-    if (
-        not isinstance(value, int | float)
-        or isinstance(value, bool)
-        or not (math.isfinite(value) and 0 < value <= _F32_MAX)
-    ):
+    number = as_float(value) if is_number(value) else math.nan
+    if not (math.isfinite(number) and 0 < number <= _F32_MAX):
         raise BuildError(
-            f"config needs a positive float32 number {key}, got {value!r}", path=config.path, field=key
+            f"config needs a positive float32 number {key}, got {short_repr(value)}",
+            path=config.path,
+            field=key,
         )
-    return float(value)
+    return number
 
 
 def _add_hparams(
@@ -132,7 +140,14 @@ def _add_hparams(
         f"{p}.rope.dimension_count",
         int(head_dim * _positive(config, "partial_rotary_factor", raw.get("partial_rotary_factor", 1.0))),
     )
-    writer.add_bool(f"{p}.attention.causal", False)
+    if flavor == "ik":
+        # ik's converter always writes false (convert_hf_to_gguf.py:2343, :2439); its loader reads the
+        # key only for Laguna drafts (llama-hparams.cpp:914).
+        writer.add_bool(f"{p}.attention.causal", False)
+    elif config.causal is not None:
+        # Mainline's converter copies is_causal / dflash_config.causal when set (conversion/qwen.py:749-753)
+        # and the runtime honours it, non-causal when absent (common/speculative.cpp:954, :990, :1063).
+        writer.add_bool(f"{p}.attention.causal", config.causal)
     block = _need(config, "block_size")
     mask = _need(config, "mask_token_id")
     # Written as an INT32 array, 1-based in the mainline flavour.
@@ -160,9 +175,33 @@ def _add_hparams(
     writer.add_quantization_version(2)
 
 
-def _add_tokenizer(writer: GGUFWriter, target: Path, flavor: Flavor, mask: int) -> None:
+def _check_target(config: DrafterConfig, model: GGUFSet, target: Path, fc_width: int) -> None:
+    """The drafter must fit the target it borrows the embedding, head and layer inputs from."""
+    arch = model.architecture
+    depth, hidden = model.value(f"{arch}.block_count"), model.value(f"{arch}.embedding_length")
+    if isinstance(depth, int) and max(config.target_layer_ids) >= depth - 1:
+        # mainline llama-graph.cpp:1384 "layer input tensor is null"; ik: "DFlash capture rows mismatch".
+        raise BuildError(
+            f"target layer {max(config.target_layer_ids)} is not below the target's last layer {depth - 1}",
+            path=config.path,
+            field="dflash_config.target_layer_ids",
+        )
+    if isinstance(hidden, int) and fc_width != hidden * len(config.target_layer_ids):
+        # ik speculative-dflash-impl.h:175 (n_target_features), mainline speculative.cpp n_embd_enc.
+        raise BuildError(
+            f"fc.weight takes {fc_width} features, the target gives {hidden} x {len(config.target_layer_ids)}",
+            path=target,
+        )
+    vocab = array_length(model.value("tokenizer.ggml.tokens"))
+    if config.dflash2 and vocab is not None and config.vocab_size != vocab:
+        # mainline dflash.cpp:153-154 sizes the selector codebooks by the tokenizer's n_vocab.
+        raise BuildError(
+            f"vocab_size {config.vocab_size} != the target tokenizer's {vocab} tokens", path=target
+        )
+
+
+def _add_tokenizer(writer: GGUFWriter, model: GGUFSet, target: Path, flavor: Flavor, mask: int) -> None:
     """Copy the target's ``tokenizer.ggml.*`` keys with their exact GGUF types (ik checks they match)."""
-    model = read_gguf(target, keep_key=lambda key: key.startswith("tokenizer."))
     if "tokenizer.ggml.model" not in model.kv:
         raise InputError("has no tokenizer.ggml.model: not a target GGUF with a tokenizer", path=target)
     target_mask = model.value("tokenizer.ggml.mask_token_id")
@@ -222,19 +261,23 @@ def build_gguf_drafter(
         )
     if flavor == "ik" and config.dflash2:
         raise BuildError("ik_llama.cpp has no DFlash2 support; use --flavor mainline", path=config.path)
-    if flavor == "ik" and tokenizer_from is None:
+    if tokenizer_from is None:
+        # ik copies and checks the target's vocab (speculative-dflash-impl.h:17-30); mainline's vocab
+        # loader requires tokenizer.ggml.model (src/llama-vocab.cpp:1944), so neither loads without it.
         raise InputError(
-            "--flavor ik needs --tokenizer-from TARGET.gguf (ik requires the target's tokenizer)"
+            f"--flavor {flavor} needs --tokenizer-from TARGET.gguf (the engine requires the target's tokenizer)"
         )
+    check_config(config)
     tensors = checked_tensors(config, source)
+    target = read_gguf(tokenizer_from, keep_key=lambda key: key.startswith("tokenizer."))
+    _check_target(config, target, tokenizer_from, tensors["fc.weight"].shape[1])
     plans = _plan(tensors, config, flavor, outtype)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(out)
     try:
         writer = GGUFWriter(staging / out.name, ARCH[flavor], split_max_size=split_max_size)
         _add_hparams(writer, config, flavor, outtype, tensors["fc.weight"].shape[1])
-        if tokenizer_from is not None:
-            _add_tokenizer(writer, tokenizer_from, flavor, _need(config, "mask_token_id"))
+        _add_tokenizer(writer, target, tokenizer_from, flavor, _need(config, "mask_token_id"))
         for plan in plans:
             writer.add_tensor_info(
                 plan.name, plan.shape, np.dtype(np.float32), plan.nbytes, raw_dtype=plan.qtype

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -19,9 +20,11 @@ from gguf.quants import dequantize, quantize
 
 from hubrelease.errors import BuildError, InputError
 from hubrelease.formats.dflash import DrafterConfig, load_config
+from hubrelease.formats.dflash_shapes import hf_shapes, shape_mismatches
 from hubrelease.formats.safetensors_header import DTYPE_SIZES, INDEX_NAME, SafeTensor, read_safetensors
 from hubrelease.fsutil import atomic_open, atomic_write_text
 from hubrelease.hashing import sha256_file
+from hubrelease.lint.drafter_config import auto_map_modules, config_findings
 from hubrelease.progress import NULL_PROGRESS, Progress
 
 Cast = Literal["bf16", "keep"]
@@ -66,14 +69,20 @@ def checked_tensors(config: DrafterConfig, source: Path) -> dict[str, SafeTensor
         parts = [f"{len(missing)} missing (first: {missing[0]})"] if missing else []
         parts += [f"{len(extra)} unexpected (first: {extra[0]})"] if extra else []
         raise BuildError(f"tensor set does not match the {kind} config: {'; '.join(parts)}", path=source)
-    fc = tensors["fc.weight"]
-    k = len(config.target_layer_ids)
-    if len(fc.shape) != 2 or fc.shape[0] != config.hidden_size or fc.shape[1] % k:
-        raise BuildError(
-            f"fc.weight is {list(fc.shape)}, expected [{config.hidden_size}, {k} x target hidden]",
-            path=fc.path,
-        )
+    mismatches = shape_mismatches({n: t.shape for n, t in tensors.items()}, hf_shapes(config))
+    if mismatches:
+        name, message = mismatches[0]
+        more = f" (and {len(mismatches) - 1} more)" if len(mismatches) > 1 else ""
+        raise BuildError(f"{message}{more}", path=tensors[name].path)
     return tensors
+
+
+def check_config(config: DrafterConfig, *, ignore: tuple[str, ...] = ()) -> None:
+    """Raise the first config error a loader would fail on (``hubrelease lint`` lists them all)."""
+    errors = [f for f in config_findings(config) if f.severity == "error" and f.rule_id not in ignore]
+    if errors:
+        more = f" (and {len(errors) - 1} more: run hubrelease lint)" if len(errors) > 1 else ""
+        raise BuildError(f"{errors[0].message}{more}", path=config.path, field=errors[0].field)
 
 
 def read_f32(tensor: SafeTensor) -> np.ndarray:
@@ -106,6 +115,11 @@ def normalised_config(config: DrafterConfig, cast: Cast) -> dict[str, Any]:
     kind = nested.get("type", "default")
     data["rope_parameters"] = {"rope_type": kind, **nested, "rope_theta": config.rope_theta}
     data["rope_theta"] = config.rope_theta
+    # Both placements: z-lab reads the top level (dflash/model.py:319), SGLang dflash_config first.
+    data["block_size"] = config.block_size
+    if not isinstance(data.get("dflash_config"), dict):
+        data["dflash_config"] = {}
+    data["dflash_config"]["block_size"] = config.block_size
     if cast == "bf16":
         data["torch_dtype"] = "bfloat16"
     return data
@@ -163,15 +177,27 @@ def build_safetensors_drafter(
     cast: Cast = "bf16",
     max_shard_size: int | None = None,
     progress: Progress = NULL_PROGRESS,
+    warn: Callable[[str], None] = lambda _: None,
 ) -> list[BuiltFile]:
-    """Write ``out/model.safetensors`` (or shards + index) and a normalised ``out/config.json``."""
+    """Write ``out/model.safetensors`` (or shards + index), a normalised ``out/config.json`` and the
+    ``auto_map`` module files (an ``auto_map`` whose module is missing is dropped, through ``warn``)."""
     if not source.is_dir():
         raise InputError("expected a checkpoint folder with config.json and .safetensors files", path=source)
     if out.resolve() == source.resolve():
         raise InputError("--out must differ from the source folder", path=out)
     config = load_config(source / "config.json")
+    check_config(config)
     tensors = checked_tensors(config, source)
     normalised = normalised_config(config, cast)
+    modules = auto_map_modules(config)
+    missing = [m for m in modules if not (source / m).is_file()]
+    if missing:
+        # AutoModel.from_pretrained(trust_remote_code=True) would import a file the release lacks.
+        del normalised["auto_map"]
+        modules = []
+        warn(
+            f"auto_map dropped: {', '.join(missing)} is not in {source} (trust_remote_code loading would fail)"
+        )
     names = sorted(tensors)
     shards = _plan(names, tensors, cast, max_shard_size)
     files = (
@@ -202,6 +228,10 @@ def build_safetensors_drafter(
         written.append(out / INDEX_NAME)
     atomic_write_text(out / "config.json", json.dumps(normalised, indent=2, sort_keys=True) + "\n")
     written.append(out / "config.json")
+    for module in modules:
+        (out / module).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / module, (source / module).read_text(encoding="utf-8"))
+        written.append(out / module)
     return [BuiltFile.of(p) for p in written]
 
 

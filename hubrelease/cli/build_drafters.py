@@ -115,7 +115,7 @@ def safetensors_drafter(
     shard = parse_size(max_shard_size)
     with output.progress(json_mode) as progress:
         files = build_safetensors_drafter(
-            source, out, cast=cast, max_shard_size=shard or None, progress=progress
+            source, out, cast=cast, max_shard_size=shard or None, progress=progress, warn=output.warn_line
         )
     if manifest is not None:
         options: dict[str, Any] = {"dtype": dtype} | (

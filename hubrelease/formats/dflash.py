@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from hubrelease.errors import InputError
 from hubrelease.formats.safetensors_header import read_json_object
@@ -101,6 +101,12 @@ class DrafterConfig:
     dflash2: bool
     attention_bias: bool
     layer_types: tuple[str, ...]
+    num_heads: int | None
+    num_kv_heads: int | None
+    """``num_key_value_heads``, defaulting to ``num_attention_heads`` when absent (SGLang's getattr default)."""
+    head_dim: int | None
+    """``head_dim``, defaulting to hidden_size // num_attention_heads when absent (SGLang, transformers)."""
+    intermediate_size: int | None
 
     @property
     def dflash(self) -> dict[str, Any]:
@@ -113,13 +119,24 @@ class DrafterConfig:
 
     @property
     def sliding(self) -> tuple[bool, ...] | None:
-        """Per-layer sliding-window flags, or None when the drafter uses no sliding window."""
+        """Per-layer sliding-window flags, or None when the drafter uses no sliding window.
+
+        Mainline's converter rule (conversion/qwen.py:740-747): ``use_sliding_window`` or
+        ``dflash_config.use_swa``, and ``use_swa`` makes every layer a sliding one.
+        """
         uses = self.raw.get("use_sliding_window") or self.dflash.get("use_swa")
         if not uses or not self.raw.get("sliding_window"):
             return None
-        if self.layer_types:
+        if self.layer_types and not self.dflash.get("use_swa"):
             return tuple(t == "sliding_attention" for t in self.layer_types)
         return (True,) * self.num_layers
+
+    @property
+    def causal(self) -> bool | None:
+        """``is_causal``, else ``dflash_config.causal``, else None (mainline conversion/qwen.py:749-753)."""
+        value = self.raw.get("is_causal")
+        value = self.dflash.get("causal") if value is None else value
+        return value if isinstance(value, bool) else None
 
     def expected_tensors(self) -> list[str]:
         """HF tensor names the config implies."""
@@ -146,9 +163,29 @@ def rope_theta_lookup(config: dict[str, Any]) -> tuple[float | None, str | None]
     for section in ("rope_parameters", None, "rope_scaling"):
         holder = config.get(section) if section else config
         theta = holder.get("rope_theta") if isinstance(holder, dict) else None
-        if isinstance(theta, int | float) and not isinstance(theta, bool):
-            return float(theta), f"{section}.rope_theta" if section else "rope_theta"
+        if is_number(theta):
+            return as_float(theta), f"{section}.rope_theta" if section else "rope_theta"
     return None, None
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    """An int or float that is not a bool (``isinstance(True, int)`` holds)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def short_repr(value: object) -> str:
+    """``repr(value)`` for one error line: a 401-digit integer is shown by its length."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:12]}... ({len(text)} characters)"
+
+
+def as_float(value: int | float) -> float:
+    """``float(value)``, with JSON integers too large for a double (``10**400``) as infinity, not an
+    OverflowError: every caller then refuses it as "not a finite number" in one line."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def parse_config(config: dict[str, Any], path: Path | None = None) -> DrafterConfig:
@@ -168,16 +205,24 @@ def parse_config(config: dict[str, Any], path: Path | None = None) -> DrafterCon
                          field="dflash_config.target_layer_ids")  # fmt: skip
     theta, source = rope_theta_lookup(config)
     if theta is not None and not (math.isfinite(theta) and theta > 0):
-        raise InputError(f"must be a positive finite number, got {theta!r}", path=path, field=source)
+        raw = config.get(source.split(".")[0]) if source else None
+        shown = short_repr(raw.get("rope_theta") if isinstance(raw, dict) else raw)
+        raise InputError(f"must be a positive finite number, got {shown}", path=path, field=source)
     archs = _strings(config, "architectures", path)
     dflash2 = "DFlash2DraftModel" in archs or any(k in dflash for k in ("conv_kernel_size", "selector_rank"))
     layer_types = _strings(config, "layer_types", path)
     mask = dflash.get("mask_token_id", config.get("mask_token_id"))
     block = dflash.get("block_size", config.get("block_size"))
+    hidden = need("hidden_size")
+    heads = _positive_int(config.get("num_attention_heads"))
+    kv_heads = _positive_int(config.get("num_key_value_heads", heads))
+    head_dim = _positive_int(config["head_dim"]) if config.get("head_dim") is not None else None
+    if config.get("head_dim") is None and heads:
+        head_dim = hidden // heads or None
     return DrafterConfig(
         raw=config,
         path=path,
-        hidden_size=need("hidden_size"),
+        hidden_size=hidden,
         num_layers=need("num_hidden_layers"),
         vocab_size=config.get("vocab_size") if isinstance(config.get("vocab_size"), int) else None,
         target_layer_ids=tuple(ids),
@@ -188,7 +233,15 @@ def parse_config(config: dict[str, Any], path: Path | None = None) -> DrafterCon
         dflash2=dflash2,
         attention_bias=bool(config.get("attention_bias")),
         layer_types=layer_types,
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate_size=_positive_int(config.get("intermediate_size")),
     )
+
+
+def _positive_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _strings(config: dict[str, Any], key: str, path: Path | None) -> tuple[str, ...]:

@@ -15,18 +15,21 @@ from hubrelease.formats.dflash import (
     ARCH,
     DrafterConfig,
     Flavor,
+    as_float,
     gguf_tensor_names,
     hf_tensor_names,
+    is_number,
     load_config,
 )
+from hubrelease.formats.dflash_shapes import GGUFDims, gguf_shapes, hf_shapes, shape_mismatches
 from hubrelease.formats.gguf_header import GGUFSet, KVValue, TensorInfo, array_length, read_gguf
 from hubrelease.formats.safetensors_header import SafetensorsSet, read_safetensors
 from hubrelease.lint.composition import composition_findings
+from hubrelease.lint.drafter_config import DFLASH2_KEYS, config_findings, target_layer_findings
 from hubrelease.lint.findings import Finding, error, warning
 
 LOADER_DEFAULT_ROPE = 10000.0
 """What ik and mainline loaders use when ``rope.freq_base`` is absent."""
-_DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
 
 
 def lint_file(
@@ -83,14 +86,18 @@ def lint_gguf(
     findings += _flavour_keys(model, flavor, tensors)
     ids = _ints(kv(f"{dkey}.target_layer_ids" if flavor == "ik" else f"{p}.target_layers"))
     findings += _target_layers(ids, flavor, config)
-    findings += _features(model, flavor, tensors, ids, config)
+    findings += _features(flavor, tensors, ids, config)
     mask_key = f"{dkey}.mask_token_id" if flavor == "ik" else "tokenizer.ggml.mask_token_id"
     vocab = array_length(kv("tokenizer.ggml.tokens")) or (config.vocab_size if config else None)
     findings += _mask(kv(mask_key), mask_key, vocab, config)
     block_count = kv(f"{p}.block_count")
     findings += _swa(kv(f"{p}.attention.sliding_window_pattern"), block_count, config)
-    dflash2 = any(kv(f"{p}.{k}") for k in _DFLASH2_KEYS)
+    dflash2 = any(kv(f"{p}.{k}") for k in DFLASH2_KEYS)
     findings += _tensor_set(tensors, flavor, block_count, dflash2, config)
+    findings += _gguf_shapes(model, flavor, tensors, ids, dflash2)
+    if config:
+        findings += target_layer_findings(config)
+        findings += _causal(kv(f"{p}.attention.causal"), p, flavor, config)
     block = kv(f"{dkey}.block_size")
     if not isinstance(block, int) or block < 2:
         findings.append(error("block-size", f"{dkey}.block_size is {block!r}; it must be an integer > 1"))
@@ -145,21 +152,11 @@ def _flavour_keys(model: GGUFSet, flavor: Flavor, tensors: dict[str, TensorInfo]
             error("flavour", f"{ARCH[flavor]} file has {other} tensor names ({', '.join(foreign)})")
         )
     if "tokenizer.ggml.model" not in model.kv:
-        if flavor == "ik":
-            findings.append(
-                error(
-                    "flavour",
-                    "dflash-draft file has no tokenizer (ik requires the target's tokenizer.ggml.*)",
-                )
-            )
-        else:
-            # Mainline converters copy the target's tokenizer too; a drafter without one relies on the
-            # runtime to borrow it, which not every llama.cpp build does.
-            findings.append(
-                warning(
-                    "flavour", "dflash file has no tokenizer (build with --tokenizer-from the target GGUF)"
-                )
-            )
+        # ik checks the draft's vocab against the target's (speculative-dflash-impl.h:17-30); mainline's
+        # vocab loader requires the key (src/llama-vocab.cpp:1944): neither loads the file.
+        findings.append(
+            error("flavour", f"{p} file has no tokenizer (build with --tokenizer-from the target GGUF)")
+        )
     return findings
 
 
@@ -188,21 +185,12 @@ def _target_layers(ids: list[int] | None, flavor: Flavor, config: DrafterConfig 
 
 
 def _features(
-    model: GGUFSet,
-    flavor: Flavor,
-    tensors: dict[str, TensorInfo],
-    ids: list[int] | None,
-    config: DrafterConfig | None,
+    flavor: Flavor, tensors: dict[str, TensorInfo], ids: list[int] | None, config: DrafterConfig | None
 ) -> list[Finding]:
+    """The fc input width against K target layers (its shape against the keys is ``_gguf_shapes``)."""
     fc = tensors.get("dflash_fc.weight" if flavor == "ik" else "fc.weight")
     width = fc.shape[0] if fc else None
     findings = []
-    if flavor == "ik":
-        declared = model.value("dflash-draft.dflash.n_target_features")
-        if width is not None and declared != width:
-            findings.append(
-                error("n-target-features", f"n_target_features is {declared!r} but dflash_fc takes {width}")
-            )
     target_hidden = config.get("target_hidden_size") if config else None
     if width is not None and ids:
         if width % len(ids):
@@ -220,6 +208,87 @@ def _features(
                 )
             )
     return findings
+
+
+def _uint_kv(model: GGUFSet, key: str, default: int = 0) -> int:
+    value = model.value(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
+def _gguf_shapes(
+    model: GGUFSet, flavor: Flavor, tensors: dict[str, TensorInfo], ids: list[int] | None, dflash2: bool
+) -> list[Finding]:
+    """Every tensor against the shape the engine's loader asks for, from the file's own keys."""
+    p = ARCH[flavor]
+    required = ["embedding_length", "block_count", "attention.head_count", "feed_forward_length",
+                "attention.layer_norm_rms_epsilon"]  # fmt: skip
+    missing = [f"{p}.{k}" for k in required if model.value(f"{p}.{k}") is None]
+    if missing:
+        return [error("flavour", f"{p} file lacks {', '.join(missing)}")]
+    e, heads = _uint_kv(model, f"{p}.embedding_length"), _uint_kv(model, f"{p}.attention.head_count")
+    head_k = _uint_kv(model, f"{p}.attention.key_length", e // heads if heads else 0)
+    inputs = _uint_kv(model, f"{p}.dflash.n_target_features") if flavor == "ik" else len(ids or ()) * e
+    dims = GGUFDims(
+        n_embd=e,
+        n_head=heads,
+        n_head_kv=_uint_kv(model, f"{p}.attention.head_count_kv", heads),
+        head_k=head_k,
+        head_v=_uint_kv(model, f"{p}.attention.value_length", head_k),
+        n_ff=_uint_kv(model, f"{p}.feed_forward_length"),
+        n_inputs=inputs,
+        n_vocab=array_length(model.value("tokenizer.ggml.tokens")),
+        conv_kernel=_uint_kv(model, f"{p}.conv_kernel_size"),
+        conv_group=_uint_kv(model, f"{p}.conv_group_size"),
+        selector_rank=_uint_kv(model, f"{p}.selector_rank"),
+    )
+    findings = []
+    if flavor == "mainline" and "selector_hidden.weight" in tensors:
+        findings += _dflash2_hparams(model, dims)
+    layers = _uint_kv(model, f"{p}.block_count")
+    if layers > len(tensors):
+        return findings  # a lying block_count: _tensor_set reports it
+    expected = gguf_shapes(dims, flavor, layers, dflash2=dflash2)
+    fc = "dflash_fc.weight" if flavor == "ik" else "fc.weight"
+    for name, message in shape_mismatches({n: t.shape for n, t in tensors.items()}, expected):
+        # check_tensor_dims: "tensor 'fc.weight' has wrong shape" (mainline llama-model-loader.cpp:917).
+        findings.append(error("n-target-features" if name == fc else "tensor-shape", message))
+    return findings
+
+
+def _dflash2_hparams(model: GGUFSet, dims: GGUFDims) -> list[Finding]:
+    """mainline src/models/dflash.cpp:141-151, checked before any DFlash2 tensor is created."""
+    top_k = _uint_kv(model, "dflash.selector_top_k")
+    if not (dims.selector_rank and top_k and dims.conv_kernel and dims.conv_group):
+        return [
+            error("dflash2-tensors", "DFlash2 file lacks dflash.conv_*/selector_* keys (mainline refuses it)")
+        ]
+    findings = []
+    if dims.n_embd % dims.conv_group:
+        findings.append(
+            error(
+                "conv-group",
+                f"embedding_length {dims.n_embd} is not divisible by conv_group_size {dims.conv_group}",
+            )
+        )
+    if dims.n_embd < top_k * (top_k + 1):
+        findings.append(
+            error("selector-rank", f"embedding_length {dims.n_embd} is too small for selector_top_k {top_k}")
+        )
+    return findings
+
+
+def _causal(value: KVValue | None, prefix: str, flavor: Flavor, config: DrafterConfig) -> list[Finding]:
+    """Mainline runs the draft causal only when the file says so (common/speculative.cpp:954, :990);
+    ik ignores the key outside Laguna drafts (llama-hparams.cpp:914)."""
+    if flavor == "ik" or config.causal is None or bool(value) == config.causal:
+        return []
+    shown = "absent (non-causal)" if value is None else str(value).lower()
+    return [
+        error(
+            "causal",
+            f"{prefix}.attention.causal is {shown}, the config says causal={str(config.causal).lower()}",
+        )
+    ]
 
 
 def _mask(value: KVValue | None, key: str, vocab: int | None, config: DrafterConfig | None) -> list[Finding]:
@@ -320,15 +389,9 @@ def lint_safetensors(model: SafetensorsSet, config: DrafterConfig) -> list[Findi
     else:
         base = set(hf_tensor_names(config.num_layers, bias=config.attention_bias))
         findings += _compare(found, base, set(config.expected_tensors()), set())
-    fc = names.get("fc.weight")
-    k = len(config.target_layer_ids)
-    if fc and (len(fc.shape) != 2 or fc.shape[0] != config.hidden_size or fc.shape[1] % k):
-        findings.append(
-            error(
-                "n-target-features",
-                f"fc.weight is {list(fc.shape)}, expected [{config.hidden_size}, {k} x target hidden]",
-            )
-        )
+    if config.num_layers <= len(found):
+        for name, message in shape_mismatches({n: t.shape for n, t in names.items()}, hf_shapes(config)):
+            findings.append(error("n-target-features" if name == "fc.weight" else "tensor-shape", message))
     findings += _config_rope(config)
     if config.mask_token_id is None:
         findings.append(error("mask-token", "config has no dflash_config.mask_token_id"))
@@ -336,19 +399,7 @@ def lint_safetensors(model: SafetensorsSet, config: DrafterConfig) -> list[Findi
         findings.append(
             error("mask-token", f"mask token id {config.mask_token_id} >= vocab_size {config.vocab_size}")
         )
-    if config.layer_types and len(config.layer_types) != config.num_layers:
-        findings.append(
-            error(
-                "swa-pattern",
-                f"layer_types has {len(config.layer_types)} entries, num_hidden_layers is {config.num_layers}",
-            )
-        )
-    if config.dflash2:
-        missing = [key for key in _DFLASH2_KEYS if key not in config.dflash]
-        if missing:
-            findings.append(
-                error("dflash2-tensors", f"DFlash2 config lacks dflash_config.{', '.join(missing)}")
-            )
+    findings += config_findings(config, config.path.parent if config.path else None)
     return findings
 
 
@@ -358,7 +409,7 @@ def _config_rope(config: DrafterConfig) -> list[Finding]:
             error("rope-freq-base", "config has no rope_theta (rope_parameters, top level or rope_scaling)")
         ]
     top = config.raw.get("rope_theta")
-    if isinstance(top, int | float) and not math.isclose(float(top), config.rope_theta, rel_tol=1e-6):
+    if is_number(top) and not math.isclose(as_float(top), config.rope_theta, rel_tol=1e-6):
         return [
             error(
                 "rope-freq-base",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 Severity = Literal["error", "warning"]
@@ -15,10 +15,12 @@ class Finding:
     rule_id: str
     severity: Severity
     message: str
+    field: str | None = field(default=None, compare=False)
+    """The config key at fault, when there is one (builders put it in their error)."""
 
 
-def error(rule: str, message: str) -> Finding:
-    return Finding(rule, "error", message)
+def error(rule: str, message: str, field: str | None = None) -> Finding:
+    return Finding(rule, "error", message, field)
 
 
 def warning(rule: str, message: str) -> Finding:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import gguf
 import numpy as np
@@ -17,7 +19,7 @@ from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 from hubrelease.errors import BuildError, InputError
 from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.lint import lint_file
-from tests.factories.drafters import ROPE_THETA, write_checkpoint, write_target_gguf
+from tests.factories.drafters import ROPE_THETA, edit_checkpoint, write_checkpoint, write_target_gguf
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +75,13 @@ def test_mainline_dflash2_opens_in_gguf_py_and_passes_lint(src: Path, tmp_path: 
 def test_conv_base_kernels_stay_f32(src: Path, tmp_path: Path, outtype: str) -> None:
     # blk.N.{attn,ffn}_conv_base are added elementwise to F32 graph outputs in mainline's dflash graph,
     # and llama-quantize only converts "*weight" tensors: a Q8_0/F16 base is a file that aborts at run time.
-    out = build_gguf_drafter(src / "hf2", tmp_path / "d2.gguf", flavor="mainline", outtype=outtype)  # type: ignore[arg-type]
+    out = build_gguf_drafter(
+        src / "hf2",
+        tmp_path / "d2.gguf",
+        flavor="mainline",
+        outtype=outtype,
+        tokenizer_from=src / "target.gguf",  # type: ignore[arg-type]
+    )
     types = {t.name: t.type_name for t in read_gguf(out[0].path).tensors}
     bases = {n: t for n, t in types.items() if not n.endswith(".weight")}
     assert sorted(bases) == [
@@ -86,8 +94,13 @@ def test_conv_base_kernels_stay_f32(src: Path, tmp_path: Path, outtype: str) -> 
 
 
 def test_byte_deterministic_across_job_counts(src: Path, tmp_path: Path) -> None:
-    a = build_gguf_drafter(src / "hf2", tmp_path / "a.gguf", flavor="mainline", outtype="q8_0", jobs=1)
-    b = build_gguf_drafter(src / "hf2", tmp_path / "b.gguf", flavor="mainline", outtype="q8_0", jobs=2)
+    target = src / "target.gguf"
+    a = build_gguf_drafter(
+        src / "hf2", tmp_path / "a.gguf", flavor="mainline", outtype="q8_0", jobs=1, tokenizer_from=target
+    )
+    b = build_gguf_drafter(
+        src / "hf2", tmp_path / "b.gguf", flavor="mainline", outtype="q8_0", jobs=2, tokenizer_from=target
+    )
     assert a[0].sha256 == b[0].sha256
 
 
@@ -118,6 +131,8 @@ def test_split_shards_are_a_readable_set(src: Path, tmp_path: Path) -> None:
     [
         ("hf2", "ik", True, BuildError, "ik_llama.cpp has no DFlash2 support; use --flavor mainline"),
         ("ck1", "ik", False, InputError, "--flavor ik needs --tokenizer-from TARGET.gguf"),
+        # mainline's vocab loader requires tokenizer.ggml.model: a drafter without it does not load.
+        ("hf2", "mainline", False, InputError, "--flavor mainline needs --tokenizer-from TARGET.gguf"),
     ],
 )
 def test_refusals(
@@ -154,7 +169,7 @@ def test_ik_mask_must_match_the_target(src: Path, tmp_path: Path) -> None:
         ({"sliding_window": "x"}, "sliding_window"),
         ({"sliding_window": 2**40}, "sliding_window"),
         (
-            {"dflash_config": {"block_size": 16, "mask_token_id": 2**40, "target_layer_ids": [1]}},
+            {"dflash_config": {"block_size": 16, "mask_token_id": 2**40, "target_layer_ids": [1, 3, 6]}},
             "mask_token_id",
         ),
         (
@@ -170,7 +185,66 @@ def test_unwritable_config_values_name_the_field(
     folder = write_checkpoint(tmp_path / "ck")
     config = json.loads((folder / "config.json").read_text()) | change
     (folder / "config.json").write_text(json.dumps(config))
+    target = write_target_gguf(tmp_path / "target.gguf")
     with pytest.raises(BuildError) as caught:
-        build_gguf_drafter(folder, tmp_path / "out" / "x.gguf", flavor="mainline", outtype="f16")
+        build_gguf_drafter(
+            folder, tmp_path / "out" / "x.gguf", flavor="mainline", outtype="f16", tokenizer_from=target
+        )
     assert caught.value.field == field
+    assert list(tmp_path.glob("out/*")) == []
+
+
+@pytest.mark.parametrize(
+    ("flavor", "source", "is_causal", "expected"),
+    [
+        ("mainline", "ck2", False, False),  # DFlash2 configs say is_causal: false
+        ("mainline", "ck2", True, True),
+        ("mainline", "ck1", None, None),  # no flag: no key, mainline's runtime default is non-causal
+        ("ik", "ck1", True, False),  # ik's converter always writes false; its loader ignores it
+    ],
+)
+def test_causal_flag_comes_from_the_config(
+    src: Path, tmp_path: Path, flavor: str, source: str, is_causal: bool | None, expected: bool | None
+) -> None:
+    folder = tmp_path / "ck"
+    shutil.copytree(src / source, folder)
+    if is_causal is not None:
+        edit_checkpoint(folder, config={"is_causal": is_causal})
+    out = build_gguf_drafter(
+        folder,
+        tmp_path / "c.gguf",
+        flavor=flavor,
+        outtype="f16",
+        tokenizer_from=src / "target.gguf",  # type: ignore[arg-type]
+    )
+    arch = read_gguf(out[0].path).architecture
+    assert read_gguf(out[0].path).value(f"{arch}.attention.causal") == expected
+
+
+@pytest.mark.parametrize(
+    ("edits", "target", "message"),
+    [
+        (
+            {"config": {"num_target_layers": 99}, "dflash_config": {"target_layer_ids": [1, 3, 7]}},
+            {},
+            "target layer 7 is not below the target's last layer 7",
+        ),
+        ({}, {"hidden": 32}, "fc.weight takes 192 features, the target gives 32 x 3"),
+        ({}, {"vocab": 600}, "vocab_size 512 != the target tokenizer's 600 tokens"),
+    ],
+)
+def test_drafter_must_fit_its_target(
+    src: Path, tmp_path: Path, edits: dict[str, Any], target: dict[str, Any], message: str
+) -> None:
+    folder = tmp_path / "ck"
+    shutil.copytree(src / "ck2", folder)
+    edit_checkpoint(folder, **edits)
+    with pytest.raises(BuildError, match=message):
+        build_gguf_drafter(
+            folder,
+            tmp_path / "out" / "x.gguf",
+            flavor="mainline",
+            outtype="f16",
+            tokenizer_from=write_target_gguf(tmp_path / "t.gguf", **target),
+        )
     assert list(tmp_path.glob("out/*")) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,7 +13,13 @@ from safetensors import safe_open
 from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 from hubrelease.errors import BuildError, InputError
 from hubrelease.formats.safetensors_header import read_safetensors
-from tests.factories.drafters import ROPE_THETA, drafter_config, drafter_tensors, write_checkpoint
+from tests.factories.drafters import (
+    ROPE_THETA,
+    drafter_config,
+    drafter_tensors,
+    edit_checkpoint,
+    write_checkpoint,
+)
 
 
 def test_drops_rotary_strips_prefix_and_casts_to_bf16(tmp_path: Path) -> None:
@@ -100,3 +107,62 @@ def test_config_without_rope_is_refused(tmp_path: Path) -> None:
 def test_source_must_be_a_folder(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="expected a checkpoint folder"):
         build_safetensors_drafter(tmp_path / "nope", tmp_path / "out")
+
+
+def test_a_tensor_shaped_against_the_config_is_refused(tmp_path: Path) -> None:
+    # Every loader builds fc as Linear(K * hidden, hidden): [64, 96] fails SGLang's load_weights.
+    source = edit_checkpoint(write_checkpoint(tmp_path / "ck"), shapes={"fc.weight": (64, 96)})
+    with pytest.raises(BuildError, match=r"fc.weight is \[64, 96\], the loader builds \[64, 192\]"):
+        build_safetensors_drafter(source, tmp_path / "out")
+    kv = edit_checkpoint(write_checkpoint(tmp_path / "kv"), config={"num_key_value_heads": 4})
+    with pytest.raises(BuildError, match=r"k_proj.weight \(2 layers\) is \[32, 64\].* \(and 1 more\)$"):
+        build_safetensors_drafter(kv, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_block_size_is_written_in_both_placements(tmp_path: Path) -> None:
+    build_safetensors_drafter(write_checkpoint(tmp_path / "ck"), tmp_path / "out")
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert config["block_size"] == config["dflash_config"]["block_size"] == 16
+
+
+def test_auto_map_is_kept_with_its_module_and_dropped_without(tmp_path: Path) -> None:
+    auto_map = {"AutoModel": "dflash.DFlashDraftModel"}
+    source = edit_checkpoint(write_checkpoint(tmp_path / "ck"), config={"auto_map": auto_map})
+    warnings: list[str] = []
+    files = build_safetensors_drafter(source, tmp_path / "a", warn=warnings.append)
+    assert "auto_map" not in json.loads((tmp_path / "a" / "config.json").read_text())
+    assert [f.path.name for f in files] == ["model.safetensors", "config.json"]
+    assert warnings == [
+        f"auto_map dropped: dflash.py is not in {source} (trust_remote_code loading would fail)"
+    ]
+
+    (source / "dflash.py").write_text("class DFlashDraftModel: ...\n")
+    files = build_safetensors_drafter(source, tmp_path / "b", warn=warnings.append)
+    assert json.loads((tmp_path / "b" / "config.json").read_text())["auto_map"] == auto_map
+    assert [f.path.name for f in files] == ["model.safetensors", "config.json", "dflash.py"]
+    assert (tmp_path / "b" / "dflash.py").read_text() == "class DFlashDraftModel: ...\n"
+    assert len(warnings) == 1
+
+
+@pytest.mark.parametrize(
+    ("edits", "message"),
+    [
+        (
+            {"config": {"use_sliding_window": False}},
+            "layer_types has sliding_attention layers but use_sliding_window",
+        ),
+        (
+            {"dflash_config": {"target_layer_ids": [1, 3, 7]}},
+            "target layer 7 is not below the target's last layer 7",
+        ),
+        ({"config": {"block_size": 8}}, "dflash_config.block_size 16 != top-level block_size 8"),
+    ],
+)
+def test_config_errors_a_loader_fails_on_are_refused(
+    tmp_path: Path, edits: dict[str, Any], message: str
+) -> None:
+    source = edit_checkpoint(write_checkpoint(tmp_path / "ck"), **edits)
+    with pytest.raises(BuildError, match=message):
+        build_safetensors_drafter(source, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

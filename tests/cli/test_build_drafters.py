@@ -127,3 +127,38 @@ def test_parse_size(text: str, size: int) -> None:
 def test_parse_size_rejects_garbage() -> None:
     with pytest.raises(typer.BadParameter, match="not a size"):
         parse_size("lots")
+
+
+@pytest.mark.parametrize("command", ["safetensors-drafter", "gguf-drafter", "lint"])
+def test_a_rope_theta_beyond_float_range_is_one_line_exit_2(tmp_path: Path, command: str) -> None:
+    # rope_theta 10**400 is valid JSON; float() of it raised OverflowError (exit 3) in every command.
+    checkpoint = write_training_checkpoint(tmp_path / "ck")
+    text = (checkpoint / "config.json").read_text().replace("10000000.0", "1" + "0" * 400)
+    (checkpoint / "config.json").write_text(text)
+    args = {
+        "safetensors-drafter": [
+            "build",
+            "safetensors-drafter",
+            str(checkpoint),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        "gguf-drafter": [
+            "build",
+            "gguf-drafter",
+            str(checkpoint),
+            "--flavor",
+            "mainline",
+            "--outtype",
+            "f16",
+            "--tokenizer-from",
+            str(write_target_gguf(tmp_path / "t.gguf")),
+            "--out",
+            str(tmp_path / "o.gguf"),
+        ],
+        "lint": ["lint", str(checkpoint)],
+    }[command]
+    code, _, err = run(*args)
+    assert code == 2
+    assert err.count("\n") == 1 and "rope_parameters.rope_theta: must be a positive finite number" in err
+    assert "got 100000000000... (401 characters)" in err and "OverflowError" not in err

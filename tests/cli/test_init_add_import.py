@@ -33,7 +33,7 @@ def test_init_then_verify_passes(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel")
     code, out, err = run("init", root, "--repo-id", "acme/tiny")
     assert code == 0, err
-    assert "recommended         323784  weights/checkpoint-0.safetensors" in out.splitlines()
+    assert "recommended         348360  weights/checkpoint-0.safetensors" in out.splitlines()
     assert (
         err.splitlines()[-1] == f"wrote {root / 'hubrelease.yaml'}: 7 artifact(s), 1 evaluation(s), 4 ignored"
     )

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import gguf
 import numpy as np
-from safetensors.numpy import save_file
+from safetensors.numpy import load_file, save_file
 
 from tests.factories import targets
 
@@ -144,11 +144,14 @@ def write_training_checkpoint(folder: Path, *, dflash2: bool = True) -> Path:
     return write_checkpoint(folder, dflash2=dflash2, rope="nested", shards=2, prefix="model.")
 
 
-def write_target_gguf(path: Path, *, vocab: int = VOCAB, mask_token_id: int | None = None) -> Path:
-    """A tiny target GGUF with a complete ``tokenizer.ggml.*`` block (gpt2 style) and one tensor."""
+def write_target_gguf(
+    path: Path, *, vocab: int = VOCAB, mask_token_id: int | None = None, hidden: int = TARGET_HIDDEN
+) -> Path:
+    """A tiny target-like GGUF with a complete ``tokenizer.ggml.*`` block (gpt2 style) and one tensor
+    (``tests.factories.targets`` writes a complete model)."""
     writer = gguf.GGUFWriter(str(path), "qwen35")
     writer.add_block_count(TARGET_LAYERS)
-    writer.add_embedding_length(TARGET_HIDDEN)
+    writer.add_embedding_length(hidden)
     writer.add_tokenizer_model("gpt2")
     writer.add_tokenizer_pre("qwen2")
     writer.add_token_list([f"tok{i}" for i in range(vocab)])
@@ -159,7 +162,7 @@ def write_target_gguf(path: Path, *, vocab: int = VOCAB, mask_token_id: int | No
     writer.add_add_bos_token(False)
     if mask_token_id is not None:
         writer.add_mask_token_id(mask_token_id)
-    writer.add_tensor("token_embd.weight", np.zeros((vocab, TARGET_HIDDEN), dtype=np.float32))
+    writer.add_tensor("token_embd.weight", np.zeros((vocab, hidden), dtype=np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -300,3 +303,29 @@ def naive_convert(src: Path, dst: Path) -> Path:
 
     arch = read_gguf(src).architecture
     return mutate_gguf(src, dst, drop_kv=(f"{arch}.rope.freq_base",))
+
+
+def edit_checkpoint(
+    folder: Path,
+    *,
+    config: dict[str, Any] | None = None,
+    dflash_config: dict[str, Any] | None = None,
+    drop_keys: Sequence[str] = (),
+    shapes: dict[str, tuple[int, ...]] | None = None,
+) -> Path:
+    """One-defect variants of a checkpoint: config keys changed or dropped (top level or in
+    ``dflash_config``), tensors replaced by random ones of another shape (the names stay)."""
+    data = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    data |= config or {}
+    data["dflash_config"] |= dflash_config or {}
+    for key in drop_keys:
+        data.pop(key, None)
+    (folder / "config.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+    rng = np.random.default_rng(1)
+    for part in sorted(folder.glob("*.safetensors")):
+        tensors = load_file(str(part))
+        changed = {n: s for n, s in (shapes or {}).items() if n in tensors}
+        if changed:
+            tensors |= {n: rng.standard_normal(s, dtype=np.float32) for n, s in changed.items()}
+            save_file(tensors, str(part))
+    return folder

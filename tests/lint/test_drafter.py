@@ -11,6 +11,7 @@ import pytest
 from hubrelease.builders.gguf_drafter import build_gguf_drafter
 from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 from hubrelease.errors import InputError
+from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.lint import Finding, lint_file
 from tests.factories.drafters import (
     MASK_TOKEN_ID,
@@ -113,7 +114,7 @@ def test_flavour_mixups(built: Built) -> None:
     assert (
         "flavour",
         "error",
-        "dflash-draft file has no tokenizer (ik requires the target's tokenizer.ggml.*)",
+        "dflash-draft file has no tokenizer (build with --tokenizer-from the target GGUF)",
     ) in rules(lint_file(no_tok))
     as_ik = built.mutate(built.ml, "as-ik.gguf", set_kv={"general.architecture": "dflash-draft"})
     assert ("flavour", "error", "dflash-draft file lacks dflash-draft.dflash.target_layer_ids") in rules(
@@ -139,7 +140,11 @@ def test_target_layers_base(built: Built) -> None:
 def test_n_target_features(built: Built) -> None:
     bad = built.mutate(built.ik, "feat.gguf", set_kv={"dflash-draft.dflash.n_target_features": 64})
     assert rules(lint_file(bad)) == [
-        ("n-target-features", "error", "n_target_features is 64 but dflash_fc takes 192")
+        (
+            "n-target-features",
+            "error",
+            "dflash_fc.weight is [192, 64], the loader builds [64, 64] (n_target_features, embedding_length)",
+        )
     ]
     config = json.loads(built.config1.read_text()) | {"target_hidden_size": 40}
     (built.root / "th.json").write_text(json.dumps(config))
@@ -222,6 +227,12 @@ def test_not_a_drafter(built: Built) -> None:
 def test_safetensors_rules_on_a_raw_checkpoint(built: Built) -> None:
     assert rules(lint_file(built.root / "ck1")) == [
         (
+            "block-size",
+            "warning",
+            "block_size only in dflash_config: z-lab's loaders read the top level "
+            "(build safetensors-drafter writes both)",
+        ),
+        (
             "rope-freq-base",
             "warning",
             "rope_theta only in rope_parameters.rope_theta: top-level-only converters will use 1e4",
@@ -236,7 +247,7 @@ def test_safetensors_rules_on_a_raw_checkpoint(built: Built) -> None:
     config["layer_types"] = ["full_attention"]
     config["rope_theta"] = 1e4
     (folder / "config.json").write_text(json.dumps(config))
-    assert rules(lint_file(folder)) == [
+    assert rules(lint_file(folder))[1:] == [
         ("dflash2-tensors", "error", "1 expected tensors missing: candidate_selector.successor_codebook"),
         ("mask-token", "error", "mask token id 9999 >= vocab_size 512"),
         (
@@ -315,10 +326,67 @@ def test_lying_layer_count_is_reported_without_enumerating_it(built: Built, tmp_
     ) in rules(lint_file(folder))
 
 
-def test_mainline_without_a_tokenizer_is_a_warning(built: Built, tmp_path: Path) -> None:
-    bare = build_gguf_drafter(built.root / "hf1", tmp_path / "bare.gguf", flavor="mainline", outtype="f16")[
-        0
-    ].path
+def test_mainline_without_a_tokenizer_is_an_error(built: Built) -> None:
+    # mainline's vocab loader requires tokenizer.ggml.model (src/llama-vocab.cpp:1944): the file does not load.
+    keys = read_gguf(built.ml, keep_key=lambda _: True).kv
+    tokenizer_keys = [k for k in keys if k.startswith("tokenizer.") and k != "tokenizer.ggml.mask_token_id"]
+    bare = built.mutate(built.ml, "bare.gguf", drop_kv=tokenizer_keys)
     assert rules(lint_file(bare, built.config1)) == [
-        ("flavour", "warning", "dflash file has no tokenizer (build with --tokenizer-from the target GGUF)")
+        ("flavour", "error", "dflash file has no tokenizer (build with --tokenizer-from the target GGUF)")
     ]
+
+
+def test_gguf_shapes_follow_the_files_own_keys(built: Built) -> None:
+    # The old example's failure: mainline builds fc as {K * n_embd, n_embd} (src/models/dflash.cpp:162).
+    four = built.mutate(built.ml, "k4.gguf", set_kv={"dflash.target_layers": [2, 4, 6, 7]})
+    assert rules(lint_file(four)) == [
+        (
+            "n-target-features",
+            "error",
+            "fc.weight is [192, 64], the loader builds [256, 64] (target_layers x embedding_length, embedding_length)",
+        )
+    ]
+    kv4 = built.mutate(built.ml, "kv4.gguf", set_kv={"dflash.attention.head_count_kv": 4})
+    assert [m for _, _, m in rules(lint_file(kv4))] == [
+        "blk.N.attn_k.weight (2 layers) is [64, 32], the loader builds [64, 64] "
+        "(embedding_length, head_count_kv x key_length)",
+        "blk.N.attn_v.weight (2 layers) is [64, 32], the loader builds [64, 64] "
+        "(embedding_length, head_count_kv x value_length)",
+    ]
+
+
+def test_gguf_dflash2_conv_and_selector_keys(built: Built) -> None:
+    group32 = built.mutate(built.ml2, "g32.gguf", set_kv={"dflash.conv_group_size": 32})
+    assert {r for r, _, _ in rules(lint_file(group32))} == {"tensor-shape"}
+    group48 = built.mutate(built.ml2, "g48.gguf", set_kv={"dflash.conv_group_size": 48})
+    assert ("conv-group", "error", "embedding_length 64 is not divisible by conv_group_size 48") in rules(
+        lint_file(group48)
+    )
+    top8 = built.mutate(built.ml2, "k8.gguf", set_kv={"dflash.selector_top_k": 8})
+    assert rules(lint_file(top8)) == [
+        ("selector-rank", "error", "embedding_length 64 is too small for selector_top_k 8")
+    ]
+
+
+def test_gguf_target_layer_at_the_targets_last_layer(built: Built) -> None:
+    config = json.loads(built.config1.read_text())
+    config["dflash_config"]["target_layer_ids"] = [1, 3, 7]
+    (built.root / "last.json").write_text(json.dumps(config))
+    last = built.mutate(built.ml, "last.gguf", set_kv={"dflash.target_layers": [2, 4, 8]})
+    assert rules(lint_file(last, built.root / "last.json")) == [
+        (
+            "target-layers",
+            "error",
+            "target layer 7 is not below the target's last layer 7 (num_target_layers 8): engines capture "
+            "layer inputs, the last layer has no successor",
+        )
+    ]
+
+
+def test_gguf_causal_flag_must_match_the_config(built: Built) -> None:
+    # DFlash2's config says is_causal: false; mainline's runtime honours dflash.attention.causal.
+    causal = built.mutate(built.ml2, "causal.gguf", set_kv={"dflash.attention.causal": True})
+    assert rules(lint_file(causal, built.config2)) == [
+        ("causal", "error", "dflash.attention.causal is true, the config says causal=false")
+    ]
+    assert lint_file(causal) == []  # without the config there is nothing to compare with
