@@ -20,9 +20,10 @@ Examples:
 
   hubrelease import acme/chat-data --repo-type dataset --out data.yaml --endpoint local --json
 
-LFS files are described from Hub metadata alone; small regular files are fetched to compute their
-sha256 (checked against their git blob id). Afterwards `hubrelease verify OUT --remote` passes.
-Exit codes: 0 written, 2 missing repo or revision, invalid input, or OUT exists (use --force).
+LFS files are described from Hub metadata alone; small regular files are fetched (one GET each) to
+compute their sha256 (checked against their git blob id). Afterwards `hubrelease verify OUT --remote` passes.
+Exit codes: 0 written, 2 missing repo or revision, invalid input, an unsafe path on the Hub, or OUT
+exists (use --force), 4 the Hub could not be reached or refused us.
 """
 
 

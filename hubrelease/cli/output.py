@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -171,3 +172,16 @@ def info_line(message: str) -> None:
         sys.stderr.write(message + "\n")
         return
     __getattr__("stderr").print(message, markup=False, highlight=False)
+
+
+class _Notices(logging.Handler):
+    """Library notices (``logging.getLogger("hubrelease...")``: rate-limit waits...) as warning lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        warn_line(record.getMessage())
+
+
+_library_log = logging.getLogger("hubrelease")
+_library_log.addHandler(_Notices())
+_library_log.setLevel(logging.INFO)
+_library_log.propagate = False

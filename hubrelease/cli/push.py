@@ -26,8 +26,9 @@ Examples:
 
   hubrelease push manifests/example/hubrelease.yaml --endpoint local   # the embedded loopback Hub
 
-Exit codes: 0 pushed and verified, 1 preflight failed, someone else pushed (412), push lost, or
-remote drift after the push, 2 invalid input. The token comes from HF_TOKEN / `hf auth login`.
+Exit codes: 0 pushed and verified, 1 preflight failed, a file changed since verify, someone else
+pushed (412) or remote drift after the push, 2 invalid input, 4 the Hub could not be reached or
+refused us (network, token, rate limit, 5xx, Xet). The token comes from HF_TOKEN / `hf auth login`.
 """
 
 

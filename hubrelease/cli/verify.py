@@ -24,7 +24,8 @@ Examples:
 
   hubrelease verify hubrelease.yaml --remote --revision v1.0   # the Hub vs the manifest, 0 bytes downloaded
 
-Exit codes: 0 clean, 1 drift (missing, size or digest mismatch, unlisted file), 2 invalid input.
+Exit codes: 0 clean, 1 drift (missing, size or digest mismatch, unlisted file), 2 invalid input,
+4 (--remote) the Hub could not be reached or refused us.
 """
 
 

@@ -8,20 +8,37 @@ free port, disk-backed in a per-user folder, and sends no token at all.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import logging
 import os
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import httpx2
-from huggingface_hub import HfApi
+from huggingface_hub import HfApi, constants
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.utils._http import parse_ratelimit_headers
 
-from hubrelease.errors import HubError, InputError, NotFoundError
+from hubrelease.errors import HubError, HubUnavailable, InputError, NotFoundError
 from hubrelease.hub.server import LoopbackHub
 
+T = TypeVar("T")
+log = logging.getLogger("hubrelease.hub")
+"""Notices the user must see (rate-limit waits, retries); the CLI prints them on stderr."""
+DEFAULT_RATE_LIMIT_WAIT = 30
+# A metadata read waits at most this long in total for rate limits before giving up with exit 4:
+# the Hub's API window is 5 minutes (huggingface.co/docs/hub/rate-limits, hub-api.md 5).
+MAX_RATE_LIMIT_WAIT = 300
+MAX_RATE_LIMIT_RETRIES = 3
+sleep: Callable[[float], None] = time.sleep
+"""Module-level so tests can replace the wait (they assert on what was asked, never on timing)."""
+
 LOCAL = "local"
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 _embedded: dict[Path, LoopbackHub] = {}
 _embedded_lock = threading.Lock()
 
@@ -46,11 +63,20 @@ def embedded_hub() -> LoopbackHub:
         return hub
 
 
+def _speak_lfs() -> None:
+    # The loopback Hub has no Xet backend and huggingface_hub >= 1.20 has no server-driven fallback
+    # (huggingface_hub#4507), so LFS must be chosen client-side. is_xet_available() reads this at call time.
+    constants.HF_HUB_DISABLE_XET = True
+
+
 def hub_api(endpoint: str | None = None) -> HfApi:
     """An ``HfApi`` for ``endpoint``: None (HF_ENDPOINT or huggingface.co), a URL, or ``'local'``."""
     if endpoint is None:
+        if urlsplit(constants.ENDPOINT).hostname in _LOOPBACK_HOSTS:
+            _speak_lfs()
         return HfApi()
     if endpoint == LOCAL:
+        _speak_lfs()
         return HfApi(endpoint=embedded_hub().url, token=False)
     try:
         parts = urlsplit(endpoint)
@@ -58,6 +84,8 @@ def hub_api(endpoint: str | None = None) -> HfApi:
         parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InputError(f"--endpoint must be an http(s) URL or 'local', got {endpoint!r}", field="endpoint")
+    if parts.hostname in _LOOPBACK_HOSTS:
+        _speak_lfs()
     return HfApi(endpoint=endpoint.rstrip("/"))
 
 
@@ -83,18 +111,45 @@ def describe(exc: BaseException) -> str:
     return text[0] if text else type(current).__name__
 
 
-def to_hub_error(exc: BaseException, repo_id: str, revision: str | None = None) -> HubError:
-    """The ``HubError`` for a huggingface_hub or transport error (looking through RuntimeError wrappers)."""
-    current: BaseException = exc
+def _innermost(exc: BaseException) -> BaseException:
+    current = exc
     while isinstance(current, RuntimeError) and current.__cause__ is not None:
         current = current.__cause__
+    return current
+
+
+def is_transport_failure(exc: BaseException) -> bool:
+    """A dropped connection, timeout or refused socket, from httpx2 or from hf_xet (built-in errors)."""
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, httpx2.TransportError | ConnectionError | TimeoutError):
+            return True
+        current = current.__cause__
+    return False
+
+
+def to_hub_error(exc: BaseException, repo_id: str, revision: str | None = None) -> HubError:
+    """The ``HubError`` for a huggingface_hub or transport error (looking through RuntimeError wrappers).
+
+    A missing repo or revision is invalid input (exit 2); anything else the Hub answered, and any
+    failure to reach it, is ``HubUnavailable`` (exit 4).
+    """
+    current = _innermost(exc)
+    status = http_status(current)
     if isinstance(current, RepositoryNotFoundError):
         return NotFoundError(f"{repo_id}: repository not found", repo_id=repo_id, status=404)
     if isinstance(current, RevisionNotFoundError):
         return NotFoundError(f"{repo_id}: revision {revision!r} not found", repo_id=repo_id, status=404)
-    if isinstance(current, httpx2.TransportError):
-        return HubError(f"{repo_id}: cannot reach the Hub: {describe(current)}", repo_id=repo_id)
-    return HubError(f"{repo_id}: {describe(current)}", repo_id=repo_id, status=http_status(current))
+    if status in (401, 403):
+        return HubUnavailable(
+            f"{repo_id}: the Hub refused the token ({describe(current)}); check --token / HF_TOKEN "
+            "and its write access",
+            repo_id=repo_id,
+            status=status,
+        )
+    if status is None and is_transport_failure(current):
+        return HubUnavailable(f"{repo_id}: cannot reach the Hub: {describe(current)}", repo_id=repo_id)
+    return HubUnavailable(f"{repo_id}: {describe(current)}", repo_id=repo_id, status=status)
 
 
 @contextlib.contextmanager
@@ -102,5 +157,47 @@ def hub_errors(repo_id: str, revision: str | None = None) -> Iterator[None]:
     """Translate huggingface_hub and transport errors into ``HubError``s (the one boundary for them)."""
     try:
         yield
-    except (HfHubHTTPError, httpx2.TransportError) as exc:
+    except (HfHubHTTPError, httpx2.TransportError, ConnectionError, TimeoutError) as exc:
         raise to_hub_error(exc, repo_id, revision) from None
+
+
+def rate_limit_wait(exc: BaseException) -> int:
+    """Seconds to wait after a 429, from the IETF ``RateLimit`` header, else ``Retry-After``."""
+    current: BaseException | None = exc
+    while current is not None and not isinstance(current, HfHubHTTPError):
+        current = current.__cause__
+    if current is None or current.response is None:
+        return DEFAULT_RATE_LIMIT_WAIT
+    headers = current.response.headers
+    info = parse_ratelimit_headers(headers)
+    if info is not None and info.remaining == 0:
+        return max(info.reset_in_seconds, 0)
+    retry_after = headers.get("Retry-After", "")
+    return int(retry_after) if retry_after.isdigit() else DEFAULT_RATE_LIMIT_WAIT
+
+
+def metadata(repo_id: str, revision: str | None, call: Callable[[], T]) -> T:
+    """Run one metadata read (repo_info, paths-info, tree, refs), waiting out 429s as the Hub says.
+
+    huggingface_hub sends these requests without its backoff (plain session GET/POST), so one
+    429 would end a remote verify. The wait is bounded (``MAX_RATE_LIMIT_RETRIES`` waits,
+    ``MAX_RATE_LIMIT_WAIT`` seconds in total), each wait announced through ``log``; past the
+    bound the rate limit is ``HubUnavailable`` (exit 4).
+    """
+    waited = 0
+    for attempt in itertools.count():
+        try:
+            return call()
+        except HfHubHTTPError as exc:
+            wait = rate_limit_wait(exc) if http_status(exc) == 429 else None
+            if wait is None or attempt >= MAX_RATE_LIMIT_RETRIES or waited + wait > MAX_RATE_LIMIT_WAIT:
+                error = to_hub_error(exc, repo_id, revision)
+                if wait is not None:
+                    error.message += f" (rate limited: waited {waited}s, the Hub asks for {wait}s more)"
+                raise error from None
+        except (httpx2.TransportError, ConnectionError, TimeoutError) as exc:
+            raise to_hub_error(exc, repo_id, revision) from None
+        log.warning("rate limited by the Hub (%s): waiting %ds before retrying", repo_id, wait)
+        sleep(wait)
+        waited += wait
+    raise AssertionError("unreachable")  # itertools.count() never ends

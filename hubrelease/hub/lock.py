@@ -105,7 +105,7 @@ def _lock_pin(
     commit = revision
     with _end_comment_kept(node):
         if not _COMMIT.match(revision):
-            commit, _ = resolve_commit(api, repo_id, revision, repo_type)
+            commit = resolve_commit(api, repo_id, revision, repo_type)
             changes.append(LockChange(repo_id, "revision", node.get("revision"), commit))
             node["revision"] = commit
             _add_note(node, "revision", f"locked from {revision}")

@@ -1,13 +1,16 @@
 """Manifest + release folder + one snapshot of the remote -> a frozen ``PushPlan``.
 
-``CommitOperationAdd`` is mutated inside ``create_commit`` and cannot be reused, so the plan holds
-plain frozen values and ``push.py`` builds fresh operations for every attempt. The plan also fixes
-the parent commit: the push lands only if the branch is still where it was when we planned.
-Building a plan from a ``RemoteSnapshot`` is pure (no network); ``read_remote`` is the one read.
+The plan holds plain frozen values: each file's sha256 (from the preflight verify's stat cache, so
+nothing is hashed twice) and the ``StatKey`` it was taken at, which ``push.py`` checks again before
+uploading and before committing (git's stat rule: same inode, size, mtime and ctime, or the bytes
+may have changed). It also fixes the parent commit: the push lands only if the branch is still
+where it was when we planned. Building a plan from a ``RemoteSnapshot`` is pure except for that
+stat work; ``read_remote`` is the one read.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -15,10 +18,10 @@ from typing import Literal
 from huggingface_hub import HfApi
 from huggingface_hub.utils.sha import git_hash
 
-from hubrelease.errors import InputError, NotFoundError
+from hubrelease.errors import CheckFailed, InputError, NotFoundError
 from hubrelease.fsutil import resolve_inside
-from hubrelease.hashing import sha256_file
-from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, remote_files, resolve_commit
+from hubrelease.hashing import StatCache, StatKey, sha256_file
+from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, list_files, repo_info
 from hubrelease.manifest.models import Manifest
 
 FileStatus = Literal["added", "changed", "unchanged"]
@@ -30,6 +33,7 @@ class RemoteSnapshot:
 
     commit: str | None
     files: dict[str, RemoteFile]
+    private: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,7 @@ class PlannedFile:
     size: int
     sha256: str
     status: FileStatus
+    stat: StatKey | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class PushPlan:
     manifest: Manifest
     root: Path
     manifest_name: str
+    remote_private: bool | None = None
 
     def with_status(self, *statuses: FileStatus) -> list[PlannedFile]:
         return [f for f in self.files if f.status in statuses]
@@ -90,13 +96,15 @@ class PushPlan:
 
 
 def read_remote(api: HfApi, manifest: Manifest, revision: str | None = None) -> RemoteSnapshot:
-    """Commit and file metadata of the release branch, or of ``revision`` (1 + files/500 requests)."""
+    """Commit and file metadata of the release branch, or of ``revision`` (1 + files/1000 requests)."""
     release = manifest.release
     try:
-        commit, names = resolve_commit(api, release.repo_id, revision or release.revision, release.repo_type)
+        info = repo_info(api, release.repo_id, revision or release.revision, release.repo_type)
     except NotFoundError:
         return RemoteSnapshot(None, {})
-    return RemoteSnapshot(commit, remote_files(api, release.repo_id, names, commit, release.repo_type))
+    commit = str(info.sha)
+    files = list_files(api, release.repo_id, commit, release.repo_type)
+    return RemoteSnapshot(commit, files, getattr(info, "private", None))
 
 
 def release_files(manifest: Manifest, manifest_path: Path, root: Path) -> list[tuple[str, Path, str | None]]:
@@ -124,14 +132,16 @@ def release_files(manifest: Manifest, manifest_path: Path, root: Path) -> list[t
 def build_plan(manifest: Manifest, manifest_path: Path, root: Path, remote: RemoteSnapshot) -> PushPlan:
     """Classify every release file against ``remote``; anything else on the remote is deleted."""
     planned = []
-    for path, local, pinned in release_files(manifest, manifest_path, root):
-        if not local.is_file():
-            raise InputError(f"{path}: file to publish is missing", path=local)
-        size = local.stat().st_size
-        sha256 = pinned or sha256_file(local)
-        planned.append(
-            PlannedFile(path, local, size, sha256, _status(remote.files.get(path), local, size, sha256))
-        )
+    cache = StatCache(root.resolve())
+    try:
+        for path, local, pinned in release_files(manifest, manifest_path, root):
+            if not local.is_file():
+                raise InputError(f"{path}: file to publish is missing", path=local)
+            key, sha256 = _digest(cache, root, path, local, pinned)
+            status = _status(remote.files.get(path), local, key.size, sha256)
+            planned.append(PlannedFile(path, local, key.size, sha256, status, key))
+    finally:
+        cache.close()
     published = {f.path for f in planned} | set(ALWAYS_PUBLISHED)
     deleted = tuple(f for name, f in sorted(remote.files.items()) if name not in published)
     release = manifest.release
@@ -145,7 +155,34 @@ def build_plan(manifest: Manifest, manifest_path: Path, root: Path, remote: Remo
         manifest,
         root,
         manifest_path.name,
+        remote.private,
     )
+
+
+def _digest(cache: StatCache, root: Path, path: str, local: Path, pinned: str | None) -> tuple[StatKey, str]:
+    """(stat, sha256) of one file to publish, hashing only what the stat cache cannot vouch for.
+
+    A pinned file was just verified by preflight, which left its digest in the stat cache; a hit
+    under the current stat proves the bytes are the pinned ones. A miss (racily clean, cache off,
+    changed since) hashes the file once, between two stats that must agree.
+    """
+    key = StatKey.of(os.stat(local))
+    if pinned is not None:
+        try:
+            rel = local.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            rel = None
+        if rel is not None and cache.lookup(rel, key) == pinned:
+            return key, pinned
+    sha256 = sha256_file(local)
+    if StatKey.of(os.stat(local)) != key:
+        raise CheckFailed(f"{path}: changed while it was being hashed for the push; nothing was pushed")
+    if pinned is not None and sha256 != pinned:
+        raise CheckFailed(
+            f"{path}: sha256 {sha256} is not the pinned {pinned} (changed since verify); nothing was pushed",
+            path=local,
+        )
+    return key, sha256
 
 
 def _status(remote: RemoteFile | None, local: Path, size: int, sha256: str) -> FileStatus:

@@ -2,41 +2,71 @@
 
 One ``HfApi.create_commit`` carries every added, changed and deleted file, guarded by
 ``parent_commit`` = the head read when planning. That guard makes every retry safe: a commit that
-already landed turns a retry into a 412 instead of a duplicate. Failure handling:
+already landed turns a retry into a 412 instead of a duplicate. The operations are built once,
+with the sha256 the plan already has (``UploadInfo.sha256``, so neither the LFS path nor hf_xet
+hashes the file again), and reused by every attempt: huggingface_hub refuses only operations that
+were committed. Before the upload and again before the commit, every file's stat must still be the
+one its digest was taken at, so only the pinned bytes can land. Failure handling, each ending in
+one line that says whether anything landed:
 
-- 412: someone else pushed since planning -> ``RemoteMovedError``; nothing of ours landed. On a
-  retry, a 412 whose new head holds exactly this release is our earlier attempt, landed late.
-- 429: wait as the ``RateLimit``/``Retry-After`` headers say (the commit POST is not retried by
-  huggingface_hub), telling the user through ``notify``, then retry with fresh operations.
-- 5xx or a dropped connection: re-read the branch head. Moved to a commit that holds exactly this
-  release -> ours landed; moved elsewhere -> someone else pushed (``RemoteMovedError``);
-  unchanged -> it was lost; retry, and after ``max_attempts`` report that the remote is unchanged.
+- 412: someone else pushed since planning -> ``RemoteMovedError`` (exit 1: re-run to plan again);
+  nothing of ours landed. On a retry, a 412 whose new head holds exactly this release is our
+  earlier attempt, landed late. With ``create_pr`` the Hub opens the PR from ``parent_commit``
+  and never answers 412.
+- 429: wait as the ``RateLimit``/``Retry-After`` headers say (bounded), then retry; 409 ("another
+  commit in progress"): back off and retry.
+- 5xx, a dropped connection, a non-JSON answer, an hf_xet failure (built-in ``ConnectionError``,
+  ``TimeoutError``, ``RuntimeError``...): re-read the branch head. Moved to a commit that holds
+  exactly this release -> ours landed; moved elsewhere -> someone else pushed; unchanged -> it was
+  lost; retry, and after ``max_attempts`` ``HubUnavailable`` (exit 4) says the remote is unchanged.
+- 401/403, an hf_xet ``XetAuthenticationError``, another refusal: ``HubUnavailable`` at once.
+- validate-yaml 400 (the Hub refuses README.md's metadata): ``InputError`` (exit 2).
 - ``--tag``: checked before uploading; a tag that already names another commit stops the push.
+- After the commit landed, any failure (tag, remote verify) says the commit is on the Hub.
 
-LFS blobs uploaded by a failed attempt stay in the Hub's content-addressed storage, so the next
-attempt (or the next ``hubrelease push``) uploads only what is missing.
+LFS blobs and Xet chunks uploaded by a failed attempt stay in the Hub's content-addressed storage,
+so the next attempt (or the next ``hubrelease push``) uploads only what is missing.
 """
 
 from __future__ import annotations
 
 import contextlib
-import time
+import json
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import httpx2
 from huggingface_hub import CommitInfo, CommitOperationAdd, CommitOperationDelete, HfApi
-from huggingface_hub.errors import HfHubHTTPError
-from huggingface_hub.utils._http import parse_ratelimit_headers
+from huggingface_hub.errors import BadRequestError, HfHubHTTPError
 
-from hubrelease.errors import HubError, RemoteMovedError
-from hubrelease.hub.client import describe, http_status, hub_errors, to_hub_error
+from hubrelease.errors import (
+    CheckFailed,
+    HubError,
+    HubReleaseError,
+    HubUnavailable,
+    InputError,
+    RemoteMovedError,
+)
+from hubrelease.hashing import StatKey
+from hubrelease.hub import client
+from hubrelease.hub.client import (
+    MAX_RATE_LIMIT_WAIT,
+    describe,
+    http_status,
+    hub_errors,
+    is_transport_failure,
+    metadata,
+    rate_limit_wait,
+    to_hub_error,
+)
 from hubrelease.hub.plan import PushPlan, read_remote
 from hubrelease.hub.tree import resolve_commit, verify_remote
 from hubrelease.verify import VerifyReport
 
 Notify = Callable[[str], None]
-DEFAULT_RATE_LIMIT_WAIT = 30
+Operation = CommitOperationAdd | CommitOperationDelete
+MAX_CONFLICT_WAIT = 30
 
 
 @dataclass(frozen=True)
@@ -50,6 +80,8 @@ class PushResult:
     pr_revision: str | None
     tag: str | None
     report: VerifyReport | None
+    created: str | None = None
+    """``'private'``/``'public'`` when this push created the repo, else None."""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -59,54 +91,51 @@ class PushResult:
             "pr_url": self.pr_url,
             "pr_revision": self.pr_revision,
             "tag": self.tag,
+            "created": self.created,
         }
 
 
-def _operations(plan: PushPlan) -> list[CommitOperationAdd | CommitOperationDelete]:
-    """Fresh operations for one attempt (huggingface_hub mutates and then refuses reused ones)."""
-    adds: list[CommitOperationAdd | CommitOperationDelete] = [
-        CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=str(f.local))
-        for f in plan.with_status("added", "changed")
-    ]
-    return adds + [CommitOperationDelete(path_in_repo=f.path) for f in plan.deleted]
+def _operations(plan: PushPlan) -> tuple[list[CommitOperationAdd], list[Operation]]:
+    """(additions, all operations), built once: each addition carries the digest the plan has.
+
+    ``CommitOperationAdd`` reads only a 512-byte sample; setting ``upload_info.sha256`` is what
+    huggingface_hub checks (``UploadInfo.is_hashed``) before hashing a file for the LFS batch or
+    asking hf_xet to compute it (``_commit_api._upload_xet_files``).
+    """
+    adds = []
+    for f in plan.with_status("added", "changed"):
+        op = CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=str(f.local))
+        op.upload_info.sha256 = bytes.fromhex(f.sha256)
+        adds.append(op)
+    deletes = [CommitOperationDelete(path_in_repo=f.path) for f in plan.deleted]
+    return adds, [*adds, *deletes]
 
 
-def rate_limit_wait(exc: BaseException) -> int:
-    """Seconds to wait after a 429, from the IETF ``RateLimit`` header, else ``Retry-After``."""
-    current: BaseException | None = exc
-    while current is not None and not isinstance(current, HfHubHTTPError):
-        current = current.__cause__
-    if current is None or current.response is None:
-        return DEFAULT_RATE_LIMIT_WAIT
-    headers = current.response.headers
-    info = parse_ratelimit_headers(headers)
-    if info is not None and info.remaining == 0:
-        return max(info.reset_in_seconds, 0)
-    retry_after = headers.get("Retry-After", "")
-    return int(retry_after) if retry_after.isdigit() else DEFAULT_RATE_LIMIT_WAIT
-
-
-def _transient(exc: BaseException) -> bool:
-    """5xx or a transport failure (possibly wrapped in huggingface_hub's RuntimeError for uploads)."""
-    status = http_status(exc)
-    if status is not None:
-        return status >= 500
-    current: BaseException | None = exc
-    while current is not None:
-        if isinstance(current, httpx2.TransportError | ConnectionError):
-            return True
-        current = current.__cause__
-    return False
+def check_unchanged(plan: PushPlan) -> None:
+    """Every file to upload still has the stat its digest was taken at (else nothing is committed)."""
+    for f in plan.with_status("added", "changed"):
+        try:
+            now = StatKey.of(os.stat(f.local))
+        except OSError:
+            now = None
+        if f.stat is not None and now != f.stat:
+            raise CheckFailed(
+                f"{f.path}: changed on disk since its sha256 was checked against the manifest; "
+                "nothing was committed; run `hubrelease verify`, then push again",
+                path=f.local,
+            )
 
 
 def _head(api: HfApi, plan: PushPlan) -> str:
-    commit, _ = resolve_commit(api, plan.repo_id, plan.revision, plan.repo_type)
-    return commit
+    return resolve_commit(api, plan.repo_id, plan.revision, plan.repo_type)
 
 
 def _pull_requests(api: HfApi, plan: PushPlan) -> dict[str, str]:
-    with hub_errors(plan.repo_id):
-        refs = api.list_repo_refs(plan.repo_id, repo_type=plan.repo_type, include_pull_requests=True)
+    refs = metadata(
+        plan.repo_id,
+        None,
+        lambda: api.list_repo_refs(plan.repo_id, repo_type=plan.repo_type, include_pull_requests=True),
+    )
     return {r.ref: r.target_commit for r in refs.pull_requests or []}
 
 
@@ -116,8 +145,7 @@ def _tag_is_free(api: HfApi, plan: PushPlan, tag: str, parent: str) -> bool:
     A tag that exists elsewhere stops the push here; finding it only after the commit landed
     would leave a pushed release without its tag and a failed job.
     """
-    with hub_errors(plan.repo_id):
-        refs = api.list_repo_refs(plan.repo_id, repo_type=plan.repo_type)
+    refs = metadata(plan.repo_id, None, lambda: api.list_repo_refs(plan.repo_id, repo_type=plan.repo_type))
     existing = {r.name: r.target_commit for r in refs.tags}.get(tag)
     if existing is None:
         return True
@@ -131,6 +159,19 @@ def _tag_is_free(api: HfApi, plan: PushPlan, tag: str, parent: str) -> bool:
     )
 
 
+def _visibility(plan: PushPlan, private: bool | None) -> None:
+    """Refuse a push that would publish a private release as public or the other way round."""
+    if private is None or plan.remote_private is None or plan.remote_private == private:
+        return
+    have, want = ("private", "public") if plan.remote_private else ("public", "private")
+    raise InputError(
+        f"{plan.repo_id} is {have} on the Hub but this push asks for {want} (release.private or "
+        f"--private/--public); nothing was pushed; change the visibility on the Hub first "
+        f"(`hf repos settings {plan.repo_id} --{'no-' if want == 'public' else ''}private`) or in the manifest",
+        field="release.private",
+    )
+
+
 def push_release(
     api: HfApi,
     plan: PushPlan,
@@ -138,31 +179,42 @@ def push_release(
     message: str,
     create_pr: bool = False,
     tag: str | None = None,
+    private: bool | None = None,
     notify: Notify = lambda _: None,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
     max_attempts: int = 3,
     verify: bool = True,
 ) -> PushResult:
-    """Publish ``plan`` as one commit (see the module docstring for the failure rules)."""
-    parent = plan.parent_commit
-    if parent is None:
-        with hub_errors(plan.repo_id):
-            api.create_repo(plan.repo_id, repo_type=plan.repo_type, exist_ok=True)
-        parent = _head(api, plan)
+    """Publish ``plan`` as one commit (see the module docstring for the failure rules).
+
+    ``private`` is the visibility the release asks for (None: whatever the Hub decides / has).
+    """
+    wait = sleep or client.sleep
+    with _before_landing(plan):
+        _visibility(plan, private)
+        parent = plan.parent_commit
+        created = None
+        if parent is None:
+            with hub_errors(plan.repo_id):
+                api.create_repo(plan.repo_id, repo_type=plan.repo_type, private=private, exist_ok=True)
+            created = "private" if private else "public"
+            parent = _head(api, plan)
+        create_tag = tag is not None and _tag_is_free(api, plan, tag, parent)
+        prs_before = _pull_requests(api, plan) if create_pr and plan.has_changes else None
     commit, landed, attempts, pr_url, pr_revision = parent, False, 0, None, None
-    create_tag = tag is not None and _tag_is_free(api, plan, tag, parent)
     if plan.has_changes:
-        prs_before = _pull_requests(api, plan) if create_pr else None
+        check_unchanged(plan)
+        additions, operations = _operations(plan)
         while True:
             attempts += 1
             try:
-                info = _commit_or_raise(api, plan, parent, message, create_pr)
+                info = _commit_or_raise(api, plan, additions, operations, parent, message, create_pr)
                 commit, landed, pr_url, pr_revision = info.oid, True, info.pr_url, info.pr_revision
                 break
             except RemoteMovedError:
                 # A retry refused as stale may be refused by our own earlier attempt, which the
                 # Hub finished after we had looked (a timed-out commit POST goes on server-side).
-                late = None if attempts == 1 or create_pr else _head(api, plan)
+                late = None if attempts == 1 or create_pr else _read_back(api, plan, parent, None)
                 if late is None or not _holds(api, plan, late):
                     raise
                 commit, landed = late, True
@@ -171,88 +223,173 @@ def push_release(
                 )
                 break
             except _Attempt as failure:
-                found = _recover(api, plan, parent, failure.error, prs_before, attempts, max_attempts)
+                found = _recover(api, plan, parent, failure, prs_before, attempts, max_attempts)
                 if found is not None:
                     (commit, pr_revision), landed = found, True
                     notify(
                         f"the Hub answered with an error ({describe(failure.error)}), but the commit landed"
                     )
                     break
-                wait = rate_limit_wait(failure.error) if http_status(failure.error) == 429 else 0
-                if http_status(failure.error) == 429:
-                    notify(
-                        f"rate limited by the Hub: waiting {wait}s before retrying (attempt {attempts + 1})"
-                    )
-                else:
-                    notify(f"push attempt {attempts} was lost ({describe(failure.error)}); retrying")
-                sleep(wait)
-    if tag is not None and create_tag:
-        with _after_landing(plan, commit, f"tagging it {tag!r}"), hub_errors(plan.repo_id):
-            api.create_tag(plan.repo_id, tag=tag, revision=commit, repo_type=plan.repo_type)
+                notify(failure.retry_notice(attempts))
+                wait(failure.wait)
+    with _after_landing(plan, commit, landed, "tagging it"):
+        if tag is not None and create_tag:
+            with hub_errors(plan.repo_id):
+                api.create_tag(plan.repo_id, tag=tag, revision=commit, repo_type=plan.repo_type)
     report = None
     if verify:
-        with _after_landing(plan, commit, "the remote verify"):
+        with _after_landing(plan, commit, landed, "the remote verify"):
             report = verify_remote(plan.manifest, api, commit, root=plan.root, known=[plan.manifest_name])
-    return PushResult(commit, landed, attempts, pr_url, pr_revision, tag, report)
+    return PushResult(commit, landed, attempts, pr_url, pr_revision, tag, report, created)
 
 
 @contextlib.contextmanager
-def _after_landing(plan: PushPlan, commit: str, step: str) -> Iterator[None]:
-    """A Hub failure once the commit is in place must say so: the release is published, only ``step`` failed."""
+def _before_landing(plan: PushPlan) -> Iterator[None]:
+    """A Hub failure before any upload says that nothing was pushed."""
     try:
         yield
     except HubError as exc:
-        message = f"{commit} is on the Hub, but {step} failed: {exc.message}"
-        raise HubError(message, repo_id=plan.repo_id, status=exc.status) from None
+        if "nothing" not in exc.message:
+            exc.message += "; nothing was pushed"
+        raise
+
+
+@contextlib.contextmanager
+def _after_landing(plan: PushPlan, commit: str, landed: bool, step: str) -> Iterator[None]:
+    """Any failure once the commit is in place must say so: the release is published, only ``step`` failed.
+
+    Hub errors keep their exit code; anything else (a bug, a local error) is reported the same
+    way, as exit 3 for a bug, so a landed commit is never hidden behind a bare error.
+    """
+    try:
+        yield
+    except Exception as exc:
+        where = f"{commit} is on the Hub" if landed else f"{plan.repo_id} is unchanged at {commit[:12]}"
+        if isinstance(exc, HubReleaseError):
+            error = HubError(f"{where}, but {step} failed: {exc.message}", repo_id=plan.repo_id)
+            error.exit_code = exc.exit_code
+        else:
+            error = HubError(f"{where}, but {step} failed: {type(exc).__name__}: {exc}", repo_id=plan.repo_id)
+            error.exit_code = 3
+        raise error from None
 
 
 class _Attempt(Exception):
-    """A failed attempt that may be retried (429, 5xx, transport); carries the original error."""
+    """A failed attempt that may be retried; carries the original error and how long to wait."""
 
-    def __init__(self, error: BaseException) -> None:
+    def __init__(self, error: BaseException, kind: str, wait: float = 0) -> None:
         super().__init__(str(error))
         self.error = error
+        self.kind = kind
+        self.wait = wait
+
+    def retry_notice(self, attempts: int) -> str:
+        if self.kind == "rate_limit":
+            return f"rate limited by the Hub: waiting {self.wait:g}s before retrying (attempt {attempts + 1})"
+        if self.kind == "conflict":
+            return (
+                f"the Hub is landing another commit on this repo ({describe(self.error)}): waiting "
+                f"{self.wait:g}s before retrying (attempt {attempts + 1})"
+            )
+        return f"push attempt {attempts} was lost ({describe(self.error)}); retrying"
 
 
-def _commit_or_raise(api: HfApi, plan: PushPlan, parent: str, message: str, create_pr: bool) -> CommitInfo:
-    """One ``create_commit``; 412 -> ``RemoteMovedError``, retryable failures -> ``_Attempt``."""
+def _commit_or_raise(
+    api: HfApi,
+    plan: PushPlan,
+    additions: list[CommitOperationAdd],
+    operations: list[Operation],
+    parent: str,
+    message: str,
+    create_pr: bool,
+) -> CommitInfo:
+    """One attempt: stat check, upload, stat check, commit. Retryable failures -> ``_Attempt``."""
+    check_unchanged(plan)
     try:
+        api.preupload_lfs_files(
+            plan.repo_id, additions, repo_type=plan.repo_type, revision=plan.revision, create_pr=create_pr
+        )
+        check_unchanged(plan)  # the uploaded bytes are the pinned ones only if nothing changed meanwhile
         return api.create_commit(
             plan.repo_id,
-            _operations(plan),
+            operations,
             commit_message=message,
             repo_type=plan.repo_type,
             revision=plan.revision,
             parent_commit=parent,
             create_pr=create_pr,
         )
-    except (HfHubHTTPError, httpx2.TransportError, RuntimeError) as exc:
-        status = http_status(exc)
-        if status == 412:
-            raise RemoteMovedError(
-                f"{plan.repo_id}@{plan.revision} moved since the push was planned on {parent[:12]}: "
-                "someone else pushed; nothing of this push landed; re-run push to plan again",
-                repo_id=plan.repo_id,
-                status=412,
-            ) from None
-        if status == 429 or _transient(exc):
-            raise _Attempt(exc) from None
-        raise to_hub_error(exc, plan.repo_id, plan.revision) from None
+    except HubReleaseError:
+        raise
+    except Exception as exc:
+        raise _classify(exc, plan, parent) from None
+
+
+def _classify(exc: Exception, plan: PushPlan, parent: str) -> Exception:
+    """What one failed attempt means: retry (``_Attempt``), or the one-line error to stop with."""
+    status = http_status(exc)
+    unchanged = f"nothing landed: {plan.repo_id}@{plan.revision} is unchanged at {parent[:12]}"
+    if status == 412:
+        return RemoteMovedError(
+            f"{plan.repo_id}@{plan.revision} moved since the push was planned on {parent[:12]}: "
+            "someone else pushed; nothing of this push landed; re-run push to plan again",
+            repo_id=plan.repo_id,
+            status=412,
+        )
+    if status == 429:
+        return _Attempt(exc, "rate_limit", rate_limit_wait(exc))
+    if status == 409:
+        return _Attempt(exc, "conflict")
+    if status is not None and status >= 500:
+        return _Attempt(exc, "lost")
+    if isinstance(exc, ValueError) and isinstance(exc.__cause__, BadRequestError):
+        # validate-yaml 400: huggingface_hub raises ValueError("Invalid metadata in README.md...")
+        # from BadRequestError (hf_api.HfApi._validate_yaml).
+        detail = "; ".join(line.lstrip("- ") for line in str(exc).splitlines()[1:] if line.strip())
+        return InputError(
+            f"{plan.repo_id}: the Hub refused README.md's metadata: {detail or describe(exc)}; {unchanged}",
+            path="README.md",
+        )
+    if isinstance(exc, json.JSONDecodeError):
+        return _Attempt(exc, "lost")  # an HTML error page (a 502 from the proxy) where JSON was due
+    if status is None and isinstance(exc, OSError) and exc.filename is not None:
+        local = {str(f.local) for f in plan.files}
+        if str(exc.filename) in local or os.path.abspath(str(exc.filename)) in local:
+            return InputError(f"{exc.filename}: {exc.strerror or exc} while pushing; {unchanged}")
+    if isinstance(exc, PermissionError) and type(exc).__module__.startswith("hf_xet"):
+        return HubUnavailable(
+            f"{plan.repo_id}: Xet storage refused the write token ({exc}); {unchanged}",
+            repo_id=plan.repo_id,
+        )
+    if status is None and (is_transport_failure(exc) or isinstance(exc, OSError | RuntimeError)):
+        return _Attempt(exc, "lost")  # hf_xet raises built-in ConnectionError/OSError/RuntimeError
+    if status is not None or isinstance(exc, httpx2.TransportError | HfHubHTTPError):
+        error = to_hub_error(exc, plan.repo_id, plan.revision)
+        error.message += f"; {unchanged}"
+        return error
+    if isinstance(exc, ValueError) and "LFS batch API returned errors" in str(exc):
+        return HubUnavailable(f"{plan.repo_id}: the Hub refused the upload: {describe(exc)}; {unchanged}")
+    return exc
 
 
 def _recover(
     api: HfApi,
     plan: PushPlan,
     parent: str,
-    error: BaseException,
+    failure: _Attempt,
     prs_before: dict[str, str] | None,
     attempts: int,
     max_attempts: int,
 ) -> tuple[str, str | None] | None:
-    """Landed anyway -> (commit, PR ref); lost with attempts left -> None; else raise ``HubError``."""
-    found = None if http_status(error) == 429 else _landed(api, plan, parent, prs_before)
+    """Landed anyway -> (commit, PR ref); lost with attempts left -> None; else raise ``HubUnavailable``."""
+    error = failure.error
+    found = None if failure.kind != "lost" else _landed(api, plan, parent, failure, prs_before)
+    if failure.kind == "conflict":
+        failure.wait = min(2**attempts, MAX_CONFLICT_WAIT)
+    if failure.kind == "rate_limit" and failure.wait > MAX_RATE_LIMIT_WAIT:
+        attempts = max_attempts  # the Hub asks for longer than this command waits
     if found is None and attempts >= max_attempts:
-        raise HubError(
+        raise HubUnavailable(
             f"{plan.repo_id}: push did not land after {attempts} attempt(s) ({describe(error)}); "
             f"the remote is unchanged at {parent[:12]}; re-run push: uploaded files are not sent again",
             repo_id=plan.repo_id,
@@ -261,8 +398,21 @@ def _recover(
     return found
 
 
+def _read_back(api: HfApi, plan: PushPlan, parent: str, failure: _Attempt | None) -> str:
+    """The branch head after a failed attempt; if even that read fails, say the outcome is unknown."""
+    try:
+        return _head(api, plan)
+    except HubError as exc:
+        cause = f" ({describe(failure.error)})" if failure is not None else ""
+        raise HubUnavailable(
+            f"{plan.repo_id}: a push attempt failed{cause} and the branch could not be read back "
+            f"({exc.message}); whether the commit landed is unknown: run `hubrelease verify --remote`",
+            repo_id=plan.repo_id,
+        ) from None
+
+
 def _landed(
-    api: HfApi, plan: PushPlan, parent: str, prs_before: dict[str, str] | None
+    api: HfApi, plan: PushPlan, parent: str, failure: _Attempt, prs_before: dict[str, str] | None
 ) -> tuple[str, str | None] | None:
     """After a 5xx or a dropped connection: (commit, PR ref) if the attempt landed anyway, None if lost.
 
@@ -274,7 +424,7 @@ def _landed(
         prs = _pull_requests(api, plan)
         new = [ref for ref in sorted(set(prs) - set(prs_before)) if _holds(api, plan, prs[ref])]
         return (prs[new[-1]], new[-1]) if new else None
-    head = _head(api, plan)
+    head = _read_back(api, plan, parent, failure)
     if head == parent:
         return None
     if not _holds(api, plan, head):

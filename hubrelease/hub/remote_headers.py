@@ -85,13 +85,17 @@ class RemoteRepo:
         return RangedFile(self.api, self.repo_id, path, self.revision, self.repo_type, self.traffic)
 
     def names(self) -> list[str]:
-        """Every file at the revision (one request), which is then pinned to its commit."""
-        from hubrelease.hub.tree import resolve_commit  # hub.tree imports this module for header pins
+        """Every file at the revision, which is then pinned to its commit.
+
+        repo_info for the commit, then the recursive tree (never the truncatable siblings); counted
+        as one request in ``traffic``, which is about the range reads.
+        """
+        from hubrelease.hub.tree import list_files, resolve_commit  # hub.tree imports this module
 
         self.traffic.requests += 1
-        commit, names = resolve_commit(self.api, self.repo_id, self.revision, self.repo_type)
+        commit = resolve_commit(self.api, self.repo_id, self.revision, self.repo_type)
         self.revision = commit
-        return names
+        return list(list_files(self.api, self.repo_id, commit, self.repo_type))
 
     def pin(self, file: RangedFile) -> None:
         if file.commit:

@@ -1,30 +1,34 @@
 """Remote verify: the published repo and every pinned repo, checked from Hub metadata alone.
 
-Nothing is downloaded. One ``repo_info`` fixes the revision to a commit and lists the repo's
-files; ``get_paths_info`` then returns size, git blob SHA-1 and LFS sha256 for 500 paths per
-request. LFS files compare by sha256; regular files have only a git blob SHA-1 on the Hub, so it is
+Nothing is downloaded. One ``repo_info`` fixes the revision to a commit; ``list_repo_tree``
+(recursive, paginated: 1000 entries per page) then lists every file at that commit with its size,
+git blob SHA-1 and LFS sha256. ``repo_info().siblings`` is never used: the Hub truncates it for big
+repos (huggingface_hub 2.x moved to the tree for the same reason). Pins name their files, so
+they are read with ``get_paths_info``, 500 paths per request. LFS files compare by sha256; regular files have only a git blob SHA-1 on the Hub, so it is
 computed with ``huggingface_hub.utils.sha.git_hash`` from the local copy when that copy still
 matches the manifest (regular files are small by construction: the Hub stores big ones in LFS).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from huggingface_hub import HfApi
-from huggingface_hub.hf_api import RepoFile
+from huggingface_hub.hf_api import DatasetInfo, KernelInfo, ModelInfo, RepoFile, SpaceInfo
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.errors import NotFoundError
-from hubrelease.hub.client import hub_errors
+from hubrelease.hub.client import metadata
 from hubrelease.hub.remote_headers import RemoteRepo, header_findings
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
 
 PATHS_PER_REQUEST = 500
+RepoInfo = ModelInfo | DatasetInfo | SpaceInfo | KernelInfo
 # Files the Hub or hubrelease itself adds to every published repo.
 ALWAYS_PUBLISHED = (".gitattributes",)
 
@@ -39,6 +43,11 @@ class RemoteFile:
     sha256: str | None
 
 
+def _remote_file(entry: RepoFile) -> RemoteFile:
+    sha256 = entry.lfs.sha256 if entry.lfs is not None else None
+    return RemoteFile(entry.path, entry.size, entry.blob_id, sha256)
+
+
 def remote_files(
     api: HfApi, repo_id: str, paths: Sequence[str], revision: str, repo_type: str = "model"
 ) -> dict[str, RemoteFile]:
@@ -46,23 +55,30 @@ def remote_files(
     found: dict[str, RemoteFile] = {}
     for start in range(0, len(paths), PATHS_PER_REQUEST):
         chunk = list(paths[start : start + PATHS_PER_REQUEST])
-        with hub_errors(repo_id, revision):
-            entries = api.get_paths_info(repo_id, chunk, revision=revision, repo_type=repo_type)
-        for entry in entries:
-            if isinstance(entry, RepoFile):
-                sha256 = entry.lfs.sha256 if entry.lfs is not None else None
-                found[entry.path] = RemoteFile(entry.path, entry.size, entry.blob_id, sha256)
+        call = functools.partial(api.get_paths_info, repo_id, chunk, revision=revision, repo_type=repo_type)
+        entries = metadata(repo_id, revision, call)
+        found.update((e.path, _remote_file(e)) for e in entries if isinstance(e, RepoFile))
     return found
 
 
-def resolve_commit(
-    api: HfApi, repo_id: str, revision: str, repo_type: str = "model"
-) -> tuple[str, list[str]]:
-    """Revision -> (commit id, every file name at that commit), in one request."""
-    with hub_errors(repo_id, revision):
-        info = api.repo_info(repo_id, revision=revision, repo_type=repo_type)
-    names = [s.rfilename for s in getattr(info, "siblings", None) or []]
-    return str(info.sha), names
+def list_files(api: HfApi, repo_id: str, commit: str, repo_type: str = "model") -> dict[str, RemoteFile]:
+    """Every file at ``commit``, from the recursive tree listing (all pages), never truncated."""
+    entries = metadata(
+        repo_id,
+        commit,
+        lambda: list(api.list_repo_tree(repo_id, recursive=True, revision=commit, repo_type=repo_type)),
+    )
+    return {e.path: _remote_file(e) for e in entries if isinstance(e, RepoFile)}
+
+
+def repo_info(api: HfApi, repo_id: str, revision: str, repo_type: str = "model") -> RepoInfo:
+    """The repo at ``revision`` (its commit in ``.sha``, visibility in ``.private``); siblings unused."""
+    return metadata(repo_id, revision, lambda: api.repo_info(repo_id, revision=revision, repo_type=repo_type))
+
+
+def resolve_commit(api: HfApi, repo_id: str, revision: str, repo_type: str = "model") -> str:
+    """Revision (branch, tag or commit) -> commit id, in one request."""
+    return str(repo_info(api, repo_id, revision, repo_type).sha)
 
 
 def verify_remote(
@@ -80,9 +96,10 @@ def verify_remote(
     """
     release = manifest.release
     rev = revision or release.revision
-    commit, names = resolve_commit(api, release.repo_id, rev, release.repo_type)
+    commit = resolve_commit(api, release.repo_id, rev, release.repo_type)
+    remote = list_files(api, release.repo_id, commit, release.repo_type)
+    names = list(remote)
     expected_paths = [a.path for a in manifest.artifacts]
-    remote = remote_files(api, release.repo_id, expected_paths, commit, release.repo_type)
     findings: list[Finding] = []
     checks: list[FileCheck] = []
     for artifact in manifest.artifacts:

@@ -16,7 +16,7 @@ from typer.testing import CliRunner, Result
 
 import hubrelease.hub
 from hubrelease.cli.app import app
-from hubrelease.errors import RemoteMovedError
+from hubrelease.errors import CheckFailed, RemoteMovedError
 from hubrelease.hub.plan import build_plan, read_remote
 from hubrelease.hub.push import PushResult, push_release
 from hubrelease.hub.server import LoopbackHub, RepoKey
@@ -114,15 +114,14 @@ def test_repush_uploads_only_changes_and_deletes_dropped_files(hub: LoopbackHub,
     assert statuses == {"a.safetensors": "unchanged", "b.gguf": "changed", "hubrelease.yaml": "changed"}
     assert [d["path"] for d in payload["plan"]["deleted"]] == ["old.md"]
     assert payload["plan"]["parent_commit"] == first and payload["verify"]["ok"] is True
-    sent = hub.requests.bytes_in("xet_xorb")  # chunk data plus chunk headers and the xorb footer
-    assert len(changed) <= sent < len(changed) + 1000  # A was not sent again
+    assert hub.requests.bytes_in("lfs_upload") == len(changed)  # A was not sent again
     assert api_for(hub).file_exists(repo, "old.md") is False
     again = _push(hub, manifest)
     assert again.exit_code == 0 and "nothing to push" in again.stderr
 
 
 def test_interrupted_push_leaves_remote_as_it_was_and_repush_sends_only_the_rest(
-    hub: LoopbackHub, tmp_path: Path, no_backoff_sleep: None, lfs_only: None
+    hub: LoopbackHub, tmp_path: Path, no_backoff_sleep: None
 ) -> None:
     repo = unique_repo()
     a, b = os.urandom(100_000), os.urandom(50_000)  # fresh: the session Hub must not hold them yet
@@ -134,7 +133,7 @@ def test_interrupted_push_leaves_remote_as_it_was_and_repush_sends_only_the_rest
     b_oid = hashlib.sha256(b).hexdigest()
     hub.faults.inject("drop", method="PUT", path=f"/__lfs/{b_oid}", times=1000, after_bytes=1000)
     result = _push(hub, manifest)
-    assert result.exit_code == 1
+    assert result.exit_code == 4  # HubUnavailable: the Hub could not be reached
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(f"error: {repo}: push did not land after 3 attempt(s) (")
     assert last.endswith(
@@ -235,21 +234,19 @@ def test_500_after_the_commit_landed_counts_as_landed(hub: LoopbackHub, tmp_path
     assert len(hub.store.history(RepoKey("model", repo), "main")) == 3  # no duplicate commit
 
 
-def test_corrupted_upload_is_refused_and_nothing_lands(
-    hub: LoopbackHub, tmp_path: Path, lfs_only: None
-) -> None:
+def test_corrupted_upload_is_refused_and_nothing_lands(hub: LoopbackHub, tmp_path: Path) -> None:
     repo = unique_repo()
     assert _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n"})).exit_code == 0
     before = _head(hub, repo)
     hub.faults.inject("corrupt", method="PUT", path="^/__lfs/", times=100)
     fresh = os.urandom(10_000)
     result = _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n", "a.safetensors": fresh}))
-    assert result.exit_code == 1
-    assert (
-        result.stderr.strip()
-        .splitlines()[-1]
-        .startswith(f"error: {repo}: HTTP 400: uploaded bytes do not match the LFS object: got sha256 ")
+    assert result.exit_code == 4
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        f"error: {repo}: HTTP 400: uploaded bytes do not match the LFS object: got sha256 "
     )
+    assert last.endswith(f"; nothing landed: {repo}@main is unchanged at {before[:12]}")
     assert _head(hub, repo) == before
 
 
@@ -308,8 +305,11 @@ def test_token_is_sent_but_never_printed(
     ok = _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n"}), "--json")
     hub.faults.inject("status", method="POST", path="/commit/", status=403)
     refused = _push(hub, _release(tmp_path, repo, {"notes.md": b"v2\n"}))
-    assert ok.exit_code == 0 and refused.exit_code == 1
-    assert refused.stderr.strip().splitlines()[-1] == f"error: {repo}: HTTP 403: injected HTTP 403"
+    assert ok.exit_code == 0 and refused.exit_code == 4
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"error: {repo}: the Hub refused the token (HTTP 403: injected HTTP 403); check --token / HF_TOKEN "
+        f"and its write access; nothing landed: {repo}@main is unchanged at {json.loads(ok.stdout)['result']['commit'][:12]}"
+    )
     for result in (ok, refused):
         assert "S3CR3T" not in result.stdout + result.stderr
 
@@ -357,12 +357,12 @@ def test_someone_else_landing_while_a_lost_attempt_retries_is_not_taken_for_ours
 
 
 def test_a_failure_after_the_commit_landed_says_the_release_is_published(
-    hub: LoopbackHub, tmp_path: Path
+    hub: LoopbackHub, tmp_path: Path, no_backoff_sleep: None
 ) -> None:
     repo = unique_repo()
-    hub.faults.inject("status", method="POST", path="/paths-info/", status=500, times=5)
+    hub.faults.inject("status", route="tree", status=500, times=6)  # the listing retries 5 times
     result = _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n"}))
-    assert result.exit_code == 1
+    assert result.exit_code == 4
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: {_head(hub, repo)} is on the Hub, but the remote verify failed: {repo}: HTTP 500: "
         "injected HTTP 500"
@@ -392,3 +392,157 @@ def test_retry_refused_by_our_own_late_landing_counts_as_landed(hub: LoopbackHub
     assert messages[-1] == f"an earlier attempt landed after all: {repo}@main is at {result.commit[:12]}"
     assert result.report is not None and not result.report.has_drift
     assert len(hub.store.history(RepoKey("model", repo), "main")) == 3  # initial, v1, v2 once
+
+
+def test_commit_in_progress_409_backs_off_and_lands(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo, {"notes.md": b"v1\n"})
+    api = api_for(hub)
+    api.create_repo(repo)
+    plan = build_plan(load_manifest(manifest), manifest, tmp_path, read_remote(api, load_manifest(manifest)))
+    hub.faults.commit_in_progress(times=2)
+    waits: list[float] = []
+    messages: list[str] = []
+    result = push_release(api, plan, message="m", notify=messages.append, sleep=waits.append)
+    assert result.landed and result.attempts == 3 and waits == [2, 4]
+    assert messages[0].startswith("the Hub is landing another commit on this repo (HTTP 409: Another commit")
+
+
+@pytest.mark.parametrize(
+    ("inject", "exit_code", "last_line"),
+    [
+        (
+            lambda hub: hub.faults.forbidden(route="preupload"),
+            4,
+            "error: {repo}: the Hub refused the token (HTTP 403: You don't have the rights to do this on this "
+            "repository.); check --token / HF_TOKEN and its write access; nothing landed: {repo}@main is "
+            "unchanged at {head}",
+        ),
+        (
+            lambda hub: hub.faults.yaml_refusal(),
+            2,
+            'error: README.md: {repo}: the Hub refused README.md\'s metadata: Invalid metadata: "license" must be '
+            "one of [...]; nothing landed: {repo}@main is unchanged at {head}",
+        ),
+        (
+            lambda hub: hub.faults.bad_gateway(times=3),
+            4,
+            "error: {repo}: push did not land after 3 attempt(s) (Expecting value: line 1 column 1 (char 0)); "
+            "the remote is unchanged at {head}; re-run push: uploaded files are not sent again",
+        ),
+    ],
+    ids=["403", "validate-yaml-400", "validate-yaml-502-html"],
+)
+def test_refusals_are_one_line_saying_nothing_landed(
+    hub: LoopbackHub, tmp_path: Path, inject: Any, exit_code: int, last_line: str
+) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"README.md": b"---\nlicense: mit\n---\nv1\n"})).exit_code == 0
+    head = _head(hub, repo)
+    inject(hub)
+    result = _push(hub, _release(folder, repo, {"README.md": b"---\nlicense: mit\n---\nv2\n"}))
+    assert result.exit_code == exit_code, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == last_line.format(repo=repo, head=head[:12])
+    assert _head(hub, repo) == head
+
+
+class XetFailing(HfApi):
+    """hf_xet's failures are built-in exceptions raised from inside the upload (no HTTP status)."""
+
+    def __init__(self, hub: LoopbackHub, errors: list[BaseException]) -> None:
+        super().__init__(endpoint=hub.url, token=False)
+        self.errors = errors
+
+    def preupload_lfs_files(self, *args: Any, **kwargs: Any) -> None:
+        if self.errors:
+            raise self.errors.pop(0)
+        super().preupload_lfs_files(*args, **kwargs)
+
+
+def test_xet_errors_are_retried_or_refused_with_exit_4_never_exit_2(
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hf_xet
+
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    head = _head(hub, repo)
+    manifest = _release(folder, repo, {"notes.md": b"v2\n", "a.safetensors": os.urandom(5000)})
+    dropped = ConnectionError("xorb upload: connection reset by peer")
+    monkeypatch.setattr(hubrelease.hub, "hub_api", lambda *a, **k: XetFailing(hub, [dropped]))
+    retried = _push(hub, manifest)
+    assert retried.exit_code == 0, retried.stderr
+    assert "push attempt 1 was lost (xorb upload: connection reset by peer); retrying" in retried.stderr
+    assert _head(hub, repo) != head
+    head = _head(hub, repo)
+    refused = hf_xet.XetAuthenticationError("token expired")
+    monkeypatch.setattr(hubrelease.hub, "hub_api", lambda *a, **k: XetFailing(hub, [refused]))
+    result = _push(hub, _release(folder, repo, {"notes.md": b"v3\n", "a.safetensors": b"x"}))
+    assert result.exit_code == 4, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: {repo}: Xet storage refused the write token (token expired); nothing landed: "
+        f"{repo}@main is unchanged at {head[:12]}"
+    )
+    assert _head(hub, repo) == head
+
+
+def test_retries_reuse_the_digests_nothing_is_hashed_by_the_client(
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_backoff_sleep: None
+) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo, {"a.safetensors": os.urandom(300_000), "b.gguf": os.urandom(20_000)})
+    hashed: list[object] = []
+    real = hubrelease.hub.plan.sha256_file
+    monkeypatch.setattr("huggingface_hub.lfs.sha_fileobj", lambda f, *a: hashed.append(f) or b"")
+    monkeypatch.setattr("hubrelease.hub.plan.sha256_file", lambda p: hashed.append(p) or real(p))
+    hub.faults.inject("status", route="commit", status=503, times=1)
+    result = _push(hub, manifest)
+    assert result.exit_code == 0, result.stderr
+    assert "push attempt 1 was lost (HTTP 503" in result.stderr
+    # Only the two files no manifest pins (the manifest itself, the card) are hashed, once each.
+    assert [Path(str(p)).name for p in hashed] == ["hubrelease.yaml"]
+
+
+def test_a_file_changed_after_planning_commits_nothing_and_is_named(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    head = _head(hub, repo)
+    weights = os.urandom(10_000)
+    manifest = _release(folder, repo, {"notes.md": b"v1\n", "a.safetensors": weights})
+    release = load_manifest(manifest)
+    api = api_for(hub)
+    plan = build_plan(release, manifest, folder, read_remote(api, release))
+    hub.requests.clear()
+    (folder / "a.safetensors").write_bytes(bytes(reversed(weights)))  # same size, other bytes
+    with pytest.raises(CheckFailed, match=r"a\.safetensors: changed on disk since its sha256 was checked"):
+        push_release(api, plan, message="m")
+
+    class ChangesDuringUpload(HfApi):
+        def preupload_lfs_files(self, *args: Any, **kwargs: Any) -> None:
+            super().preupload_lfs_files(*args, **kwargs)
+            (folder / "a.safetensors").write_bytes(bytes(reversed(weights)))
+
+    (folder / "a.safetensors").write_bytes(weights)
+    plan = build_plan(release, manifest, folder, read_remote(api, release))
+    with pytest.raises(CheckFailed, match="nothing was committed"):
+        push_release(ChangesDuringUpload(endpoint=hub.url, token=False), plan, message="m")
+    assert _head(hub, repo) == head and hub.requests.count("commit") == 0
+
+
+def test_create_pr_after_main_moved_opens_the_pr_from_the_planned_parent(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    manifest = _release(folder, repo, {"notes.md": b"v2\n"})
+    release = load_manifest(manifest)
+    api = api_for(hub)
+    plan = build_plan(release, manifest, folder, read_remote(api, release))
+    upload_files(api, repo, {"theirs.md": b"someone else\n"})  # main moves after planning
+    result = push_release(api, plan, message="m", create_pr=True)
+    assert result.landed and result.pr_revision == "refs/pr/1"
+    assert result.report is not None and not result.report.has_drift

@@ -6,9 +6,11 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
+from hubrelease.hub import client
 from hubrelease.hub.server import LoopbackHub, RepoKey
 from hubrelease.hub.tree import verify_remote
 from hubrelease.manifest import load_manifest
@@ -26,7 +28,9 @@ def _release(tmp_path: Path, repo: str, pins: dict[str, object] | None = None) -
     return write_release(tmp_path / "release", extra_manifest=extra)
 
 
-def test_published_release_verifies_clean_in_two_requests(hub: LoopbackHub, tmp_path: Path) -> None:
+def test_published_release_verifies_clean_from_repo_info_and_the_tree(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
     repo = unique_repo()
     manifest = _release(tmp_path, repo)
     commit = upload_release(api_for(hub), repo, manifest.parent, manifest)
@@ -36,7 +40,8 @@ def test_published_release_verifies_clean_in_two_requests(hub: LoopbackHub, tmp_
     assert [f.kind for f in report.findings] == []
     assert report.extra["commit"] == commit
     assert [c.status for c in report.files] == ["ok"] * 4
-    assert hub.requests.count() == 2  # repo info + one paths-info for 4 files
+    # repo info + the recursive tree: 6 files (4 artifacts, manifest, .gitattributes), 4 per page here
+    assert hub.requests.count() == 3 and hub.requests.count("tree") == 2
     assert hub.requests.bytes_out("resolve") == 0
 
 
@@ -110,3 +115,38 @@ def test_pins_checked_for_existence_size_and_digest(hub: LoopbackHub, tmp_path: 
         ("size_mismatch", f"{target}@main:config.json"),
     ]
     assert report.extra["pins_checked"] == 3
+
+
+def test_truncated_siblings_hide_nothing_from_verify_remote(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo)
+    upload_release(api_for(hub), repo, manifest.parent, manifest)
+    upload_files(api_for(hub), repo, {"zz/stray.bin": b"unlisted"})
+    hub.faults.truncate_siblings(2)  # repo_info lists 2 of 7 files, as the Hub does for big repos
+    assert len(api_for(hub).model_info(repo).siblings or []) == 2
+    report = verify_remote(load_manifest(manifest), api_for(hub), root=manifest.parent, known=[manifest.name])
+    assert [(f.kind, f.path) for f in report.errors] == [("unlisted", "zz/stray.bin")]
+    assert [c.status for c in report.files] == ["ok"] * 4
+
+
+def test_rate_limited_metadata_reads_wait_as_told_then_retry(
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path, repo)
+    upload_release(api_for(hub), repo, manifest.parent, manifest)
+    waits: list[float] = []
+    monkeypatch.setattr(client, "sleep", waits.append)
+    hub.faults.rate_limit(route="repo_info", reset=7)
+    result = runner.invoke(app, ["verify", str(manifest), "--remote", "--endpoint", hub.url])
+    assert result.exit_code == 0, result.stderr
+    assert waits[0] == 7 and hub.faults.pending == []
+    assert f"warning: rate limited by the Hub ({repo}): waiting 7s before retrying" in result.stderr
+    hub.faults.rate_limit(route="repo_info", reset=200, times=10)
+    refused = runner.invoke(app, ["verify", str(manifest), "--remote", "--endpoint", hub.url])
+    assert refused.exit_code == 4
+    assert (
+        refused.stderr.strip()
+        .splitlines()[-1]
+        .endswith("(rate limited: waited 200s, the Hub asks for 200s more)")
+    )

@@ -6,11 +6,13 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from hubrelease.cli.app import app
 from hubrelease.errors import InputError, NotFoundError
 from hubrelease.hub.remote_headers import INITIAL_READ
 from hubrelease.hub.server import LoopbackHub
-from hubrelease.hub.tree import verify_remote
+from hubrelease.hub.tree import RemoteFile, verify_remote
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding import importer
 from hubrelease.onboarding.facts import inspect_composition
@@ -55,12 +57,20 @@ def test_branch_is_resolved_and_every_file_pinned_without_downloading_lfs(
         if n.endswith((".gguf", ".safetensors")) and p.stat().st_size
     }
     fetched = [r.path.partition(f"/resolve/{commit}/")[2] for r in records if "/resolve/" in r.path]
+<<<<<<< HEAD
     assert "README.md" in fetched and set(fetched) & set(lfs) == set(lfs)
     # LFS model files: only their headers, by range requests, for the composition.
     header_bytes = [r.bytes_out for r in records if r.path.partition(f"/resolve/{commit}/")[2] in lfs]
     assert len(header_bytes) == len(lfs) and sum(header_bytes) <= len(lfs) * INITIAL_READ
     compositions = {a.path: a.composition for a in manifest.artifacts if a.path in lfs}
     assert compositions == {n: inspect_composition(local[n])[0] for n in lfs}
+=======
+    assert "README.md" in fetched and not set(fetched) & set(lfs)
+    # One GET per regular file, no HEAD (checked against the git blob id from the tree listing).
+    assert sorted(fetched) == sorted(set(fetched)) and {
+        r.method for r in records if r.route == "resolve"
+    } == {"GET"}
+>>>>>>> ed5818f (push: every Hub/hf_xet failure is one line saying whether anything landed, exit 4 (HubUnavailable) for network/auth/429/5xx/Xet, 409 backoff, validate-yaml 400 exit 2, HTML 502 retried; operations built once with the known sha256 (no re-hash per attempt); stat checked before upload and before commit; push plan, verify --remote and import list the tree (list_repo_tree, not truncatable siblings); 429 on metadata reads waited out (bounded, on stderr); import: one GET per regular file, '..' paths refused)
     assert result.fetched_bytes == sum(p.stat().st_size for p in local.values()) - sum(lfs.values())
     assert sum(r.bytes_out for r in records) < sum(lfs.values()) + sum(header_bytes)
     assert f"at commit {commit}" in out.read_text(encoding="utf-8").splitlines()[0]
@@ -154,3 +164,23 @@ def test_a_large_lfs_readme_is_not_downloaded(
     assert result.warnings == ("README.md: 86 bytes in LFS, not fetched; card metadata not imported",)
     pinned = {a.path: a.sha256 for a in load_manifest(tmp_path / "m.yaml").artifacts}
     assert pinned["README.md"] == hashlib.sha256(readme).hexdigest()
+
+
+def test_a_repo_listing_a_dotdot_path_is_refused_and_nothing_is_written(
+    loopback_hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = unique_repo()
+    upload_files(api_for(loopback_hub), repo, {"config.json": b"{}"})
+    real = importer.list_files
+
+    def hostile(*args: object, **kwargs: object) -> dict[str, RemoteFile]:
+        files = real(*args, **kwargs)  # type: ignore[arg-type]
+        return {**files, "../../escape.txt": RemoteFile("../../escape.txt", 3, "0" * 40, None)}
+
+    monkeypatch.setattr(importer, "list_files", hostile)
+    out = tmp_path / "imported.yaml"
+    result = CliRunner().invoke(app, ["import", repo, "--out", str(out), "--endpoint", loopback_hub.url])
+    assert result.exit_code == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "the Hub lists the unsafe path '../../escape.txt'; nothing was written" in result.stderr
+    assert list(tmp_path.iterdir()) == [] and not (tmp_path.parent / "escape.txt").exists()
