@@ -246,12 +246,16 @@ def build_gguf_drafter(
     *,
     flavor: Flavor,
     outtype: OutType,
-    tokenizer_from: Path | None = None,
+    tokenizer_from: Path | GGUFSet | None = None,
     split_max_size: int = 0,
     jobs: int | None = None,
     progress: Progress = NULL_PROGRESS,
 ) -> list[BuiltFile]:
-    """Convert a drafter folder to ``out`` (or ``out``'s ``-0000N-of-0000M`` shards); returns the files."""
+    """Convert a drafter folder to ``out`` (or ``out``'s ``-0000N-of-0000M`` shards); returns the files.
+
+    ``tokenizer_from`` is a local target GGUF or a target already read with its tokenizer keys kept
+    (``hub.remote_headers.read_hub_gguf``).
+    """
     if not out.name.endswith(".gguf"):
         raise InputError("--out must name a .gguf file", path=out)
     config = load_config(source / "config.json")
@@ -269,15 +273,21 @@ def build_gguf_drafter(
         )
     check_config(config)
     tensors = checked_tensors(config, source)
-    target = read_gguf(tokenizer_from, keep_key=lambda key: key.startswith("tokenizer."))
-    _check_target(config, target, tokenizer_from, tensors["fc.weight"].shape[1])
+    if isinstance(tokenizer_from, GGUFSet):
+        target, target_path = tokenizer_from, tokenizer_from.shards[0].path
+    else:
+        target, target_path = (
+            read_gguf(tokenizer_from, keep_key=lambda k: k.startswith("tokenizer.")),
+            tokenizer_from,
+        )
+    _check_target(config, target, target_path, tensors["fc.weight"].shape[1])
     plans = _plan(tensors, config, flavor, outtype)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_dir(out)
     try:
         writer = GGUFWriter(staging / out.name, ARCH[flavor], split_max_size=split_max_size)
         _add_hparams(writer, config, flavor, outtype, tensors["fc.weight"].shape[1])
-        _add_tokenizer(writer, target, tokenizer_from, flavor, _need(config, "mask_token_id"))
+        _add_tokenizer(writer, target, target_path, flavor, _need(config, "mask_token_id"))
         for plan in plans:
             writer.add_tensor_info(
                 plan.name, plan.shape, np.dtype(np.float32), plan.nbytes, raw_dtype=plan.qtype

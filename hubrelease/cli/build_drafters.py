@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import JobsOpt, JsonOpt
+from hubrelease.cli.options import EndpointOpt, JobsOpt, JsonOpt, is_hub_uri
 from hubrelease.errors import InputError
 from hubrelease.fsutil import relative_inside
 
 if TYPE_CHECKING:
     from hubrelease.builders.safetensors_drafter import BuiltFile
+    from hubrelease.formats.gguf_header import GGUFSet
 
 ST_EXAMPLES = """
 Examples:
@@ -135,14 +136,18 @@ def gguf_drafter(
     ],
     outtype: Annotated[str, typer.Option("--outtype", help="f32, f16, bf16 or q8_0 (1-D tensors stay F32).")],
     tokenizer_from: Annotated[
-        Path | None,
-        typer.Option("--tokenizer-from", help="Target GGUF whose tokenizer.ggml.* keys are copied."),
+        str | None,
+        typer.Option(
+            "--tokenizer-from",
+            help="Target GGUF whose tokenizer.ggml.* keys are copied (a path, or hf://REPO[@REV]/FILE: header only).",
+        ),
     ] = None,
     split_max_size: Annotated[
         str | None, typer.Option("--split-max-size", help="Split into shards of at most this size (e.g. 2G).")
     ] = None,
     jobs: JobsOpt = None,
     manifest: ManifestOpt = None,
+    endpoint: EndpointOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Stream a drafter into GGUF for ik_llama.cpp or mainline llama.cpp, rope base from the nested config."""
@@ -155,13 +160,22 @@ def gguf_drafter(
         raise typer.BadParameter("--outtype must be f32, f16, bf16 or q8_0")
     chosen: Flavor = "ik" if flavor == "ik" else "mainline"
     kind: OutType = outtype  # type: ignore[assignment]
+    tokenizer: Path | GGUFSet | None = Path(tokenizer_from) if tokenizer_from else None
+    recorded = None
+    if is_hub_uri(tokenizer_from):
+        from hubrelease.hub import hub_api
+        from hubrelease.hub.remote_headers import read_hub_gguf
+
+        tokenizer, recorded = read_hub_gguf(
+            hub_api(endpoint), str(tokenizer_from), keep_key=lambda key: key.startswith("tokenizer.")
+        )
     with output.progress(json_mode) as progress:
         files = build_gguf_drafter(
             source,
             out,
             flavor=chosen,
             outtype=kind,
-            tokenizer_from=tokenizer_from,
+            tokenizer_from=tokenizer,
             split_max_size=parse_size(split_max_size),
             jobs=jobs,
             progress=progress,
@@ -170,9 +184,13 @@ def gguf_drafter(
         options: dict[str, Any] = {"flavor": flavor, "outtype": outtype}
         if split_max_size:
             options["split_max_size"] = split_max_size
-        if tokenizer_from is not None:
+        if recorded is not None:  # the hf:// location at the commit that was read
+            options["tokenizer_from"] = recorded
+        elif tokenizer_from is not None:
             # Relative to the manifest, like ``source``, so the recipe reads the same on any machine.
-            options["tokenizer_from"] = os.path.relpath(tokenizer_from.resolve(), manifest.resolve().parent)
+            options["tokenizer_from"] = os.path.relpath(
+                Path(tokenizer_from).resolve(), manifest.resolve().parent
+            )
         _record(manifest, files, "gguf-drafter", source, options)
     _report(files, json_mode)
 

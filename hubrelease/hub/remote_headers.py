@@ -152,6 +152,16 @@ def read_gguf(repo: RemoteRepo, path: str, keep_key: Callable[[str], bool] | Non
         return gguf_set(shards)
 
 
+def read_hub_gguf(api: HfApi, uri: str, keep_key: Callable[[str], bool] | None = None) -> tuple[GGUFSet, str]:
+    """The GGUF (or split set) at an ``hf://`` location, and that location at the commit read."""
+    location = parse_location(uri)
+    if not location.path.endswith(".gguf"):
+        raise InputError("expected a .gguf file on the Hub", path=uri)
+    repo = RemoteRepo(api, location.repo_id, location.revision, location.repo_type)
+    model = read_gguf(repo, location.path, keep_key)
+    return model, repo.uri(location.path)
+
+
 def safetensors_header(repo: RemoteRepo, path: str) -> SafetensorsHeader:
     """One safetensors file's header: the first read, plus one for the rest when the JSON is longer."""
     file = repo.open(path)

@@ -1,0 +1,41 @@
+"""Drafter lint of a Hub-hosted file: the local rules on headers range-read from the Hub (``hub.remote_headers``).
+
+A GGUF is checked against ``--config`` (local or ``hf://``) as locally; a safetensors drafter against
+the config.json beside it on the Hub, fetched (it is small) unless ``--config`` names another.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from huggingface_hub import HfApi
+
+from hubrelease.errors import InputError
+from hubrelease.formats.dflash import DrafterConfig, load_config, parse_config
+from hubrelease.hub.ranged import Traffic
+from hubrelease.hub.remote_headers import RemoteRepo, parse_location, read_gguf, read_safetensors
+from hubrelease.lint import Finding, lint_gguf, lint_safetensors
+
+
+def lint_hub_file(api: HfApi, uri: str, config: str | None = None) -> tuple[list[Finding], Traffic]:
+    """``lint.lint_file`` for an ``hf://`` GGUF or safetensors drafter, plus what the reads cost."""
+    location = parse_location(uri)
+    repo = RemoteRepo(api, location.repo_id, location.revision, location.repo_type)
+    drafter = _config(api, config, repo.traffic) if config else None
+    if location.path.endswith(".gguf"):
+        return sorted(lint_gguf(read_gguf(repo, location.path), drafter, None)), repo.traffic
+    model, sibling = read_safetensors(repo, location.path)
+    if drafter is None and sibling is not None:
+        drafter = parse_config(sibling, Path(repo.uri("config.json")))
+    if drafter is None:
+        raise InputError("safetensors lint needs a config.json (beside the file or via --config)", path=uri)
+    return sorted(lint_safetensors(model, drafter)), repo.traffic
+
+
+def _config(api: HfApi, config: str, traffic: Traffic) -> DrafterConfig:
+    if not config.startswith("hf://"):
+        return load_config(config)
+    location = parse_location(config)
+    repo = RemoteRepo(api, location.repo_id, location.revision, location.repo_type)
+    repo.traffic = traffic
+    return parse_config(repo.read_json(location.path), Path(repo.uri(location.path)))
