@@ -11,10 +11,11 @@ from pathlib import Path
 
 from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 from hubrelease.formats.ggml_types import BY_NAME
-from tests.factories.drafters import RawTensor, write_checkpoint, write_raw_gguf
+from tests.factories.drafters import TARGET_HIDDEN, RawTensor, write_checkpoint, write_raw_gguf
 
 ROW = 4096
-"""Row length (ne0) of every 2-D tensor: a multiple of the 256-element ik blocks."""
+"""Row length (ne0) of the expert and attention tensors: a multiple of the 256-element ik blocks.
+The embedding width is the factory drafters' ``TARGET_HIDDEN``, so their fc fits this target."""
 SAFETENSORS_SHARD = 60_000
 """Shard size for ``write_sharded_safetensors``: the factory drafter in bf16 makes three shards."""
 
@@ -30,19 +31,19 @@ def write_ik_split_target(
 ) -> list[Path]:
     """A qwen35moe-like target in ``shards`` files, 3 tensors per layer; returns the shard paths in order."""
     folder.mkdir(parents=True, exist_ok=True)
-    tensors = [_raw("token_embd.weight", (ROW, vocab), "Q8_0")]
+    tensors = [_raw("token_embd.weight", (TARGET_HIDDEN, vocab), "Q8_0")]
     for layer in range(layers):
         tensors += [
-            _raw(f"blk.{layer}.attn_norm.weight", (ROW,), "F32"),
+            _raw(f"blk.{layer}.attn_norm.weight", (TARGET_HIDDEN,), "F32"),
             _raw(f"blk.{layer}.ffn_up_exps.weight", (ROW, rows), "IQ2_KS"),
             _raw(f"blk.{layer}.ffn_down_exps.weight", (ROW, rows), "IQ3_KS"),
             _raw(f"blk.{layer}.attn_q.weight", (ROW, rows // 2), "IQ4_KS"),
         ]
-    tensors.append(_raw("output_norm.weight", (ROW,), "F32"))
+    tensors.append(_raw("output_norm.weight", (TARGET_HIDDEN,), "F32"))
     kv = {
         "general.name": "Ornith-mini",
         "qwen35moe.block_count": layers,
-        "qwen35moe.embedding_length": ROW,
+        "qwen35moe.embedding_length": TARGET_HIDDEN,
         "qwen35moe.rope.freq_base": 10_000_000.0,
         "tokenizer.ggml.model": "gpt2",
         "tokenizer.ggml.tokens": [f"tok{i}" for i in range(vocab)],
