@@ -220,8 +220,10 @@ def _gguf_shapes(
 ) -> list[Finding]:
     """Every tensor against the shape the engine's loader asks for, from the file's own keys."""
     p = ARCH[flavor]
-    required = ["embedding_length", "block_count", "attention.head_count", "feed_forward_length",
-                "attention.layer_norm_rms_epsilon"]  # fmt: skip
+    # Mainline reads context, embedding and block count without a default (llama-model.cpp:1321-1327) and
+    # the eps (dflash.cpp:23); head count and FF length default to 0 (:1395-1396), which no tensor fits.
+    required = ["context_length", "embedding_length", "block_count", "attention.head_count",
+                "feed_forward_length", "attention.layer_norm_rms_epsilon"]  # fmt: skip
     missing = [f"{p}.{k}" for k in required if model.value(f"{p}.{k}") is None]
     if missing:
         return [error("flavour", f"{p} file lacks {', '.join(missing)}")]

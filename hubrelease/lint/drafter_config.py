@@ -38,7 +38,16 @@ def _dims(config: DrafterConfig) -> list[Finding]:
         )
         if value is None
     ]
-    return [error("config-keys", f"config needs a positive integer {key}", key) for key in missing]
+    findings = [error("config-keys", f"config needs a positive integer {key}", key) for key in missing]
+    act = config.raw.get("hidden_act", "silu")
+    if act != "silu":
+        # SGLang DFlashMLP: "Only silu is supported for now".
+        findings.append(
+            error(
+                "config-keys", f"hidden_act is {act!r}; SGLang's DFlash MLP supports silu only", "hidden_act"
+            )
+        )
+    return findings
 
 
 def _layer_types(config: DrafterConfig) -> list[Finding]:

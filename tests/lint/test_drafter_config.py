@@ -173,3 +173,10 @@ def test_missing_dims_are_named(tmp_path: Path) -> None:
     assert rules(lint_file(folder)) == [
         ("config-keys", "error", "config needs a positive integer intermediate_size")
     ]
+
+
+def test_only_silu_is_loadable(tmp_path: Path) -> None:
+    folder = checkpoint(tmp_path, config={"hidden_act": "gelu"})
+    assert rules(lint_file(folder)) == [
+        ("config-keys", "error", "hidden_act is 'gelu'; SGLang's DFlash MLP supports silu only")
+    ]
