@@ -1,19 +1,12 @@
 """`import`: a manifest for a repo already on the Hub, without downloading its large files.
 
-<<<<<<< HEAD
-One ``repo_info`` fixes the revision to a commit and lists the files; ``get_paths_info`` gives every
-file's size, git blob id and, for LFS files, the sha256 (``hub.tree``). A regular (non-LFS) file
-has no sha256 on the Hub, only a git blob id; regular files are small by construction (the Hub
-moves anything big to LFS), so their bytes are fetched to compute the sha256, and the blob id is
-checked so the digest is the Hub's content. LFS GGUF and safetensors files get their tensor
-composition from range reads of their headers (``hub.remote_headers``, 1-2 requests each). The README's front matter is parsed with
-=======
 One ``repo_info`` fixes the revision to a commit; the recursive tree listing (``hub.tree``) gives
 every file's size, git blob id and, for LFS files, the sha256. A regular (non-LFS) file has no
 sha256 on the Hub, only a git blob id; regular files are small by construction (the Hub moves
 anything big to LFS), so their bytes are fetched, one GET each, to compute the sha256, and the
-blob id is checked so the digest is the Hub's content. The README's front matter is parsed with
->>>>>>> ed5818f (push: every Hub/hf_xet failure is one line saying whether anything landed, exit 4 (HubUnavailable) for network/auth/429/5xx/Xet, 409 backoff, validate-yaml 400 exit 2, HTML 502 retried; operations built once with the known sha256 (no re-hash per attempt); stat checked before upload and before commit; push plan, verify --remote and import list the tree (list_repo_tree, not truncatable siblings); 429 on metadata reads waited out (bounded, on stderr); import: one GET per regular file, '..' paths refused)
+blob id is checked so the digest is the Hub's content. LFS GGUF and safetensors files get their
+tensor composition from range reads of their headers (``hub.remote_headers``, 1-2 requests each).
+The README's front matter is parsed with
 huggingface_hub's ``ModelCard`` / ``DatasetCard``.
 """
 
@@ -34,12 +27,8 @@ from huggingface_hub.utils.sha import git_hash
 from hubrelease.errors import FormatError, HubError, InputError
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.client import hub_errors
-<<<<<<< HEAD
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
-from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, remote_files, resolve_commit
-=======
 from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, list_files, resolve_commit
->>>>>>> ed5818f (push: every Hub/hf_xet failure is one line saying whether anything landed, exit 4 (HubUnavailable) for network/auth/429/5xx/Xet, 409 backoff, validate-yaml 400 exit 2, HTML 502 retried; operations built once with the known sha256 (no re-hash per attempt); stat checked before upload and before commit; push plan, verify --remote and import list the tree (list_repo_tree, not truncatable siblings); 429 on metadata reads waited out (bounded, on stderr); import: one GET per regular file, '..' paths refused)
 from hubrelease.manifest.models import Manifest, RepoType
 from hubrelease.onboarding.cardmeta import card_release_fields, is_repo_id
 from hubrelease.onboarding.document import ManifestDraft, refuse_existing, write_new_manifest

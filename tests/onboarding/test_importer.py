@@ -57,20 +57,16 @@ def test_branch_is_resolved_and_every_file_pinned_without_downloading_lfs(
         if n.endswith((".gguf", ".safetensors")) and p.stat().st_size
     }
     fetched = [r.path.partition(f"/resolve/{commit}/")[2] for r in records if "/resolve/" in r.path]
-<<<<<<< HEAD
     assert "README.md" in fetched and set(fetched) & set(lfs) == set(lfs)
-    # LFS model files: only their headers, by range requests, for the composition.
+    # One GET per file, no HEAD: regular files whole (checked against the git blob id from the tree
+    # listing), LFS model files only their headers, by range requests, for the composition.
+    assert sorted(fetched) == sorted(set(fetched)) and {
+        r.method for r in records if r.route == "resolve"
+    } == {"GET"}
     header_bytes = [r.bytes_out for r in records if r.path.partition(f"/resolve/{commit}/")[2] in lfs]
     assert len(header_bytes) == len(lfs) and sum(header_bytes) <= len(lfs) * INITIAL_READ
     compositions = {a.path: a.composition for a in manifest.artifacts if a.path in lfs}
     assert compositions == {n: inspect_composition(local[n])[0] for n in lfs}
-=======
-    assert "README.md" in fetched and not set(fetched) & set(lfs)
-    # One GET per regular file, no HEAD (checked against the git blob id from the tree listing).
-    assert sorted(fetched) == sorted(set(fetched)) and {
-        r.method for r in records if r.route == "resolve"
-    } == {"GET"}
->>>>>>> ed5818f (push: every Hub/hf_xet failure is one line saying whether anything landed, exit 4 (HubUnavailable) for network/auth/429/5xx/Xet, 409 backoff, validate-yaml 400 exit 2, HTML 502 retried; operations built once with the known sha256 (no re-hash per attempt); stat checked before upload and before commit; push plan, verify --remote and import list the tree (list_repo_tree, not truncatable siblings); 429 on metadata reads waited out (bounded, on stderr); import: one GET per regular file, '..' paths refused)
     assert result.fetched_bytes == sum(p.stat().st_size for p in local.values()) - sum(lfs.values())
     assert sum(r.bytes_out for r in records) < sum(lfs.values()) + sum(header_bytes)
     assert f"at commit {commit}" in out.read_text(encoding="utf-8").splitlines()[0]
