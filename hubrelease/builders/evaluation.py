@@ -8,6 +8,7 @@ kinds can be given in one call.
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +18,16 @@ from pydantic import ValidationError
 from hubrelease import __version__
 from hubrelease.errors import BuildError, FormatError
 from hubrelease.evaluation.ingest_llama_server import (
+    Columns,
+    LlamaOptions,
     Request,
+    RowDefaults,
+    check_digests,
+    check_grid,
     check_unique,
     compare_arms,
     is_llama_record,
+    number_repetitions,
     parse_run,
     sweep,
 )
@@ -57,6 +64,7 @@ def build_evaluation(
     prompts: Path | None = None,
     relative_to: Path | None = None,
     serving_options: ServingOptions = ServingOptions(),
+    llama_options: LlamaOptions = LlamaOptions(),
     progress: Progress = NULL_PROGRESS,
 ) -> Evaluation:
     """Read every source, compute cells, comparisons and sweeps, and return the validated evaluation.
@@ -66,7 +74,7 @@ def build_evaluation(
     ``provenance.warnings``.
     """
     try:
-        return _build(sources, spec, prompts, relative_to, serving_options, progress)
+        return _build(sources, spec, prompts, relative_to, serving_options, llama_options, progress)
     except ValidationError as exc:
         # A computed value the schema refuses (e.g. an overflow to infinity) is bad input, not a bug.
         where, message = error_lines(exc)[0]
@@ -79,19 +87,25 @@ def _build(
     prompts: Path | None,
     relative_to: Path | None,
     serving_options: ServingOptions,
+    llama_options: LlamaOptions,
     progress: Progress,
 ) -> Evaluation:
     serving: list[tuple[str | None, Record]] = []
     requests: list[Request] = []
     files = []
     progress.start(sum(s.path.stat().st_size for s in sources if s.path.is_file()), "reading benchmark runs")
+    boots: dict[str, int] = defaultdict(int)
     for source in sources:
         records = list(read_records(source.path))
         if not records:
             raise FormatError("no benchmark records in file", path=source.path)
+        # Rows without arm or boot (raw /completion responses) take the file's name and its order.
+        arm = source.configuration or source.path.stem
+        boots[arm] += 1
+        defaults = RowDefaults(arm=arm, boot=boots[arm])
         for record in records:
             if is_llama_record(record):
-                requests.append(parse_run(record))
+                requests.append(parse_run(record, llama_options.columns, defaults))
             else:
                 serving.append((source.configuration, record))
         files.append(
@@ -103,7 +117,10 @@ def _build(
         )
         progress.advance(source.path.stat().st_size)
     progress.finish()
+    requests = number_repetitions(requests)
     check_unique(requests)
+    warnings = check_grid(requests, llama_options.allow_incomplete)
+    check_digests(requests, llama_options.artifacts, llama_options.binaries)
     comparisons: list[Comparison] = [compare_arms(requests, c) for c in spec.comparisons]
     sweeps = []
     for sweep_spec in spec.sweeps:
@@ -117,7 +134,8 @@ def _build(
         )
     if not (serving or spec.comparisons or spec.sweeps):
         raise BuildError("nothing to build: no bench_serving runs and no comparisons or sweeps in the spec")
-    cells, warnings = sglang_cells(serving, spec.configurations, run, serving_options)
+    cells, serving_warnings = sglang_cells(serving, spec.configurations, run, serving_options)
+    warnings.extend(serving_warnings)
     # Validate through the model (not construct) so cross-field rules run on the assembled file too.
     return Evaluation.model_validate(
         {
@@ -134,6 +152,19 @@ def _build(
             ),
         }
     )
+
+
+def llama_options(columns: str | None, allow_incomplete: bool, manifest: Path | None) -> LlamaOptions:
+    """llama-server reading options from the CLI's ``--columns``, ``--allow-incomplete`` and ``--manifest``."""
+    artifacts: dict[str, str | None] = {}
+    binaries: list[str] = []
+    if manifest is not None:
+        from hubrelease.manifest import load_manifest
+
+        release = load_manifest(manifest)
+        artifacts = {artifact.path: artifact.sha256 for artifact in release.artifacts}
+        binaries = [binary.sha256 for engine in release.pins.engines for binary in engine.binaries]
+    return LlamaOptions(Columns.parse(columns), allow_incomplete, artifacts, binaries)
 
 
 def evaluation_json(evaluation: Evaluation) -> str:

@@ -53,10 +53,29 @@ def build_eval(
             help="The bench_serving runs used --flush-cache, so accept_length is per run (the file does not say).",
         ),
     ] = False,
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            "--columns",
+            help="llama-server rows: FIELD=COLUMN,... for columns no built-in alias covers (e.g. prompt_id=task).",
+        ),
+    ] = None,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-incomplete", help="Build from a llama-server grid with missing runs (warned about)."
+        ),
+    ] = False,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest", help="Check the rows' drafter/server sha columns against this release's digests."
+        ),
+    ] = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Compute an evaluation JSON (cells, paired comparisons, sweeps) from raw benchmark runs."""
-    from hubrelease.builders.evaluation import Source, build_evaluation, write_evaluation
+    from hubrelease.builders.evaluation import Source, build_evaluation, llama_options, write_evaluation
     from hubrelease.evaluation.ingest_sglang import ServingOptions
     from hubrelease.evaluation.spec import load_spec
 
@@ -68,6 +87,7 @@ def build_eval(
             prompts=prompts,
             relative_to=out.parent,
             serving_options=ServingOptions(concurrency_if_unset, flushed_cache),
+            llama_options=llama_options(columns, allow_incomplete, manifest),
             progress=progress,
         )
     write_evaluation(evaluation, out)

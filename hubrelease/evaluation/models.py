@@ -422,6 +422,38 @@ class SweepRow(_Strict):
     """Time per verify round, predicted_ms / (predicted_n - accepted)."""
 
 
+class FitResidual(_Strict):
+    """Measured minus fitted step time at one setting."""
+
+    setting: int | float
+    """Value of the swept setting."""
+    step_time_ms: NonNegative | None = None
+    """Measured step time (null when only the residual was published)."""
+    fitted_ms: NonNegative | None = None
+    """Step time the fit predicts."""
+    residual_ms: Finite
+    """Measured minus fitted, ms."""
+    in_range: bool
+    """True when the setting lies in the fitted range (points outside it are extrapolation)."""
+
+
+class StepTimeFit(_Strict):
+    """Least-squares line through the step times: step time ~ intercept_ms + slope_ms x (setting - 1)."""
+
+    setting_min: int | float
+    """Smallest setting fitted (e.g. K = 1)."""
+    setting_max: int | float
+    """Largest setting fitted (e.g. K = 12)."""
+    points: int = Field(ge=2)
+    """Settings in the fit."""
+    intercept_ms: Finite
+    """Fitted step time at setting 1, ms."""
+    slope_ms: Finite
+    """Fitted increase of step time per unit of setting, ms."""
+    residuals: list[FitResidual] = Field(default_factory=list)
+    """Per setting with a step time, in or out of the fitted range."""
+
+
 class Sweep(_Strict):
     """Absolute throughput of one drafter across values of one setting, within one boot."""
 
@@ -437,6 +469,8 @@ class Sweep(_Strict):
     """Server boots the sweep spans."""
     rows: list[SweepRow] = Field(min_length=1)
     """One row per setting value, in sweep order."""
+    step_time_fit: StepTimeFit | None = None
+    """Linear fit of step time against the setting; null with fewer than 2 speculating settings."""
     notes: list[str] = Field(default_factory=list)
     """Caveats the card should carry."""
 

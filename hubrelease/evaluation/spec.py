@@ -90,6 +90,8 @@ class SweepSpec(_Strict):
     """Drafter measured."""
     pairs: list[SettingPairSpec] = Field(default_factory=list)
     """Paired comparisons between settings of the sweep (e.g. on vs off)."""
+    fit_range: tuple[float, float] | None = None
+    """[min, max] settings of the step-time fit (default: every setting that speculated)."""
     notes: list[str] = Field(default_factory=list)
     """Caveats copied into the output."""
 

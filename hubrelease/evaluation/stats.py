@@ -138,3 +138,17 @@ def log_ratio_interval(
     logs = [math.log(b / a) for a, b in zip(baseline, treatment, strict=True)]
     result = paired_t_interval([0.0] * len(logs), logs, level)
     return RatioInterval(ratio=math.exp(result.mean), low=math.exp(result.low), high=math.exp(result.high))
+
+
+@dataclass(frozen=True)
+class Line:
+    """y ~ intercept + slope * x."""
+
+    intercept: float
+    slope: float
+
+
+def least_squares(xs: Sequence[float], ys: Sequence[float]) -> Line:
+    """Ordinary least-squares line (``statistics.linear_regression``); needs 2 distinct x values."""
+    slope, intercept = statistics.linear_regression(xs, ys)
+    return Line(intercept=intercept, slope=slope)

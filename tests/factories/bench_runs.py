@@ -216,3 +216,118 @@ def write_spec(path: Path, spec: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+# Seed 001's published layout (bench/results-*-20260809.csv): "each [row] carrying run_id, boot_index, arm,
+# drafter filename, drafter sha and server binary sha" plus llama-server's timings.
+SEED_001_FIELDS = [
+    "run_id",
+    "boot_index",
+    "arm",
+    "drafter",
+    "drafter_sha16",
+    "server_sha16",
+    "prompt_id",
+    "rep",
+    "n_max",
+    "predicted_n",
+    "predicted_ms",
+    "draft_n",
+    "draft_n_accepted",
+]
+SEED_001_SERVER_SHA16 = "7b7ff16cd5726490"
+SEED_001_DRAFTERS = {
+    "A": ("bench/Ornith-DFLASH-rt-f16-rope1e7.gguf", "7b9f2654dfc07c0a"),
+    "B": ("Ornith-DFLASH-m1-f16.gguf", "186b73dce2046b07"),
+    "m1-q4": ("Ornith-DFLASH-m1-q4.gguf", "c2d623da10ee1008"),
+}
+# Published A/B rows: n_max -> (arm A mean, mean paired difference, sd of the differences).
+SEED_001_AB = {
+    0: (18.0254, 0.039, 0.072),
+    2: (20.75, 0.714, 0.892),
+    3: (21.6296, 1.315, 1.142),
+    4: (21.26, 1.686, 1.549),
+}
+# Published sweep: n_max -> (mean tok/s, sd, output tokens per round or None with speculation off).
+SEED_001_SWEEP = {
+    0: (18.71, 0.23, None),
+    1: (21.26, 0.46, 1.87),
+    2: (24.62, 1.23, 2.56),
+    3: (25.65, 1.61, 3.06),
+    4: (25.23, 2.40, 3.39),
+    6: (24.24, 2.63, 3.96),
+    8: (21.04, 3.49, 4.42),
+    12: (19.83, 3.79, 4.82),
+    15: (18.72, 3.50, 4.89),
+}
+
+
+def _standardized(values: Sequence[float]) -> list[float]:
+    """``values`` shifted and scaled to mean 0 and sample sd 1."""
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    return [(v - mean) / sd for v in values]
+
+
+def _seed_001_row(
+    run_id: int, boot: int, arm: str, prompt: int, rep: int, n_max: int, tok_s: float, per_round: float | None
+) -> dict[str, Any]:
+    drafter, sha16 = SEED_001_DRAFTERS[arm]
+    rounds = round(256 / per_round) if per_round else 256
+    return {
+        "run_id": run_id,
+        "boot_index": boot,
+        "arm": arm,
+        "drafter": drafter,
+        "drafter_sha16": sha16,
+        "server_sha16": SEED_001_SERVER_SHA16,
+        "prompt_id": f"p{prompt}",
+        "rep": rep,
+        "n_max": n_max,
+        "predicted_n": 256,
+        "predicted_ms": round(256_000 / tok_s, 6),
+        "draft_n": rounds * n_max if n_max else "",
+        "draft_n_accepted": 256 - rounds if n_max else "",
+    }
+
+
+def seed_001_ab_rows() -> list[dict[str, Any]]:
+    """256 rows in seed 001's layout whose paired analysis gives the card's A/B table.
+
+    Boots A, B, B, A; 8 prompts x 2 repetitions x n_max 0, 2, 3, 4. Per prompt the B - A differences
+    have exactly the published mean and sd; boot offsets give the published between-boot spread
+    (A: -0.093, B: +0.403) and repetitions differ by +-0.02, both cancelling in the prompt means.
+    """
+    spread = [-0.9, -0.6, -0.3, 0.0, 0.2, 0.4, 0.5, 0.7]
+    shape = _standardized([1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 1.5, -1.5])
+    boot_offset = {1: 0.0465, 4: -0.0465, 2: -0.2015, 3: 0.2015}
+    per_round = {2: 2.4, 3: 2.9, 4: 3.2}
+    rows, run_id = [], 0
+    for boot, arm in zip((1, 2, 3, 4), "ABBA", strict=True):
+        for n_max, (mean_a, diff, sd) in SEED_001_AB.items():
+            for prompt in range(8):
+                for rep in (1, 2):
+                    run_id += 1
+                    tok_s = mean_a + spread[prompt] - statistics.fmean(spread) + boot_offset[boot]
+                    tok_s += (diff + sd * shape[prompt] if arm == "B" else 0.0) + (
+                        0.02 if rep == 1 else -0.02
+                    )
+                    rows.append(
+                        _seed_001_row(run_id, boot, arm, prompt + 1, rep, n_max, tok_s, per_round.get(n_max))
+                    )
+    return rows
+
+
+def seed_001_sweep_rows() -> list[dict[str, Any]]:
+    """144 rows in seed 001's layout (one boot, 8 prompts x 2 repetitions x 9 n_max values) with the
+    published per-setting mean, sd and output tokens per round."""
+    shape = _standardized([float(i % 5) + 0.3 * (i // 5) for i in range(16)])
+    rows = []
+    for n_max, (mean, sd, per_round) in SEED_001_SWEEP.items():
+        for index in range(16):
+            prompt, rep = index // 2 + 1, index % 2 + 1
+            rows.append(
+                _seed_001_row(
+                    len(rows) + 1, 1, "m1-q4", prompt, rep, n_max, mean + sd * shape[index], per_round
+                )
+            )
+    return rows
