@@ -33,3 +33,40 @@ def test_malformed_values_name_the_field(change: dict[str, Any], field: str, mes
     with pytest.raises(InputError, match=message) as caught:
         parse_config(config)
     assert caught.value.field == field
+
+
+def test_head_dims_default_as_sglang_does() -> None:
+    config = {k: v for k, v in drafter_config().items() if k not in ("head_dim", "num_key_value_heads")}
+    parsed = parse_config(config)
+    assert (parsed.num_heads, parsed.num_kv_heads, parsed.head_dim) == (4, 4, 16)
+    assert parse_config(drafter_config() | {"intermediate_size": 0}).intermediate_size is None
+
+
+def test_use_swa_makes_every_layer_sliding_as_mainlines_converter() -> None:
+    assert parse_config(drafter_config()).sliding == (True, False)
+    config = drafter_config() | {"use_sliding_window": False}
+    config["dflash_config"] = config["dflash_config"] | {"use_swa": True}
+    assert parse_config(config).sliding == (True, True)
+    assert parse_config(drafter_config(swa=False)).sliding is None
+
+
+@pytest.mark.parametrize(
+    ("top", "nested", "expected"),
+    [(None, None, None), (False, True, False), (None, True, True), ("no", None, None)],
+)
+def test_causal_is_is_causal_then_dflash_config_causal(
+    top: object, nested: object, expected: bool | None
+) -> None:
+    config = {k: v for k, v in drafter_config().items() if k != "is_causal"}
+    if top is not None:
+        config["is_causal"] = top
+    if nested is not None:
+        config["dflash_config"] = config["dflash_config"] | {"causal": nested}
+    assert parse_config(config).causal is expected
+
+
+def test_rope_theta_beyond_float_range_is_an_input_error() -> None:
+    with pytest.raises(
+        InputError, match=r"must be a positive finite number, got 100000000000\.\.\. \(401 characters\)"
+    ):
+        parse_config(drafter_config() | {"rope_parameters": {"rope_theta": 10**400}})
