@@ -87,12 +87,12 @@ class RemoteRepo:
     def names(self) -> list[str]:
         """Every file at the revision, which is then pinned to its commit.
 
-        repo_info for the commit, then the recursive tree (never the truncatable siblings); counted
-        as one request in ``traffic``, which is about the range reads.
+        repo_info for the commit, then the recursive tree (never the truncatable siblings): two
+        requests in ``traffic`` (a tree of more than one page costs one more per page, uncounted).
         """
         from hubrelease.hub.tree import list_files, resolve_commit  # hub.tree imports this module
 
-        self.traffic.requests += 1
+        self.traffic.requests += 2
         commit = resolve_commit(self.api, self.repo_id, self.revision, self.repo_type)
         self.revision = commit
         return list(list_files(self.api, self.repo_id, commit, self.repo_type))

@@ -126,8 +126,8 @@ def test_sharded_safetensors_folder_index_and_file(
     same_but_paths(remote, local, repo)
     shards = 1 if where.endswith(".safetensors") else 3
     jsons = 1 if where.endswith(".safetensors") else 2  # config.json (+ the index)
-    assert hub.requests.count("repo_info") == 1
-    assert hub.requests.count("resolve") == remote["requests"] - 1 <= jsons + 2 * shards
+    assert hub.requests.count("repo_info") == 1 <= hub.requests.count("tree")  # tree pages of 4 here
+    assert hub.requests.count("resolve") == remote["requests"] - 2 <= jsons + 2 * shards
 
 
 def test_reads_grow_from_where_the_parser_stopped(hub: LoopbackHub, vocab: tuple[Path, str]) -> None:
