@@ -20,6 +20,7 @@ from hubrelease.errors import BuildError, InputError
 from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.lint import lint_file
 from tests.factories.drafters import ROPE_THETA, edit_checkpoint, write_checkpoint, write_target_gguf
+from tests.factories.targets import write_target_gguf_from, write_target_model
 
 
 @pytest.fixture(scope="module")
@@ -248,3 +249,28 @@ def test_drafter_must_fit_its_target(
             tokenizer_from=write_target_gguf(tmp_path / "t.gguf", **target),
         )
     assert list(tmp_path.glob("out/*")) == []
+
+
+@pytest.mark.parametrize(("flavor", "source"), [("ik", "ck1"), ("mainline", "ck1"), ("mainline", "hf2")])
+def test_builds_against_the_real_tiny_qwen3_target(
+    src: Path, tmp_path: Path, flavor: str, source: str
+) -> None:
+    # The factories' target is a complete Qwen3 GGUF (tokenizer with CONTROL/UNUSED types, merges, chat
+    # template): the drafter fits it and its tokenizer block is copied key for key.
+    folder = write_target_model(tmp_path / "qwen3")
+    target = write_target_gguf_from(folder, tmp_path / "qwen3.gguf")
+    out = build_gguf_drafter(
+        src / source, tmp_path / "d.gguf", flavor=flavor, outtype="q8_0", tokenizer_from=target
+    )  # type: ignore[arg-type]
+    drafter, qwen3 = (
+        read_gguf(out[0].path, keep_key=lambda _: True),
+        read_gguf(target, keep_key=lambda _: True),
+    )
+    copied = {
+        k: v.value
+        for k, v in drafter.kv.items()
+        if k.startswith("tokenizer.") and k != "tokenizer.ggml.mask_token_id"
+    }
+    assert copied == {k: v.value for k, v in qwen3.kv.items() if k.startswith("tokenizer.")}
+    config = src / source / "config.json"
+    assert lint_file(out[0].path, config) == []
