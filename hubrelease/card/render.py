@@ -2,7 +2,10 @@
 
 Templates run with ``StrictUndefined``: a missing value fails (with template file, line and name)
 instead of printing an empty cell, unlike huggingface_hub's ``from_template``, which prints
-"[More Information Needed]". Built-in templates live in the repo's top-level ``templates/``;
+"[More Information Needed]". A manifest's own template is untrusted input (the CI gate renders
+it): it must sit inside the release folder, runs in Jinja's ``SandboxedEnvironment`` and can load
+only files of its own folder and the built-ins, so it reaches neither ``os`` nor the token file.
+Every rendered card carries ``MARKER``; ``render-card`` replaces no file without it unless forced. Built-in templates live in the repo's top-level ``templates/``;
 ``hubrelease/templates`` is a symlink to it, so the same files ship as package data in a wheel
 and are found from a source checkout or an editable install alike.
 """
@@ -12,18 +15,21 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from types import TracebackType
+from pathlib import Path, PurePath
+from types import ModuleType, TracebackType
 
 import jinja2
+from jinja2.sandbox import SandboxedEnvironment
 
 from hubrelease.card.context import build_context
 from hubrelease.card.filters import FILTERS
 from hubrelease.card.frontmatter import front_matter
+from hubrelease.card.marker import MARKER
 from hubrelease.errors import CheckFailed, InputError, ManifestError
 from hubrelease.evaluation import Evaluation, load_evaluation
-from hubrelease.manifest import Manifest, load_manifest
+from hubrelease.manifest import Manifest, load_manifest, release_root
 from hubrelease.manifest.models import Card
 
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -59,34 +65,74 @@ def _template_location(tb: TracebackType | None) -> tuple[str | None, int | None
     return where
 
 
-def _resolve(card: Card, manifest_dir: Path, manifest_path: Path) -> tuple[tuple[Path, ...], str]:
-    """Search path and template name for ``card.template`` (a built-in name or a manifest-relative path)."""
+def _resolve(card: Card, root: Path, manifest_path: Path) -> tuple[tuple[Path, ...], str]:
+    """Search path and template name for ``card.template``: a built-in name, or a path inside the release folder."""
     value = card.template
+    if card.hand_written:
+        raise InputError(
+            f"card.template is {value!r}: {card.output} is hand-written and pinned by digest, never rendered "
+            "(`hubrelease add` re-pins it after an edit)",
+            path=manifest_path,
+        )
     if value.endswith(".j2") or "/" in value:
-        template = manifest_dir / value
+        real_root = root.resolve()
+        template = (root / value).resolve()
+        if not template.is_relative_to(real_root):
+            raise ManifestError(
+                f"template {value!r} resolves outside the release folder {root}",
+                path=manifest_path,
+                field="card.template",
+            )
         if not template.is_file():
             raise ManifestError(
-                f"template file {template} not found", path=manifest_path, field="card.template"
+                f"template file {root / value} not found", path=manifest_path, field="card.template"
             )
-        return (template.parent.resolve(), BUILTIN_DIR), template.name
+        return (template.parent, BUILTIN_DIR), template.name
     name = f"{value}.md.j2"
     if value not in _CARD_TEMPLATES:
         raise ManifestError(
-            f"{value!r} is not a built-in template ({', '.join(builtin_templates())}) or a path ending in .j2",
+            f"{value!r} is not a built-in template ({', '.join(builtin_templates())}), 'none' "
+            "(a hand-written card) or a path ending in .j2",
             path=manifest_path,
             field="card.template",
         )
     return (BUILTIN_DIR,), name
 
 
+class _ConfinedLoader(jinja2.FileSystemLoader):
+    """``FileSystemLoader`` that also refuses files whose real path (symlinks followed) leaves its folders.
+
+    Jinja already refuses ``..`` in template names; a symlink inside the folder is the remaining way out.
+    """
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        source, filename, uptodate = super().get_source(environment, template)
+        real = Path(filename).resolve()
+        if not any(real.is_relative_to(Path(folder).resolve()) for folder in self.searchpath):
+            raise jinja2.TemplateNotFound(template)
+        return source, filename, uptodate
+
+
+class _CardSandbox(SandboxedEnvironment):
+    """Jinja's sandbox (no ``__class__``/``__globals__`` walks), minus paths and modules: a card
+    template formats values, it never touches the file system."""
+
+    def is_safe_attribute(self, obj: object, attr: str, value: object) -> bool:
+        if isinstance(obj, PurePath | ModuleType) or isinstance(value, ModuleType):
+            return False
+        return super().is_safe_attribute(obj, attr, value)
+
+
 @functools.lru_cache(maxsize=16)
 def environment(search: tuple[Path, ...]) -> jinja2.Environment:
-    """The Jinja environment for a template search path, cached: compiling dominates a render.
+    """The sandboxed Jinja environment for a template search path, cached: compiling dominates a render.
 
     ``auto_reload`` (on by default) re-reads a template whose file changed, so the cache is safe.
     """
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader([str(p) for p in search]),
+    env = _CardSandbox(
+        loader=_ConfinedLoader([str(p) for p in search]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -115,6 +161,11 @@ def render_template(env: jinja2.Environment, name: str, variables: dict[str, obj
         raise InputError(
             f"undefined variable {variable!r} ({exc.message})", path=_display(file or name), line=line
         ) from None
+    except jinja2.exceptions.SecurityError as exc:
+        file, line = _template_location(exc.__traceback__)
+        raise InputError(
+            f"template refused by the sandbox: {exc}", path=_display(file or name), line=line
+        ) from None
     except (
         jinja2.TemplateError,
         TypeError,
@@ -142,17 +193,27 @@ class RenderedCard:
 
 def _evaluations(manifest: Manifest, release_dir: Path) -> dict[str, Evaluation]:
     # Paths are RepoPath-validated (relative, no ".."); the files are only read, never written.
-    return {path: load_evaluation(release_dir / path) for path in manifest.evaluations}
+    return {path: load_evaluation(release_dir / path) for path in manifest.evaluation_paths}
 
 
-def render(manifest_path: str | Path) -> RenderedCard:
-    """Render the card of the manifest at ``manifest_path`` (the release folder is its folder)."""
-    path = Path(manifest_path)
-    manifest = load_manifest(path)
-    release_dir = path.parent
-    card = manifest.card or Card(
+def default_card(manifest: Manifest) -> Card:
+    """The card of a manifest without a ``card:`` section."""
+    return manifest.card or Card(
         template="dataset_release" if manifest.release.repo_type == "dataset" else "safetensors_drafter"
     )
+
+
+def render(manifest_path: str | Path, root: Path | None = None) -> RenderedCard:
+    """Render the card of the manifest at ``manifest_path`` (release folder: ``--dir``, ``root:``, its folder)."""
+    path = Path(manifest_path)
+    manifest = load_manifest(path)
+    release_dir = release_root(manifest, path, root)
+    card = default_card(manifest)
+    output = release_dir / card.output
+    if output.resolve() == path.resolve():
+        raise ManifestError(
+            "is the manifest itself; the card cannot replace it", path=path, field="card.output"
+        )
     search, name = _resolve(card, release_dir, path)
     head = front_matter(manifest, path)
     context = build_context(manifest, path, _evaluations(manifest, release_dir), card)
@@ -160,12 +221,13 @@ def render(manifest_path: str | Path) -> RenderedCard:
     # Templates may leave runs of blank lines around skipped blocks; one blank line is canonical.
     body = re.sub(r"[ \t]+\n", "\n", body)
     body = re.sub(r"\n{3,}", "\n\n", body).strip("\n")
-    return RenderedCard(text=f"---\n{head}\n---\n\n{body}\n", output=release_dir / card.output, template=name)
+    text = f"---\n{head}\n---\n{MARKER}\n\n{body}\n"
+    return RenderedCard(text=text, output=output, template=name)
 
 
-def render_card(manifest_path: str | Path) -> str:
+def render_card(manifest_path: str | Path, root: Path | None = None) -> str:
     """The card text for a manifest: same inputs, same bytes."""
-    return render(manifest_path).text
+    return render(manifest_path, root).text
 
 
 @dataclass(frozen=True)
@@ -200,9 +262,11 @@ class CardCheck:
             raise CheckFailed("card differs from the manifest; run `hubrelease render-card`", path=self.path)
 
 
-def check_card(manifest_path: str | Path, out: str | Path | None = None) -> CardCheck:
+def check_card(
+    manifest_path: str | Path, out: str | Path | None = None, root: Path | None = None
+) -> CardCheck:
     """Compare a fresh render with the card on disk (``out``, default ``card.output``). Never writes."""
-    rendered = render(manifest_path)
+    rendered = render(manifest_path, root)
     target = Path(out) if out is not None else rendered.output
     try:
         actual: str | None = target.read_bytes().decode("utf-8")

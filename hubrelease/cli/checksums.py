@@ -35,12 +35,15 @@ def checksums(
     unpinned = [a.path for a in release.artifacts if a.sha256 is None]
     if unpinned:
         raise InputError(f"artifact {unpinned[0]} has no sha256 to write", path=manifest, field="artifacts")
-    text = format_sums((a.local_path, a.sha256) for a in release.artifacts if a.sha256 is not None)
+    # Evaluation files are the source of every number in the card: their digests belong here too.
+    pinned = [(a.local_path, a.sha256) for a in release.artifacts if a.sha256 is not None]
+    pinned += [(e.path, e.sha256) for e in release.evaluation_files if e.sha256 is not None]
+    text = format_sums(pinned)
     if out is None:
         output.stdout.out(text, end="", highlight=False)
     else:
         atomic_write_text(out, text)
-        output.info_line(f"wrote {len(release.artifacts)} checksums to {out}")
+        output.info_line(f"wrote {len(pinned)} checksums to {out}")
 
 
 def register(app: typer.Typer) -> None:

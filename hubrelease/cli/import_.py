@@ -20,10 +20,13 @@ Examples:
 
   hubrelease import acme/chat-data --repo-type dataset --out data.yaml --endpoint local --json
 
-LFS files are described from Hub metadata alone; small regular files are fetched (one GET each) to
-compute their sha256 (checked against their git blob id). Afterwards `hubrelease verify OUT --remote` passes.
-Exit codes: 0 written, 2 missing repo or revision, invalid input, an unsafe path on the Hub, or OUT
-exists (use --force), 4 the Hub could not be reached or refused us.
+A repo that holds a published hubrelease.yaml gets that manifest back, byte for byte (pins, card,
+roles, claims), checked against the Hub at the resolved commit. Otherwise the repo is described:
+LFS files from Hub metadata alone; small regular files are fetched (one GET each) to compute their
+sha256 (checked against their git blob id). Afterwards `hubrelease verify OUT --remote` passes.
+Exit codes: 0 written, 1 restored manifest disagrees with the Hub, 2 missing repo or revision,
+invalid input, an unsafe path on the Hub, or OUT exists (use --force), 4 the Hub could not be
+reached or refused us.
 """
 
 
@@ -53,15 +56,19 @@ def import_(
             "revision": result.revision,
             "commit": result.commit,
             "fetched_bytes": result.fetched_bytes,
+            "restored": result.restored,
         }
         output.emit_json(written_payload("import", result.path, manifest, result.warnings, **extra))
-        return
-    print_written(
-        manifest,
-        result.warnings,
-        f"wrote {result.path}: {manifest.release.repo_id}@{result.revision} = {result.commit}, "
-        f"{len(manifest.artifacts)} artifact(s), {result.fetched_bytes} bytes fetched",
-    )
+    else:
+        how = "restored the published manifest" if result.restored else "described"
+        print_written(
+            manifest,
+            result.warnings,
+            f"wrote {result.path}: {manifest.release.repo_id}@{result.revision} = {result.commit} ({how}), "
+            f"{len(manifest.artifacts)} artifact(s), {result.fetched_bytes} bytes fetched",
+        )
+    if result.report is not None and result.report.has_drift:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

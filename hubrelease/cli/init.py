@@ -44,9 +44,23 @@ def init(
     base_model: Annotated[
         list[str] | None, typer.Option("--base-model", help="Base model repo id (repeatable).")
     ] = None,
+    base_model_relation: Annotated[
+        Literal["adapter", "merge", "quantized", "finetune"] | None,
+        typer.Option("--base-model-relation", help="How the release relates to --base-model."),
+    ] = None,
+    license_name: Annotated[
+        str | None, typer.Option("--license-name", help="Licence name, with --license other.")
+    ] = None,
+    license_link: Annotated[
+        str | None, typer.Option("--license-link", help="Licence URL or file, with --license other.")
+    ] = None,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Manifest to write (default: DIR/hubrelease.yaml).", show_default=False),
+        typer.Option(
+            "--out",
+            help="Manifest to write (default: DIR/hubrelease.yaml); elsewhere, it records `root:` DIR.",
+            show_default=False,
+        ),
     ] = None,
     exclude: Annotated[
         list[str] | None,
@@ -69,6 +83,9 @@ def init(
         repo_type=repo_type,
         license=license_id,
         base_model=tuple(base_model or ()),
+        base_model_relation=base_model_relation,
+        license_name=license_name,
+        license_link=license_link,
         exclude=tuple(exclude or ()),
         recommended=recommended,
         force=force,
@@ -102,7 +119,7 @@ def written_payload(
         "artifacts": [
             {"path": a.path, "size": a.size, "sha256": a.sha256, "role": a.role} for a in manifest.artifacts
         ],
-        "evaluations": list(manifest.evaluations),
+        "evaluations": list(manifest.evaluation_paths),
         "warnings": list(warnings),
     }
 
@@ -113,7 +130,7 @@ def print_written(manifest: Manifest, warnings: Sequence[str], summary: str) -> 
         output.warn_line(warning)
     for artifact in manifest.artifacts:
         output.stdout.print(f"{artifact.role:<11} {artifact.size:>14}  {artifact.path}", markup=False)
-    for path in manifest.evaluations:
+    for path in manifest.evaluation_paths:
         output.stdout.print(f"{'evaluation':<11} {'':>14}  {path}", markup=False)
     output.info_line(summary)
 

@@ -20,7 +20,11 @@ JobsOpt = Annotated[
 ]
 DirOpt = Annotated[
     Path | None,
-    typer.Option("--dir", help="Release folder (default: the manifest's folder).", show_default=False),
+    typer.Option(
+        "--dir",
+        help="Release folder (default: the manifest's `root:`, else the manifest's folder).",
+        show_default=False,
+    ),
 ]
 EndpointOpt = Annotated[
     str | None,

@@ -63,10 +63,10 @@ def push(
 ) -> None:
     """Publish the release as one commit guarded by the head it was planned on, then verify the Hub."""
     from hubrelease.hub import build_plan, hub_api, preflight, push_release, read_remote
-    from hubrelease.manifest import load_manifest
+    from hubrelease.manifest import load_manifest, release_root
 
     release = load_manifest(manifest)
-    root = directory or manifest.parent
+    root = release_root(release, manifest, directory)
     with output.progress(json_mode) as progress:
         preflight(release, manifest, root, progress)
     api = hub_api(endpoint)

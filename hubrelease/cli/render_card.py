@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import JsonOpt, ManifestArg
+from hubrelease.cli.options import DirOpt, JsonOpt, ManifestArg
+from hubrelease.errors import InputError
 from hubrelease.fsutil import atomic_write_text
 
 if TYPE_CHECKING:
@@ -24,6 +25,11 @@ Examples:
   hubrelease render-card hubrelease.yaml --check --diff
 
   hubrelease render-card hubrelease.yaml --out /tmp/README.md --json
+
+  hubrelease render-card hubrelease.yaml --force   # replace a README.md render-card did not write
+
+A card render-card did not write (it has no generated-by line) is never replaced without --force;
+to publish a hand-written card instead, set card.template: none and `hubrelease add` it.
 """
 
 
@@ -53,17 +59,28 @@ def render_card(
     diff: Annotated[
         bool, typer.Option("--diff", help="Do not write; print a unified diff from disk to render.")
     ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace a card file that render-card did not write.")
+    ] = False,
+    directory: DirOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Render the card from the manifest and evaluation files (same inputs, same bytes)."""
     from hubrelease.card import check_card
+    from hubrelease.card.marker import is_generated
 
-    result = check_card(manifest, out)
+    result = check_card(manifest, out, root=directory)
     if check or diff:
         status = "current" if result.current else ("missing" if result.actual is None else "stale")
     else:
         status = "unchanged" if result.current else "written"
         if not result.current:
+            if result.actual is not None and not is_generated(result.actual) and not force:
+                raise InputError(
+                    "was not written by render-card; pass --force to replace it, or keep it as the card "
+                    "with card.template: none",
+                    path=result.path,
+                )
             atomic_write_text(result.path, result.expected)
     if json_mode:
         output.emit_json(_payload(result, manifest, status))

@@ -60,9 +60,10 @@ def verify(
 
     if remote:
         from hubrelease.hub import hub_api, verify_remote
+        from hubrelease.manifest import release_root
 
         release = load_manifest(manifest)
-        root = directory or manifest.parent
+        root = release_root(release, manifest, directory)
         report = verify_remote(release, hub_api(endpoint), revision, root=root, known=[manifest.name])
         raise typer.Exit(render_report(report, str(manifest), json_mode))
     try:

@@ -23,6 +23,7 @@ from hubrelease.fsutil import resolve_inside
 from hubrelease.hashing import StatCache, StatKey, sha256_file
 from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, list_files, repo_info
 from hubrelease.manifest.models import Manifest
+from hubrelease.manifest.write import published_manifest
 
 FileStatus = Literal["added", "changed", "unchanged"]
 
@@ -109,23 +110,25 @@ def read_remote(api: HfApi, manifest: Manifest, revision: str | None = None) -> 
 
 def release_files(manifest: Manifest, manifest_path: Path, root: Path) -> list[tuple[str, Path, str | None]]:
     """(repo path, local path, pinned sha256) of every file a push publishes: artifacts, evaluations,
-    the rendered card and the manifest itself (under its own file name)."""
+    the card (README.md is published without a ``card:`` section too, when present) and the manifest
+    itself (under its own file name, without its local ``root:``)."""
     files: list[tuple[str, Path, str | None]] = [
         (a.path, resolve_inside(root, a.local_path), a.sha256) for a in manifest.artifacts
     ]
     listed = {a.path for a in manifest.artifacts}
-    extras = [*manifest.evaluations]
-    if manifest.card is not None:
-        extras.append(manifest.card.output)
-    for name in extras:
+    extras = [(e.path, e.sha256) for e in manifest.evaluation_files]
+    card = manifest.card
+    if card is not None or resolve_inside(root, manifest.card_output).is_file():
+        extras.append((manifest.card_output, card.sha256 if card is not None else None))
+    for name, sha256 in extras:
         if name not in listed:
-            files.append((name, resolve_inside(root, name), None))
+            files.append((name, resolve_inside(root, name), sha256))
             listed.add(name)
     if manifest_path.name in listed:
         raise InputError(
             f"the manifest's name {manifest_path.name!r} collides with a published file", path=manifest_path
         )
-    files.append((manifest_path.name, manifest_path, None))
+    files.append((manifest_path.name, published_manifest(manifest, manifest_path, root), None))
     return files
 
 

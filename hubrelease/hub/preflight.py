@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 
 from hubrelease.card import check_card
+from hubrelease.card.marker import is_generated
 from hubrelease.errors import CheckFailed
 from hubrelease.lint import lint_file
-from hubrelease.manifest.models import Manifest
+from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.verify import verify_manifest
 
@@ -20,10 +21,22 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def unpinned_revisions(manifest: Manifest) -> list[str]:
-    """Pins whose revision is not a commit (a branch, a tag or nothing)."""
-    pins = [(p.repo_id, p.revision) for p in [*manifest.pins.targets, *manifest.pins.base_drafters]]
-    pins += [(d.repo_id, d.revision) for d in manifest.pins.datasets]
-    return [f"{repo}@{rev or '?'}" for repo, rev in pins if not (rev and _COMMIT.match(rev))]
+    """Pins whose revision is not a commit and that do not say so with ``unpinned: true``.
+
+    A pin marked ``unpinned`` is published as what it is (the card states it, ``verify --remote``
+    checks its sizes at the branch head); ``lock`` would record a commit nobody measured against.
+    The models refuse an unmarked branch already; this guards manifests built in code.
+    """
+    pins: list[PinnedRepo | PinnedDataset] = [
+        *manifest.pins.targets,
+        *manifest.pins.base_drafters,
+        *manifest.pins.datasets,
+    ]
+    return [
+        f"{p.repo_id}@{p.revision or '?'}"
+        for p in pins
+        if not p.unpinned and not (p.revision and _COMMIT.match(p.revision))
+    ]
 
 
 def preflight(
@@ -33,7 +46,8 @@ def preflight(
     unpinned = unpinned_revisions(manifest)
     if unpinned:
         raise CheckFailed(
-            f"unpinned revision(s): {', '.join(unpinned)}; run `hubrelease lock` first",
+            f"unpinned revision(s): {', '.join(unpinned)}; run `hubrelease lock` first, or mark a pin "
+            "that has no commit to record with unpinned: true",
             path=manifest_path,
             field="pins",
         )
@@ -56,5 +70,26 @@ def preflight(
         ]
         if errors:
             raise CheckFailed(f"lint: {errors[0].rule_id}: {errors[0].message}", path=artifact.path)
-    if manifest.card is not None:
-        check_card(manifest_path).raise_if_stale()
+    _check_card(manifest, manifest_path, root)
+
+
+def _check_card(manifest: Manifest, manifest_path: Path, root: Path) -> None:
+    """A rendered card must be current; a hand-written one was verified by digest above.
+
+    Without a ``card:`` section a README.md is published only if render-card wrote it (then it must
+    be current) or it is pinned as an artifact: an unpinned hand-written card is not published.
+    """
+    card = manifest.card
+    if card is not None and card.hand_written:
+        return
+    if card is None:
+        readme = root / manifest.card_output
+        if not readme.is_file() or manifest.artifact(manifest.card_output) is not None:
+            return
+        if not is_generated(readme.read_text(encoding="utf-8", errors="replace")):
+            raise CheckFailed(
+                f"{manifest.card_output} is neither rendered by render-card nor pinned; keep it as the card "
+                f"with `card: {{template: none}}` and `hubrelease add {manifest_path} {readme}`",
+                path=manifest_path,
+            )
+    check_card(manifest_path, root=root).raise_if_stale()

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from hubrelease.fsutil import check_release_path
 
 SCHEMA_VERSION = 1
+DEFAULT_CARD = "README.md"
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -405,13 +406,22 @@ class CardSection(_Strict):
     """Markdown body."""
 
 
+HAND_WRITTEN = "none"
+"""``card.template`` value for a card the author writes by hand (pinned by ``card.size`` / ``card.sha256``)."""
+
+
 class Card(_Strict):
-    """How the README is rendered."""
+    """How the README is rendered, or (``template: none``) which hand-written README is published."""
 
     template: str = "safetensors_drafter"
-    """A built-in template name or a path (relative to the manifest) to a Jinja2 template."""
+    """A built-in template name, a path (inside the release folder) to a Jinja2 template, or
+    ``none`` for a hand-written card that render-card never touches."""
     output: RepoPath = "README.md"
     """Where the rendered card is written, relative to the release folder."""
+    size: ByteSize | None = None
+    """Size of a hand-written card (``template: none``)."""
+    sha256: Sha256 | None = None
+    """SHA-256 of a hand-written card (``template: none``): verify and push check it like an artifact."""
     summary: str | None = None
     """Opening paragraph (Markdown) under the title."""
     usage: list[Usage] = Field(default_factory=list)
@@ -422,6 +432,22 @@ class Card(_Strict):
     """Extra prose sections, rendered after the measurements."""
     variables: dict[str, object] = Field(default_factory=dict)
     """Free values the template may use (``card.variables`` in the context)."""
+
+    @property
+    def hand_written(self) -> bool:
+        """True when the card is the author's file, not a render."""
+        return self.template == HAND_WRITTEN
+
+    @model_validator(mode="after")
+    def _check_pins(self) -> Card:
+        if not self.hand_written and (self.size is not None or self.sha256 is not None):
+            field = "sha256" if self.sha256 is not None else "size"
+            raise LocatedError(
+                "size and sha256 pin a hand-written card (template: none); a rendered card is checked "
+                "by `render-card --check`",
+                (field,),
+            )
+        return self
 
 
 class Notices(_Strict):
@@ -435,19 +461,43 @@ class Notices(_Strict):
     """Papers or code referenced."""
 
 
+class EvaluationFile(_Strict):
+    """An evaluation file pinned like an artifact: every number in the card comes from these bytes."""
+
+    path: RepoPath
+    """Path of the file in the release folder (and the repo)."""
+    size: ByteSize | None = None
+    """Exact size in bytes."""
+    sha256: Sha256 | None = None
+    """SHA-256 of the file."""
+
+
+def _root(value: str) -> str:
+    if not value or _CONTROL.search(value) or value.startswith("/") or "\\" in value:
+        raise ValueError(f"root {value!r} must be a relative POSIX path to the release folder")
+    return value
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+
+
 class Manifest(_Strict):
     """A hubrelease manifest (schema_version 1)."""
 
     schema_version: Literal[1]
     """Manifest schema version; always 1."""
+    root: Annotated[str, AfterValidator(_root)] | None = None
+    """The release folder, relative to this manifest's folder (``init --out`` writes it); default:
+    the manifest's folder. ``--dir`` overrides it. A published manifest never carries it."""
     release: Release
     """The published repo."""
     pins: Pins = Field(default_factory=Pins)
     """Inputs: targets, drafters, datasets, engines, hardware."""
     artifacts: list[Artifact] = Field(default_factory=list)
     """Every file to publish."""
-    evaluations: list[RepoPath] = Field(default_factory=list)
-    """Evaluation JSON files (relative to the release folder)."""
+    evaluations: list[RepoPath | EvaluationFile] = Field(default_factory=list)
+    """Evaluation JSON files (relative to the release folder): a path, or ``{path, size, sha256}``
+    (``hubrelease add`` records both; verify then checks them like artifacts)."""
     card: Card | None = None
     """Model or dataset card rendering."""
     notices: Notices = Field(default_factory=Notices)
@@ -459,8 +509,34 @@ class Manifest(_Strict):
     def _check_unique_paths(self) -> Manifest:
         _unique([a.path for a in self.artifacts], "artifacts", "path")
         _unique([a.local_path for a in self.artifacts], "artifacts", "local")
-        _unique(list(self.evaluations), "evaluations", None)
+        _unique(self.evaluation_paths, "evaluations", None)
+        # Without a card section, a README.md listed as an artifact is simply a pinned hand-written card.
+        output = self.card.output if self.card is not None else None
+        clash = {a.path for a in self.artifacts} | {a.local_path for a in self.artifacts}
+        if output is not None and (output in clash or output in self.evaluation_paths):
+            what = "an evaluation file" if output in self.evaluation_paths else "an artifact"
+            loc = ("card", "output")
+            raise LocatedError(
+                f"{output!r} is the card and {what}: the card is never an artifact "
+                "(`hubrelease rm` it; a hand-written card is kept with card.template: none)",
+                loc,
+            )
         return self
+
+    @property
+    def evaluation_files(self) -> list[EvaluationFile]:
+        """Every evaluation file with whatever is pinned about it."""
+        return [EvaluationFile(path=e) if isinstance(e, str) else e for e in self.evaluations]
+
+    @property
+    def evaluation_paths(self) -> list[str]:
+        """Paths of the evaluation files."""
+        return [e if isinstance(e, str) else e.path for e in self.evaluations]
+
+    @property
+    def card_output(self) -> str:
+        """Where the card lives in the release folder (``README.md`` without a ``card:`` section)."""
+        return self.card.output if self.card is not None else DEFAULT_CARD
 
     def artifact(self, path: str) -> Artifact | None:
         """The artifact published at ``path``, if any."""

@@ -16,7 +16,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from hubrelease.fsutil import atomic_write_text
+from hubrelease.fsutil import STATE_DIR, atomic_write_text
 from hubrelease.manifest.comments import trailing_comment_kept
 from hubrelease.manifest.load import read_tree, validate_tree
 from hubrelease.manifest.models import Manifest
@@ -150,3 +150,20 @@ def manifest_to_yaml(manifest: Manifest) -> str:
     data = manifest.model_dump(mode="json", exclude_defaults=True)
     data = {"schema_version": manifest.schema_version, **data}
     return dump_tree(to_node(data))
+
+
+def published_manifest(manifest: Manifest, manifest_path: Path, root: Path) -> Path:
+    """The manifest file as the Hub gets it: itself, or (with ``root:``) a copy without that line.
+
+    On the Hub (and after ``hf download``) the manifest sits at the top of the release folder, so
+    a ``root:`` pointing from its local place to the folder would send every command astray. The
+    copy lives in the release's state folder, which is never published or walked.
+    """
+    if manifest.root is None:
+        return manifest_path
+    tree = load_tree(manifest_path)
+    del tree["root"]
+    text = dump_tree(tree, guess_indent(manifest_path.read_text(encoding="utf-8")))
+    copy = root / STATE_DIR / "published" / manifest_path.name
+    atomic_write_text(copy, text)
+    return copy

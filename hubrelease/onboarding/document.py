@@ -17,14 +17,41 @@ from hubrelease.manifest.models import Manifest
 from hubrelease.manifest.write import dump_tree, to_node
 
 SECTION_COMMENTS = {
+    "root": "The release folder, relative to this file. Every command reads the files there (--dir overrides).",
     "release": "The Hub repo this release is published to, and the metadata its card carries.",
     "artifacts": (
         "Every file to publish. size and sha256 pin the exact bytes (`hubrelease add FILE` refreshes them).\n"
         "role: recommended | variant | benchmark | data | doc. composition: tensor types from the header."
     ),
-    "evaluations": "Evaluation JSON files (schema: `hubrelease schema --eval`); card claims are computed from them.",
+    "evaluations": (
+        "Evaluation JSON files (schema: `hubrelease schema --eval`), pinned like artifacts: card claims are\n"
+        "computed from them."
+    ),
+    "card": (
+        "The card (README.md). template: none publishes the hand-written file as pinned here; set a built-in\n"
+        "template (safetensors_drafter, gguf_drafter, dataset_release) and run `hubrelease render-card --force`\n"
+        "to generate it from this manifest instead."
+    ),
     "ignore": "Files in the folder that are not published (.gitignore, --exclude, symlinks, unreadable files).",
 }
+
+
+SCAFFOLD = """\
+What the release was built from and measured against (`hubrelease schema` lists every key);
+`hubrelease lock` turns a branch into the commit it points to. A pin with no commit to record
+says so with unpinned: true, and the card then states it.
+pins:
+  targets:
+    - repo_id: ORG/TARGET-MODEL
+      revision: main        # a 40-hex commit after `hubrelease lock`
+  base_drafters: []
+  datasets: []
+  engines: []
+The card rendered by `hubrelease render-card` (see README, Cards):
+card:
+  template: safetensors_drafter   # or gguf_drafter, dataset_release, none (hand-written)
+  summary: One paragraph under the title.\
+"""
 
 
 @dataclass(frozen=True)
@@ -34,15 +61,21 @@ class ManifestDraft:
     header: Sequence[str]
     release: dict[str, Any]
     artifacts: list[dict[str, Any]]
-    evaluations: list[str] = field(default_factory=list)
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
+    root: str | None = None
+    card: dict[str, Any] | None = None
+    scaffold: bool = False
+    """Append a commented ``pins:`` / ``card:`` scaffold (``init``; an import describes what exists)."""
 
     def sections(self) -> dict[str, Any]:
         """Top-level sections in file order; empty optional ones are left out."""
         sections = {
+            "root": self.root,
             "release": self.release,
             "artifacts": [{k: v for k, v in a.items() if v is not None} for a in self.artifacts],
-            "evaluations": self.evaluations,
+            "evaluations": [{k: v for k, v in e.items() if v is not None} for e in self.evaluations],
+            "card": self.card,
             "ignore": self.ignore,
         }
         return {key: value for key, value in sections.items() if value or key == "artifacts"}
@@ -53,6 +86,8 @@ class ManifestDraft:
         for key, value in self.sections().items():
             text = dump_tree(to_node({key: value})).rstrip("\n")
             parts.append(f"{_comment(SECTION_COMMENTS[key].splitlines())}\n{text}")
+        if self.scaffold:
+            parts.append(_comment(SCAFFOLD.splitlines()))
         return "\n\n".join(parts) + "\n"
 
 

@@ -21,14 +21,15 @@ from hubrelease.fsutil import check_release_path, is_temp_name
 from hubrelease.hashing import StatKey
 from hubrelease.manifest.comments import trailing_comment_kept
 from hubrelease.manifest.load import validate_tree
-from hubrelease.manifest.models import Role
-from hubrelease.manifest.write import load_tree, remove_artifacts, save_tree, upsert_artifact
+from hubrelease.manifest.models import HAND_WRITTEN, Manifest, Role
+from hubrelease.manifest.root import release_root
+from hubrelease.manifest.write import load_tree, remove_artifacts, save_tree, to_node, upsert_artifact
 from hubrelease.onboarding.facts import hash_scanned
 from hubrelease.onboarding.roles import artifact_entry, guess_role
 from hubrelease.onboarding.scan import ScannedFile
 from hubrelease.progress import NULL_PROGRESS, Progress
 
-Status = Literal["added", "changed", "unchanged", "evaluation"]
+Status = Literal["added", "changed", "unchanged", "evaluation", "card"]
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,10 @@ def add_files(
 ) -> AddResult:
     """Hash ``files`` and add or refresh their entries; write the manifest once, atomically.
 
-    ``root`` is the release folder (default: the manifest's folder); every file must be inside it.
-    A valid evaluation JSON goes to ``evaluations`` unless a role or repo path is given.
+    ``root`` is the release folder (``--dir``; default: the manifest's ``root:``, else its folder);
+    every file must be inside it. A valid evaluation JSON goes to ``evaluations`` (with size and
+    sha256) unless a role or repo path is given; the card file is pinned as a hand-written card
+    (``card: {template: none, size, sha256}``), never as an artifact.
     """
     if path_in_repo is not None and len(files) != 1:
         raise InputError("--path-in-repo needs exactly one FILE", field="path-in-repo")
@@ -86,8 +89,10 @@ def add_files(
         except ValueError as exc:
             raise InputError(str(exc), field="path-in-repo") from None
     tree = load_tree(manifest_path)
-    published = {a.local_path: a.path for a in validate_tree(tree, manifest_path).artifacts}
-    folder = root or manifest_path.parent
+    manifest = validate_tree(tree, manifest_path)
+    published = {a.local_path: a.path for a in manifest.artifacts}
+    local_of = {a.path: a.local_path for a in manifest.artifacts}
+    folder = release_root(manifest, manifest_path, root)
     for file in files:
         if Path(file).resolve() == manifest_path.resolve():
             # Its digest changes the moment the entry is written, so verify could never pass.
@@ -99,9 +104,14 @@ def add_files(
         raise InputError(first.reason, path=folder / first.name)
     changes: list[AddChange] = []
     for item in facts:
-        if item.evaluation and role is None and path_in_repo is None and item.name not in published:
+        if item.name == manifest.card_output and item.name not in published and path_in_repo is None:
+            _pin_card(tree, manifest, item.name, item.size, item.sha256, folder)
+            changes.append(AddChange(item.name, "card", item.size, item.sha256))
+            continue
+        evaluation = item.name in manifest.evaluation_paths or (item.evaluation and role is None)
+        if evaluation and path_in_repo is None and item.name not in published:
             with trailing_comment_kept(tree, "evaluations"):
-                _add_evaluation(tree, item.name)
+                _pin_evaluation(tree, item.name, item.size, item.sha256)
             changes.append(AddChange(item.name, "evaluation", item.size, item.sha256))
             continue
         # A file already published under another repo path is refreshed there.
@@ -109,6 +119,12 @@ def add_files(
         if published.get(item.name, path) != path:
             raise InputError(
                 f"already listed as {published[item.name]}; `hubrelease rm` it first to publish it elsewhere",
+                path=folder / item.name,
+            )
+        if local_of.get(path, item.name) != item.name:
+            # Refreshing the entry would pin this file's digest on another file's bytes.
+            raise InputError(
+                f"{path} is already published from {local_of[path]}; `hubrelease rm {path}` first",
                 path=folder / item.name,
             )
         # A role the user chose earlier is kept; a new entry gets a guessed one.
@@ -140,13 +156,16 @@ def remove_paths(manifest_path: Path, paths: Sequence[str]) -> list[str]:
     tree = load_tree(manifest_path)
     validate_tree(tree, manifest_path)
     evaluations = tree.get("evaluations")
-    listed_evals = [p for p in paths if isinstance(evaluations, CommentedSeq) and p in evaluations]
+    entries = list(evaluations) if isinstance(evaluations, CommentedSeq) else []
+    names = [e.get("path") if isinstance(e, CommentedMap) else e for e in entries]
+    listed_evals = [p for p in paths if p in names]
     missing = [p for p in remove_artifacts(tree, list(paths)) if p not in listed_evals]
     if missing:
         raise InputError(f"not in the manifest: {', '.join(missing)}", path=manifest_path)
     with trailing_comment_kept(tree, "evaluations"):
-        for name in listed_evals:
-            del evaluations[evaluations.index(name)]
+        for index in reversed(range(len(names))):
+            if names[index] in listed_evals:
+                del evaluations[index]
     save_tree(tree, manifest_path)
     return list(paths)
 
@@ -172,13 +191,38 @@ def _scanned(folder: Path, file: Path) -> ScannedFile:
     return ScannedFile(name, file, StatKey.of(st))
 
 
-def _add_evaluation(tree: CommentedMap, name: str) -> None:
+def _pin_evaluation(tree: CommentedMap, name: str, size: int, sha256: str | None) -> None:
+    """Add or refresh ``{path, size, sha256}`` in ``evaluations`` (a bare path entry is upgraded in place)."""
     evaluations = tree.get("evaluations")
     if evaluations is None:
         evaluations = CommentedSeq()
         tree["evaluations"] = evaluations
-    if name not in evaluations:
-        evaluations.append(name)
+    entry = to_node({"path": name, "size": size, "sha256": sha256})
+    for index, node in enumerate(evaluations):
+        if node == name or (isinstance(node, CommentedMap) and node.get("path") == name):
+            evaluations[index] = entry
+            return
+    evaluations.append(entry)
+
+
+def _pin_card(
+    tree: CommentedMap, manifest: Manifest, name: str, size: int, sha256: str | None, folder: Path
+) -> None:
+    """Pin the card file as hand-written; a card render-card owns is refused (it is rendered, not added)."""
+    card = manifest.card
+    if card is not None and not card.hand_written:
+        raise InputError(
+            f"is the card rendered from template {card.template!r}; run `hubrelease render-card` instead, "
+            "or set card.template: none to publish it as written",
+            path=folder / name,
+        )
+    node = tree.get("card")
+    if not isinstance(node, CommentedMap):
+        node = CommentedMap()
+        tree["card"] = node
+    node["template"] = HAND_WRITTEN
+    node["size"] = size
+    node["sha256"] = sha256
 
 
 def _listed(tree: CommentedMap, path: str) -> bool:

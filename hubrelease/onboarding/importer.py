@@ -25,22 +25,27 @@ from huggingface_hub.utils._http import get_session, hf_raise_for_status
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.errors import FormatError, HubError, InputError
+from hubrelease.fsutil import atomic_write_bytes
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.client import hub_errors
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
-from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, list_files, resolve_commit
-from hubrelease.manifest.models import Manifest, RepoType
+from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, list_files, resolve_commit, verify_remote
+from hubrelease.manifest import load_manifest_text
+from hubrelease.manifest.models import HAND_WRITTEN, Manifest, RepoType
 from hubrelease.onboarding.cardmeta import card_release_fields, is_repo_id
 from hubrelease.onboarding.document import ManifestDraft, refuse_existing, write_new_manifest
 from hubrelease.onboarding.facts import FileFacts, detect_evaluation, inspect_composition
 from hubrelease.onboarding.init import DEFAULT_LICENSE, README
 from hubrelease.onboarding.roles import artifact_entries
+from hubrelease.verify.findings import VerifyReport
 
 # The Hub refuses regular files above 10 MiB; anything bigger that is not LFS is pinned by size only.
 REGULAR_FETCH_LIMIT = 10 << 20
 # Parallel downloads of small regular files, as many as huggingface_hub's snapshot_download uses.
 FETCH_THREADS = 8
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+# The name push publishes a manifest under by default; import restores it when the repo holds one.
+MANIFEST_NAME = "hubrelease.yaml"
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,10 @@ class ImportResult:
     revision: str
     fetched_bytes: int
     warnings: tuple[str, ...]
+    restored: bool = False
+    """True when the repo held a published manifest, written back unchanged (pins, card, roles, claims)."""
+    report: VerifyReport | None = None
+    """The restored manifest checked against the Hub at ``commit``."""
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -74,6 +83,9 @@ def import_repo(
     commit = resolve_commit(api, repo_id, revision, repo_type)
     listed = list_files(api, repo_id, commit, repo_type)
     _refuse_unsafe_paths(repo_id, commit, listed)
+    published = next((n for n in (out.name, MANIFEST_NAME) if n in listed), None)
+    if published is not None:
+        return _restore(api, repo_id, revision, commit, repo_type, listed[published], out)
     # The manifest publishes itself under its own name; .gitattributes is the Hub's.
     wanted = sorted(n for n in listed if n not in ALWAYS_PUBLISHED and n != out.name)
     remote = {name: listed[name] for name in wanted}
@@ -97,20 +109,25 @@ def import_repo(
             facts.append(item)
             if note:
                 warnings.append(note)
-        card: dict[str, Any] = {}
+        card_fields: dict[str, Any] = {}
         if README in local:
-            card, notes = card_release_fields(local[README], repo_type)
+            card_fields, notes = card_release_fields(local[README], repo_type)
             warnings += notes
     branch = _branch(api, repo_id, revision, repo_type)
     if branch != revision:
         warnings.append(f"{revision!r} is not a branch; release.revision is set to {branch!r} for push")
-    artifacts, evaluations = artifact_entries(facts)
+    # The card is never an artifact: the repo's README.md is kept as a hand-written card, pinned.
+    readme = next((f for f in facts if f.name == README and f.sha256 is not None), None)
+    card = {"template": HAND_WRITTEN, "size": readme.size, "sha256": readme.sha256} if readme else None
+    artifacts, evaluations = artifact_entries([f for f in facts if f is not readme])
     release: dict[str, Any] = {"repo_id": repo_id, "repo_type": repo_type}
     if branch != "main":
         release["revision"] = branch
-    release["license"] = card.pop("license", DEFAULT_LICENSE)
-    release.update(card)
-    draft = ManifestDraft(_header(repo_id, revision, repo_type, commit, out), release, artifacts, evaluations)
+    release["license"] = card_fields.pop("license", DEFAULT_LICENSE)
+    release.update(card_fields)
+    draft = ManifestDraft(
+        _header(repo_id, revision, repo_type, commit, out), release, artifacts, evaluations, card=card
+    )
     manifest = write_new_manifest(out, draft, force=force)
     return ImportResult(manifest, out, commit, revision, fetched, tuple(warnings))
 
@@ -123,6 +140,32 @@ def _refuse_unsafe_paths(repo_id: str, commit: str, listed: dict[str, RemoteFile
             raise InputError(
                 f"{repo_id}@{commit[:12]}: the Hub lists the unsafe path {name!r}; nothing was written"
             )
+
+
+def _restore(
+    api: HfApi, repo_id: str, revision: str, commit: str, repo_type: str, remote: RemoteFile, out: Path
+) -> ImportResult:
+    """Write the repo's own published manifest to ``out`` byte for byte, then check it against the Hub.
+
+    Byte for byte, so a ``push`` of the unchanged import plans nothing; validated first, so a
+    broken published manifest is one error line, not a bad file on disk.
+    """
+    label = f"{repo_id}@{commit[:12]}:{remote.path}"
+    with tempfile.TemporaryDirectory(prefix="hubrelease-import-") as tmp:
+        data = _fetch(api, repo_id, commit, repo_type, [remote], Path(tmp))[remote.path].read_bytes()
+    if git_hash(data) != remote.blob_id:
+        raise HubError(f"{label}: downloaded bytes do not match git blob {remote.blob_id}", repo_id=repo_id)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{label} is not UTF-8 text") from None
+    manifest = load_manifest_text(text, label)
+    if manifest.release.repo_id != repo_id:
+        raise InputError(f"{label} describes {manifest.release.repo_id}, not this repo; nothing written")
+    atomic_write_bytes(out, data)
+    report = verify_remote(manifest, api, commit, root=None, known=[remote.path])
+    warnings = tuple(f"{f.path}: {f.message}" for f in report.findings if f.severity == "error")
+    return ImportResult(manifest, out, commit, revision, len(data), warnings, True, report)
 
 
 def _fetch(

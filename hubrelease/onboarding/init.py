@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from hubrelease.card.marker import is_generated
 from hubrelease.errors import InputError
-from hubrelease.manifest.models import Manifest, RepoType
+from hubrelease.manifest.models import HAND_WRITTEN, BaseModelRelation, Manifest, RepoType
+from hubrelease.manifest.root import root_value
 from hubrelease.onboarding.cardmeta import card_release_fields, is_repo_id
 from hubrelease.onboarding.document import ManifestDraft, refuse_existing, write_new_manifest
 from hubrelease.onboarding.facts import hash_scanned
@@ -37,6 +39,9 @@ class InitOptions:
     repo_type: RepoType = "model"
     license: str | None = None
     base_model: tuple[str, ...] = ()
+    base_model_relation: str | None = None
+    license_name: str | None = None
+    license_link: str | None = None
     exclude: tuple[str, ...] = ()
     recommended: str | None = None
     force: bool = False
@@ -64,12 +69,26 @@ def init_manifest(options: InitOptions, progress: Progress = NULL_PROGRESS) -> I
     )
     skipped = [*scan.skipped, *unreadable]
     notes = [f"{s.name}: {s.reason}; skipped and listed under ignore" for s in skipped] + warnings
-    artifacts, evaluations = artifact_entries(facts, options.recommended)
+    # The card is never an artifact: a hand-written README.md is kept as the card, pinned by digest.
+    readme = next((f for f in facts if f.name == README), None)
+    card = None
+    if readme is not None and not is_generated(_text(options.root / README)):
+        card = {"template": HAND_WRITTEN, "size": readme.size, "sha256": readme.sha256}
+    artifacts, evaluations = artifact_entries([f for f in facts if f is not readme], options.recommended)
     release, card_notes = _release(options)
     notes += card_notes
     ignored = sorted({*scan.ignored, *(s.name for s in unreadable)})
     total = sum(f.size for f in facts)
-    draft = ManifestDraft(_header(options, len(facts), total), release, artifacts, evaluations, ignored)
+    draft = ManifestDraft(
+        _header(options, len(facts), total),
+        release,
+        artifacts,
+        evaluations,
+        ignored,
+        root=root_value(options.root, options.out),
+        card=card,
+        scaffold=True,
+    )
     manifest = write_new_manifest(options.out, draft, force=options.force)
     if options.repo_id is None:
         notes.append(f"no --repo-id given: set release.repo_id (now {release['repo_id']}) before pushing")
@@ -81,10 +100,14 @@ def _check(options: InitOptions) -> None:
     for option, value in [("repo-id", options.repo_id), *(("base-model", b) for b in options.base_model)]:
         if value is not None and not is_repo_id(value):
             raise InputError(f"{value!r} is not a Hub repo id (namespace/name)", field=option)
-    if options.license == "other":
+    if options.license == "other" and not (options.license_name and options.license_link):
+        raise InputError("'other' needs --license-name and --license-link", field="license")
+    if options.base_model_relation is not None and options.base_model_relation not in get_args(
+        BaseModelRelation
+    ):
         raise InputError(
-            "'other' needs license_name and license_link: pass a Hub licence id, then edit release",
-            field="license",
+            f"{options.base_model_relation!r} is not one of {', '.join(get_args(BaseModelRelation))}",
+            field="base-model-relation",
         )
 
 
@@ -96,6 +119,9 @@ def _release(options: InitOptions) -> tuple[dict[str, Any], list[str]]:
         fields["license"] = options.license
         fields.pop("license_name", None)
         fields.pop("license_link", None)
+    for key in ("license_name", "license_link", "base_model_relation"):
+        if getattr(options, key) is not None:
+            fields[key] = getattr(options, key)
     if options.base_model:
         fields["base_model"] = list(options.base_model)
     release: dict[str, Any] = {
@@ -122,6 +148,11 @@ def _header(options: InitOptions, count: int, total: int) -> list[str]:
         "Review roles and release metadata, add pins and a card section, then run",
         f"`hubrelease verify {out}`. After a file changes: `hubrelease add {out} FILE`.",
     ]
-    if out.parent.resolve() != options.root.resolve():
-        lines.append(f"Release folder: {options.root} (pass --dir {options.root} to verify and push).")
     return lines
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None

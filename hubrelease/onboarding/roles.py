@@ -35,8 +35,8 @@ def guess_role(name: str) -> Role:
 
 def artifact_entries(
     facts: Sequence[FileFacts], recommended: str | None = None
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """Manifest ``artifacts`` entries and ``evaluations`` paths for ``facts``, roles guessed.
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Manifest ``artifacts`` entries and ``evaluations`` entries (path, size, sha256) for ``facts``, roles guessed.
 
     ``recommended`` names the file to recommend; by default the largest weights file is.
     """
@@ -48,10 +48,10 @@ def artifact_entries(
         if weights:
             recommended = max(weights, key=lambda f: (f.size, f.name)).name
     artifacts: list[dict[str, Any]] = []
-    evaluations: list[str] = []
+    evaluations: list[dict[str, Any]] = []
     for item in facts:
         if item.evaluation and item.name != recommended:
-            evaluations.append(item.name)
+            evaluations.append({"path": item.name, "size": item.size, "sha256": item.sha256})
             continue
         role: Role = "recommended" if item.name == recommended else guess_role(item.name)
         artifacts.append(artifact_entry(item, role))

@@ -19,9 +19,11 @@ from hubrelease.errors import HubReleaseError, InputError
 from hubrelease.fsutil import STATE_DIR, ReleaseFolder, is_temp_name, relative_inside
 from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files, parse_sums
 from hubrelease.manifest.models import Manifest
+from hubrelease.manifest.root import release_root
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.verify.findings import FileCheck, FileStatus, Finding, VerifyReport
 
+GITATTRIBUTES = ".gitattributes"
 # Never reported as unlisted: VCS and tool state, caches.
 _ALWAYS_IGNORED_DIRS = {".git", STATE_DIR, "__pycache__", ".cache"}
 
@@ -47,10 +49,21 @@ class VerifyOptions:
 
 
 def expected_from_manifest(manifest: Manifest) -> list[Expected]:
-    """Artifacts (size + sha256) and evaluation files (existence) the manifest lists."""
+    """Artifacts, evaluation files and a hand-written card, with whatever the manifest pins about them.
+
+    An evaluation file without a digest is checked for existence only (reported as a warning):
+    older manifests list bare paths, and ``hubrelease add`` pins them.
+    """
     items = [Expected(a.local_path, a.size, a.sha256) for a in manifest.artifacts]
     listed = {a.local_path for a in manifest.artifacts}
-    items += [Expected(p, None, None, require_digest=False) for p in manifest.evaluations if p not in listed]
+    items += [
+        Expected(e.path, e.size, e.sha256, require_digest=False)
+        for e in manifest.evaluation_files
+        if e.path not in listed
+    ]
+    card = manifest.card
+    if card is not None and card.hand_written:
+        items.append(Expected(card.output, card.size, card.sha256))
     return items
 
 
@@ -61,11 +74,13 @@ def verify_manifest(
     options: VerifyOptions = VerifyOptions(),
     progress: Progress = NULL_PROGRESS,
 ) -> VerifyReport:
-    """Verify the release folder (default: the manifest's folder) against the manifest."""
-    folder = (root or manifest_path.parent).resolve()
-    known = {manifest_path.resolve()}
-    if manifest.card is not None:
-        known.add(folder / manifest.card.output)
+    """Verify the release folder (``root``, else the manifest's ``root:``, else its folder) against the manifest.
+
+    The manifest, the card and ``.gitattributes`` (which the Hub adds and ``hf download`` brings)
+    are expected files, never unlisted.
+    """
+    folder = release_root(manifest, manifest_path, root).resolve()
+    known = {manifest_path.resolve(), folder / manifest.card_output, folder / GITATTRIBUTES}
     report = verify_tree(
         folder, expected_from_manifest(manifest), options, progress, known=known, ignore=manifest.ignore
     )
@@ -166,14 +181,15 @@ def verify_tree(
         if item.sha256 is None:
             if item.require_digest:
                 status = "unpinned"
-                findings.append(
-                    Finding.make(
-                        "unpinned",
-                        job.name,
-                        "no sha256 in the manifest; `hubrelease add` records it",
-                        actual=result.sha256,
-                    )
+            findings.append(
+                Finding.make(
+                    "unpinned",
+                    job.name,
+                    "no sha256 in the manifest; `hubrelease add` records it",
+                    actual=result.sha256,
+                    severity=None if item.require_digest else "warning",
                 )
+            )
         elif item.sha256 != result.sha256:
             status = "digest_mismatch"
             findings.append(

@@ -33,9 +33,10 @@ def test_init_then_verify_passes(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel")
     code, out, err = run("init", root, "--repo-id", "acme/tiny")
     assert code == 0, err
-    assert "recommended         348360  weights/checkpoint-0.safetensors" in out.splitlines()
+    weights = (root / "weights/checkpoint-0.safetensors").stat().st_size
+    assert f"recommended {weights:>14}  weights/checkpoint-0.safetensors" in out.splitlines()
     assert (
-        err.splitlines()[-1] == f"wrote {root / 'hubrelease.yaml'}: 7 artifact(s), 1 evaluation(s), 4 ignored"
+        err.splitlines()[-1] == f"wrote {root / 'hubrelease.yaml'}: 6 artifact(s), 1 evaluation(s), 4 ignored"
     )
     assert (
         "warning: LINK.md: is a symlink; not published (verify refuses symlinks); skipped and listed under ignore"
@@ -129,7 +130,7 @@ def test_import_then_remote_verify_passes(loopback_hub: LoopbackHub, tmp_path: P
     out.parent.mkdir()
     code, _, err = run("import", f"{repo_id}@dev", "--out", out, "--endpoint", loopback_hub.url)
     assert code == 0, err
-    assert f"wrote {out}: {repo_id}@dev = {commit}, 8 artifact(s)" in err
+    assert f"wrote {out}: {repo_id}@dev = {commit} (described), 7 artifact(s)" in err
     code, stdout, err = run("verify", out, "--remote", "--endpoint", loopback_hub.url, "--json")
     assert code == 0, stdout + err
     assert json.loads(stdout)["ok"] is True

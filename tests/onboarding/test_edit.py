@@ -129,11 +129,12 @@ def test_evaluation_json_goes_to_evaluations(tmp_path: Path) -> None:
     copy.write_bytes((root / "results" / "spark.json").read_bytes())
     [change] = add_files(out, [copy]).changes
     assert change.status == "evaluation"
-    assert load_manifest(out).evaluations == ["results/spark.json", "results/h200.json"]
+    assert load_manifest(out).evaluation_paths == ["results/spark.json", "results/h200.json"]
+    assert all(e.sha256 is not None for e in load_manifest(out).evaluation_files)  # pinned like artifacts
     text = out.read_text(encoding="utf-8")
-    assert "  - results/h200.json\n\n# Files in the folder that are not published" in text
+    assert "  - path: results/h200.json\n" in text
     remove_paths(out, ["results/h200.json"])
-    assert load_manifest(out).evaluations == ["results/spark.json"]
+    assert load_manifest(out).evaluation_paths == ["results/spark.json"]
 
 
 @pytest.mark.parametrize(

@@ -36,14 +36,15 @@ def test_branch_is_resolved_and_every_file_pinned_without_downloading_lfs(
     expected = {
         name: (p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest())
         for name, p in local.items()
-        if name != "results/spark.json"
+        if name not in ("results/spark.json", "README.md")  # the card is pinned as the card
     }
     assert pinned == expected
-    assert manifest.evaluations == ["results/spark.json"]
+    assert manifest.evaluation_paths == ["results/spark.json"]
     roles = {a.path: a.role for a in manifest.artifacts}
     assert roles["weights/checkpoint-0.safetensors"] == "recommended"
     assert roles["gguf/drafter-q4.gguf"] == "variant"
-    assert roles["README.md"] == "doc"
+    assert "README.md" not in roles  # the card is never an artifact
+    assert manifest.card is not None and manifest.card.template == "none" and manifest.card.sha256
     # Card front matter, parsed by huggingface_hub's ModelCard.
     assert manifest.release.license == "apache-2.0"
     assert manifest.release.base_model == ["acme/target-8b"]
@@ -138,7 +139,6 @@ def test_dataset_repo(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
         "cc-by-4.0",
     )
     assert {a.path: a.role for a in manifest.artifacts} == {
-        "README.md": "doc",
         "data/extra.jsonl": "data",
         "data/train-00000-of-00001.parquet": "data",
     }
@@ -158,8 +158,8 @@ def test_a_large_lfs_readme_is_not_downloaded(
     result = import_repo(api, repo_id, tmp_path / "m.yaml")
     assert not [r.path for r in loopback_hub.requests.records if r.path.endswith("/README.md")]
     assert result.warnings == ("README.md: 86 bytes in LFS, not fetched; card metadata not imported",)
-    pinned = {a.path: a.sha256 for a in load_manifest(tmp_path / "m.yaml").artifacts}
-    assert pinned["README.md"] == hashlib.sha256(readme).hexdigest()
+    card = load_manifest(tmp_path / "m.yaml").card
+    assert card is not None and card.sha256 == hashlib.sha256(readme).hexdigest()
 
 
 def test_a_repo_listing_a_dotdot_path_is_refused_and_nothing_is_written(

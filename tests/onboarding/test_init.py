@@ -10,6 +10,7 @@ import pytest
 from hubrelease.errors import InputError
 from hubrelease.hashing import sha256_file
 from hubrelease.manifest import load_manifest
+from hubrelease.onboarding.edit import add_files
 from hubrelease.onboarding.init import InitOptions, init_manifest, repo_name
 from hubrelease.verify import verify_manifest
 from tests.factories.onboarding import deny_reading, write_author_folder
@@ -22,7 +23,6 @@ def test_author_folder_is_described_and_verifies_immediately(tmp_path: Path) -> 
     manifest = load_manifest(out)
     roles = {a.path: a.role for a in manifest.artifacts}
     assert roles == {
-        "README.md": "doc",
         "docs/deep/notes.md": "doc",
         "empty.txt": "doc",
         "gguf/broken-0.gguf": "variant",
@@ -36,7 +36,7 @@ def test_author_folder_is_described_and_verifies_immediately(tmp_path: Path) -> 
     assert by_path["gguf/broken-0.gguf"].composition is None
     empty = by_path["empty.txt"]
     assert (empty.size, empty.sha256) == (0, sha256_file(root / "empty.txt"))
-    assert manifest.evaluations == ["results/spark.json"]
+    assert manifest.evaluation_paths == ["results/spark.json"]
     assert manifest.ignore == [".gitignore", "LINK.md", "scratch", "train.log"]
     assert manifest.release.license == "apache-2.0"
     assert manifest.release.base_model == ["acme/target-8b"]
@@ -128,14 +128,17 @@ def test_invalid_evaluation_json_is_listed_as_an_artifact_with_a_warning(tmp_pat
     assert result.warnings[0].startswith("eval.json: looks like an evaluation file but does not validate (")
 
 
-def test_manifest_outside_the_folder_says_how_to_verify(tmp_path: Path) -> None:
+def test_manifest_outside_the_folder_records_root_and_every_command_uses_it(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
     out = tmp_path / "outside.yaml"
     init_manifest(InitOptions(root, out))
-    assert f"# Release folder: {root} (pass --dir {root} to verify and push)." in out.read_text(
-        encoding="utf-8"
-    )
-    assert verify_manifest(load_manifest(out), out, root).findings == ()
+    assert "\nroot: rel\n" in out.read_text(encoding="utf-8")
+    manifest = load_manifest(out)
+    assert verify_manifest(manifest, out).findings == ()  # no --dir needed
+    (root / "new.md").write_text("new\n")
+    add_files(out, [root / "new.md"])  # FILE as typed, relative to the release folder in the manifest
+    assert load_manifest(out).artifact("new.md") is not None
+    assert verify_manifest(load_manifest(out), out).findings == ()
 
 
 @pytest.mark.parametrize(
@@ -155,7 +158,7 @@ def test_repo_name_from_folder(tmp_path: Path, folder: str, name: str) -> None:
         ),
         (
             {"license": "other"},
-            "license: 'other' needs license_name and license_link: pass a Hub licence id, then edit release",
+            "license: 'other' needs --license-name and --license-link",
         ),
     ],
 )

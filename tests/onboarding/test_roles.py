@@ -43,7 +43,7 @@ def test_largest_weights_file_is_recommended_and_evaluations_split_out() -> None
         ("b.safetensors", "recommended"),
         ("huge.parquet", "data"),
     ]
-    assert evaluations == ["results/eval.json"]
+    assert [e["path"] for e in evaluations] == ["results/eval.json"]
 
 
 def test_no_weights_means_no_recommended() -> None:

@@ -1,0 +1,143 @@
+"""The committed seed releases push to the loopback Hub as committed, and a newcomer's whole path
+(init outside and inside the folder, add, render-card over a hand-written card, verify, push,
+hf download, verify of the download, import, push of the import) closes, with the real
+huggingface_hub client and `hf` CLI against the loopback Hub."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from hubrelease.cli.app import app
+from hubrelease.hub.server import LoopbackHub
+from hubrelease.manifest import load_manifest
+from hubrelease.manifest.write import load_tree, save_tree
+from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo, upload_files
+
+runner = CliRunner()
+
+
+def _run(*args: object) -> Result:
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def _small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) -> Path:
+    """The committed seed with every artifact replaced by a same-named small file, and every pinned
+    repo created on the loopback Hub with small files at the pinned paths (their sizes and commits
+    re-pinned; ``unpinned`` marks are kept as committed)."""
+    folder = tmp_path / name
+    shutil.copytree(repo_root / "manifests" / name, folder)
+    manifest = folder / "hubrelease.yaml"
+    seed = load_manifest(manifest)
+    api = api_for(hub)
+    tree = load_tree(manifest)
+    for kind in ("targets", "base_drafters", "datasets"):
+        for index, pin in enumerate(getattr(seed.pins, kind)):
+            files = {f.path: f"{pin.repo_id}:{f.path}\n".encode() for f in getattr(pin, "files", [])}
+            repo_type = "dataset" if kind == "datasets" else pin.repo_type
+            commit = upload_files(api, pin.repo_id, files or {"README.md": b"pinned\n"}, repo_type=repo_type)
+            if not pin.unpinned:  # a commit of the real Hub cannot exist here: re-pinned to ours
+                tree["pins"][kind][index]["revision"] = commit
+            for f_index, f in enumerate(getattr(pin, "files", [])):
+                tree["pins"][kind][index]["files"][f_index]["size"] = len(files[f.path])
+    for index, artifact in enumerate(seed.artifacts):
+        path = folder / artifact.local_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(f"small stand-in for {artifact.path}\n".encode())
+        node = tree["artifacts"][index]
+        for key in ("sha256", "reported_size", "lint", "composition"):  # the bytes are not a GGUF any more
+            node.pop(key, None)
+    save_tree(tree, manifest)
+    added = _run(
+        "add",
+        manifest,
+        *(folder / a.local_path for a in seed.artifacts),
+        *(folder / e for e in seed.evaluation_paths),
+    )
+    assert added.exit_code == 0, added.stderr
+    rendered = _run("render-card", manifest)
+    assert rendered.exit_code == 0, rendered.stderr
+    return manifest
+
+
+@pytest.mark.parametrize("name", ["ornith-1.0-dflash-gguf", "ornith-1.5-dflash2"])
+def test_committed_seed_pushes_with_its_unpinned_pins(
+    name: str, repo_root: Path, tmp_path: Path, loopback_hub: LoopbackHub
+) -> None:
+    manifest = _small_seed(repo_root, name, tmp_path, loopback_hub)
+    release = load_manifest(manifest)
+    assert any(p.unpinned for p in release.pins.targets)  # pushed as committed: no `lock`
+    pushed = _run("push", manifest, "--endpoint", loopback_hub.url, "--json")
+    assert pushed.exit_code == 0, pushed.stderr + pushed.stdout
+    card = (manifest.parent / "README.md").read_text(encoding="utf-8")
+    assert "not pinned to a commit" in card
+    if name == "ornith-1.0-dflash-gguf":
+        assert "pinned by the sizes of 5 files" in card
+        target = release.pins.targets[0]
+        # The mutable target moves on: verify --remote checks the pinned sizes at its branch head.
+        upload_files(api_for(loopback_hub), target.repo_id, {target.files[0].path: b"re-uploaded, longer\n"})
+        drift = _run("verify", manifest, "--remote", "--endpoint", loopback_hub.url)
+        assert drift.exit_code == 1
+        assert "size mismatch on the Hub" in drift.stdout and target.files[0].path in drift.stdout
+
+
+def test_newcomer_path_closes_the_round_trip(tmp_path: Path, loopback_hub: LoopbackHub) -> None:
+    folder = tmp_path / "my-drafter"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
+    (folder / "config.json").write_text('{"architectures": ["DFlashDraftModel"]}\n')
+    (folder / "README.md").write_text("# My drafter\n\nWritten by hand.\n")
+    repo = unique_repo("newcomer")
+    # init outside the folder: the manifest records root, and add resolves FILE as typed.
+    outside = tmp_path / "outside.yaml"
+    assert _run("init", folder, "--out", outside, "--repo-id", repo, "--license", "mit").exit_code == 0
+    (folder / "notes.md").write_text("notes\n")
+    assert _run("add", outside, folder / "notes.md").exit_code == 0
+    assert _run("verify", outside).exit_code == 0
+    # init inside the folder: the hand-written README is the card, pinned, not an artifact.
+    manifest = folder / "hubrelease.yaml"
+    init = _run("init", folder, "--repo-id", repo, "--license", "mit")
+    assert init.exit_code == 0, init.stderr
+    release = load_manifest(manifest)
+    assert release.card is not None and release.card.hand_written
+    assert "README.md" not in {a.path for a in release.artifacts}
+    # render-card over the hand-written card: refused without --force, then generated.
+    tree = load_tree(manifest)
+    tree["card"] = {"template": "safetensors_drafter", "summary": "A drafter."}
+    save_tree(tree, manifest)
+    refused = _run("render-card", manifest)
+    assert refused.exit_code == 2 and "was not written by render-card" in refused.stderr
+    assert (folder / "README.md").read_text() == "# My drafter\n\nWritten by hand.\n"
+    assert _run("render-card", manifest, "--force").exit_code == 0
+    assert _run("render-card", manifest).exit_code == 0  # its own card: replaced freely
+    assert _run("verify", manifest).exit_code == 0
+    pushed = _run("push", manifest, "--endpoint", loopback_hub.url)
+    assert pushed.exit_code == 0, pushed.stderr + pushed.stdout
+    # hf download of the release verifies clean against its own published manifest.
+    download = tmp_path / "download"
+    env = hf_env(loopback_hub, tmp_path / "hf-home")
+    subprocess.run(
+        [str(VENV_BIN / "hf"), "download", repo, "--local-dir", str(download)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    attributes = download / ".gitattributes"
+    if not attributes.exists():  # the real Hub adds one to every repo; hf download brings it
+        attributes.write_text("*.safetensors filter=lfs diff=lfs merge=lfs -text\n")
+    verified = _run("verify", download / "hubrelease.yaml")
+    assert verified.exit_code == 0, verified.stdout + verified.stderr
+    # import restores the published manifest; a push of the unchanged import changes nothing.
+    imported = download / "hubrelease.yaml"
+    before = imported.read_bytes()
+    result = _run("import", repo, "--out", imported, "--force", "--endpoint", loopback_hub.url)
+    assert result.exit_code == 0, result.stderr
+    assert "restored the published manifest" in result.stderr
+    assert imported.read_bytes() == before
+    again = _run("push", imported, "--endpoint", loopback_hub.url)
+    assert again.exit_code == 0, again.stderr + again.stdout
+    assert "nothing to push" in again.stderr
