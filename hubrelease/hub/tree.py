@@ -114,16 +114,13 @@ def verify_remote(
     pinned_extras = [(e.path, e.size, e.sha256) for e in manifest.evaluation_files]
     if manifest.card is not None and manifest.card.hand_written:
         pinned_extras.append((manifest.card.output, manifest.card.size, manifest.card.sha256))
-    extra_remote = remote_files(
-        api, release.repo_id, [p for p, _, _ in pinned_extras], commit, release.repo_type
-    )
     for name, size, sha256 in pinned_extras:
         if name not in names:
             findings.append(Finding.make("missing", name, "pinned file is not on the Hub"))
             continue
         local = root / name if root is not None else None
         if size is not None or sha256 is not None:  # evaluation files and a hand-written card, pinned
-            _, problems = _compare(name, size, sha256, extra_remote.get(name), local)
+            _, problems = _compare(name, size, sha256, remote.get(name), local)
             findings.extend(problems)
     findings.extend(
         Finding.make("unlisted", name, "file is on the Hub but not in the manifest")
