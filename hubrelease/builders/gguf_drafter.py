@@ -171,6 +171,8 @@ def _add_hparams(
             f"{p}.attention.sliding_window", _uint(config, "sliding_window", raw["sliding_window"], 1)
         )
         writer.add_array(f"{p}.attention.sliding_window_pattern", list(sliding))
+    for gguf_key, value in config.scales(flavor).items():
+        writer.add_float32(f"{p}.{gguf_key}", _positive(config, gguf_key, value))
     writer.add_file_type(_FILE_TYPE[outtype])
     writer.add_quantization_version(2)
 

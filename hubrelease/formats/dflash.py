@@ -83,6 +83,17 @@ _GGUF_SELECTOR = {
 POST_ATTENTION_NORM: dict[Flavor, str] = {"ik": "post_attention_norm.weight", "mainline": "ffn_norm.weight"}
 
 
+SCALES: tuple[tuple[str, str, tuple[Flavor, ...]], ...] = (
+    ("attention_value_scale", "attention.value_scale", ("ik", "mainline")),
+    ("output_multiplier", "logit_scale", ("mainline",)),
+    ("final_logit_softcapping", "final_logit_softcapping", ("mainline",)),
+    ("input_embedding_scale", "embedding_scale", ("mainline",)),
+)
+"""(config key, ``<arch>.`` GGUF key, flavours whose loader reads it): mainline src/models/dflash.cpp:9-26
+and its converter conversion/qwen.py:707-733; ik llama-hparams.cpp:912 and convert_hf_to_gguf.py:2479.
+Missing from the GGUF, the loader runs unscaled (Muse-Glimmer's logits x 0.196, softcap 20)."""
+
+
 @dataclass(frozen=True)
 class DrafterConfig:
     """The fields of a drafter ``config.json`` that builders and lint rely on, with their lookup rules applied."""
@@ -137,6 +148,19 @@ class DrafterConfig:
         value = self.raw.get("is_causal")
         value = self.dflash.get("causal") if value is None else value
         return value if isinstance(value, bool) else None
+
+    def scales(self, flavor: Flavor) -> dict[str, object]:
+        """GGUF key suffix -> config value of each scale the flavour reads and the config sets
+        (``dflash_config`` first; a softcap only when > 0, as the converter writes it)."""
+        found = {}
+        for key, gguf_key, flavors in SCALES:
+            value = self.get(key)
+            if flavor not in flavors or value is None:
+                continue
+            if key == "final_logit_softcapping" and not (is_number(value) and as_float(value) > 0):
+                continue
+            found[gguf_key] = value
+        return found
 
     def expected_tensors(self) -> list[str]:
         """HF tensor names the config implies."""

@@ -20,6 +20,7 @@ from hubrelease.formats.dflash import (
     hf_tensor_names,
     is_number,
     load_config,
+    short_repr,
 )
 from hubrelease.formats.dflash_shapes import GGUFDims, gguf_shapes, hf_shapes, shape_mismatches
 from hubrelease.formats.gguf_header import GGUFSet, KVValue, TensorInfo, array_length, read_gguf
@@ -98,6 +99,7 @@ def lint_gguf(
     if config:
         findings += target_layer_findings(config)
         findings += _causal(kv(f"{p}.attention.causal"), p, flavor, config)
+        findings += _scales(model, p, flavor, config)
     block = kv(f"{dkey}.block_size")
     if not isinstance(block, int) or block < 2:
         findings.append(error("block-size", f"{dkey}.block_size is {block!r}; it must be an integer > 1"))
@@ -291,6 +293,18 @@ def _causal(value: KVValue | None, prefix: str, flavor: Flavor, config: DrafterC
             f"{prefix}.attention.causal is {shown}, the config says causal={str(config.causal).lower()}",
         )
     ]
+
+
+def _scales(model: GGUFSet, prefix: str, flavor: Flavor, config: DrafterConfig) -> list[Finding]:
+    """Each scale the config sets is in the file, at the same value (``formats.dflash.SCALES``)."""
+    findings = []
+    for gguf_key, expected in config.scales(flavor).items():
+        key, value = f"{prefix}.{gguf_key}", model.value(f"{prefix}.{gguf_key}")
+        if not is_number(value):
+            findings.append(error("scales", f"{key} is missing but the config sets {short_repr(expected)}"))
+        elif not (is_number(expected) and math.isclose(as_float(value), as_float(expected), rel_tol=1e-6)):
+            findings.append(error("scales", f"{key} is {value:g} but the config says {short_repr(expected)}"))
+    return findings
 
 
 def _mask(value: KVValue | None, key: str, vocab: int | None, config: DrafterConfig | None) -> list[Finding]:

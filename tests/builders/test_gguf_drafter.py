@@ -19,7 +19,13 @@ from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 from hubrelease.errors import BuildError, InputError
 from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.lint import lint_file
-from tests.factories.drafters import ROPE_THETA, edit_checkpoint, write_checkpoint, write_target_gguf
+from tests.factories.drafters import (
+    ROPE_THETA,
+    edit_checkpoint,
+    mutate_gguf,
+    write_checkpoint,
+    write_target_gguf,
+)
 from tests.factories.targets import write_target_gguf_from, write_target_model
 
 
@@ -274,3 +280,44 @@ def test_builds_against_the_real_tiny_qwen3_target(
     assert copied == {k: v.value for k, v in qwen3.kv.items() if k.startswith("tokenizer.")}
     config = src / source / "config.json"
     assert lint_file(out[0].path, config) == []
+
+
+SCALES = {"output_multiplier": 0.5, "final_logit_softcapping": 20.0, "input_embedding_scale": 2.0,
+          "attention_value_scale": 0.75}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flavor", "source", "expected"),
+    [
+        (
+            "mainline",
+            "ck2",
+            {
+                "logit_scale": 0.5,
+                "final_logit_softcapping": 20.0,
+                "embedding_scale": 2.0,
+                "attention.value_scale": 0.75,
+            },
+        ),
+        ("ik", "ck1", {"attention.value_scale": 0.75}),  # ik reads only the value scale
+    ],
+)
+def test_scales_the_loaders_read_are_written(
+    src: Path, tmp_path: Path, flavor: str, source: str, expected: dict[str, float]
+) -> None:
+    folder = tmp_path / "ck"
+    shutil.copytree(src / source, folder)
+    edit_checkpoint(folder, dflash_config=SCALES)
+    out = build_gguf_drafter(
+        folder, tmp_path / "s.gguf", flavor=flavor, outtype="f16", tokenizer_from=src / "target.gguf"
+    )  # type: ignore[arg-type]
+    model = read_gguf(out[0].path)
+    keys = ("logit_scale", "final_logit_softcapping", "embedding_scale", "attention.value_scale")
+    found = {k: model.value(f"{model.architecture}.{k}") for k in keys}
+    assert {k: v for k, v in found.items() if v is not None} == pytest.approx(expected)
+    assert lint_file(out[0].path, folder / "config.json") == []
+    gguf_key = f"{model.architecture}.{next(iter(expected))}"
+    unscaled = mutate_gguf(out[0].path, tmp_path / "u.gguf", drop_kv=(gguf_key,))
+    assert [(f.rule_id, f.message) for f in lint_file(unscaled, folder / "config.json")] == [
+        ("scales", f"{gguf_key} is missing but the config sets {expected[next(iter(expected))]}")
+    ]
