@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -12,6 +13,7 @@ from pathlib import Path
 from huggingface_hub import CommitOperationAdd, HfApi
 
 from hubrelease.hub.server import LoopbackHub
+from hubrelease.hub.server.faults import RequestRecord
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -67,3 +69,13 @@ def upload_release(api: HfApi, repo_id: str, folder: Path, manifest: Path) -> st
     }
     files[manifest.name] = manifest.read_bytes()
     return upload_files(api, repo_id, files)
+
+
+def logged(hub: LoopbackHub, route: str, count: int, timeout: float = 5.0) -> list[RequestRecord]:
+    """``route``'s records once ``count`` are in the log (the server logs a request after sending its answer,
+    so a client can be done before its last request is logged), then a moment more for any extra ones."""
+    deadline = time.monotonic() + timeout
+    while len([r for r in hub.requests.records if r.route == route]) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)
+    return [r for r in hub.requests.records if r.route == route]

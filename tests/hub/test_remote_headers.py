@@ -13,7 +13,7 @@ from hubrelease.errors import FormatError, NotFoundError
 from hubrelease.hub.remote_headers import INITIAL_READ, RemoteRepo, read_gguf, summarize
 from hubrelease.hub.server import LoopbackHub
 from tests.factories.drafters import write_vocab_gguf
-from tests.factories.hub import api_for, unique_repo, upload_files
+from tests.factories.hub import api_for, logged, unique_repo, upload_files
 from tests.factories.split_models import write_ik_split_target, write_sharded_safetensors
 
 runner = CliRunner()
@@ -91,8 +91,9 @@ def test_split_set_is_read_in_one_request_per_shard_under_one_percent(
     remote = remote_json(hub, f"hf://{repo}/{shards[2].name}")
     same_but_paths(remote, local_json(shards[2]), repo)
     total = sum(p.stat().st_size for p in shards)
-    assert remote["requests"] == hub.requests.count("resolve") <= 2 * len(shards)
-    assert remote["fetched_bytes"] == hub.requests.bytes_out("resolve") < total / 100
+    records = logged(hub, "resolve", int(remote["requests"]))
+    assert remote["requests"] == len(records) <= 2 * len(shards)
+    assert remote["fetched_bytes"] == sum(r.bytes_out for r in records) < total / 100
     assert remote["composition"] == {"F32": 11, "IQ2_KS": 10, "IQ3_KS": 10, "IQ4_KS": 10, "Q8_0": 1}
 
 
@@ -105,7 +106,7 @@ def test_text_output_matches_local_line_for_line(hub: LoopbackHub, split_set: tu
     assert code == 0, err
     strip = [line for line in local.splitlines() if not line.startswith(str(folder))]
     assert [line for line in remote.splitlines() if not line.startswith("hf://")] == strip
-    assert f"in {hub.requests.count('resolve')} request(s)" in err
+    assert f"in {len(logged(hub, 'resolve', 1))} request(s)" in err
 
 
 def test_a_250k_vocabulary_costs_two_requests(hub: LoopbackHub, vocab: tuple[Path, str]) -> None:
@@ -113,7 +114,7 @@ def test_a_250k_vocabulary_costs_two_requests(hub: LoopbackHub, vocab: tuple[Pat
     remote = remote_json(hub, f"hf://{repo}/target.gguf")
     same_but_paths(remote, local_json(folder / "target.gguf"), repo)
     assert remote["tokenizer_tokens"] == 250_000
-    assert remote["requests"] == hub.requests.count("resolve") == 2
+    assert remote["requests"] == len(logged(hub, "resolve", 2)) == 2
 
 
 @pytest.mark.parametrize("where", ["", "/model.safetensors.index.json", "/model-00002-of-00003.safetensors"])
@@ -127,7 +128,7 @@ def test_sharded_safetensors_folder_index_and_file(
     shards = 1 if where.endswith(".safetensors") else 3
     jsons = 1 if where.endswith(".safetensors") else 2  # config.json (+ the index)
     assert hub.requests.count("repo_info") == 1 <= hub.requests.count("tree")  # tree pages of 4 here
-    assert hub.requests.count("resolve") == remote["requests"] - 2 <= jsons + 2 * shards
+    assert len(logged(hub, "resolve", remote["requests"] - 2)) == remote["requests"] - 2 <= jsons + 2 * shards
 
 
 def test_reads_grow_from_where_the_parser_stopped(hub: LoopbackHub, vocab: tuple[Path, str]) -> None:
@@ -135,7 +136,7 @@ def test_reads_grow_from_where_the_parser_stopped(hub: LoopbackHub, vocab: tuple
     model = read_gguf(
         RemoteRepo(api_for(hub), repo, None), "target.gguf", keep_key=lambda k: k.startswith("tok")
     )
-    sizes = [r.bytes_out for r in hub.requests.records if r.route == "resolve"]
+    sizes = [r.bytes_out for r in logged(hub, "resolve", 2)]
     assert sizes[0] == INITIAL_READ and len(sizes) == 2
     tokens = model.value("tokenizer.ggml.tokens")
     assert isinstance(tokens, list) and tokens[-1] == "token_249999"

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from hubrelease.cli.app import app
 from hubrelease.hub.server import LoopbackHub
 from tests.factories.drafters import write_checkpoint
-from tests.factories.hub import api_for, unique_repo, upload_files
+from tests.factories.hub import api_for, logged, unique_repo, upload_files
 from tests.factories.split_models import write_ik_split_target, write_sharded_safetensors
 
 runner = CliRunner()
@@ -69,7 +69,7 @@ def test_lint_of_a_hub_gguf_with_a_hub_config_matches_local(
     )
     assert (code_remote, code) == (0, 0), err
     stats = _same(ours, theirs, uri, str(local))
-    assert stats["requests"] == hub.requests.count("resolve") == 2  # the GGUF header + config.json
+    assert stats["requests"] == len(logged(hub, "resolve", 2)) == 2  # the GGUF header + config.json
 
 
 def test_lint_of_a_hub_safetensors_folder_fetches_its_config(
