@@ -168,7 +168,7 @@ def _add_hparams(
     sliding = config.sliding
     if sliding is not None:
         writer.add_uint32(
-            f"{p}.attention.sliding_window", _uint(config, "sliding_window", raw["sliding_window"], 1)
+            f"{p}.attention.sliding_window", _uint(config, "sliding_window", config.sliding_window, 1)
         )
         writer.add_array(f"{p}.attention.sliding_window_pattern", list(sliding))
     for gguf_key, value in config.scales(flavor).items():

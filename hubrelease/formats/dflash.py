@@ -136,11 +136,16 @@ class DrafterConfig:
         ``dflash_config.use_swa``, and ``use_swa`` makes every layer a sliding one.
         """
         uses = self.raw.get("use_sliding_window") or self.dflash.get("use_swa")
-        if not uses or not self.raw.get("sliding_window"):
+        if not uses or not self.sliding_window:
             return None
         if self.layer_types and not self.dflash.get("use_swa"):
             return tuple(t == "sliding_attention" for t in self.layer_types)
         return (True,) * self.num_layers
+
+    @property
+    def sliding_window(self) -> object:
+        """``dflash_config.swa_window_size``, else ``sliding_window`` (mainline conversion/qwen.py:741)."""
+        return self.dflash.get("swa_window_size") or self.raw.get("sliding_window")
 
     @property
     def causal(self) -> bool | None:

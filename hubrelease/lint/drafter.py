@@ -93,6 +93,14 @@ def lint_gguf(
     findings += _mask(kv(mask_key), mask_key, vocab, config)
     block_count = kv(f"{p}.block_count")
     findings += _swa(kv(f"{p}.attention.sliding_window_pattern"), block_count, config)
+    window = kv(f"{p}.attention.sliding_window")
+    if config and config.sliding is not None and window != config.sliding_window:
+        findings.append(
+            error(
+                "swa-pattern",
+                f"{p}.attention.sliding_window is {window!r}, config says {config.sliding_window!r}",
+            )
+        )
     dflash2 = any(kv(f"{p}.{k}") for k in DFLASH2_KEYS)
     findings += _tensor_set(tensors, flavor, block_count, dflash2, config)
     findings += _gguf_shapes(model, flavor, tensors, ids, dflash2)

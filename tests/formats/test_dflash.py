@@ -47,6 +47,9 @@ def test_use_swa_makes_every_layer_sliding_as_mainlines_converter() -> None:
     config = drafter_config() | {"use_sliding_window": False}
     config["dflash_config"] = config["dflash_config"] | {"use_swa": True}
     assert parse_config(config).sliding == (True, True)
+    # dflash_config.swa_window_size wins, as in mainline's converter.
+    config["dflash_config"] |= {"swa_window_size": 128}
+    assert parse_config(config).sliding_window == 128
     assert parse_config(drafter_config(swa=False)).sliding is None
 
 

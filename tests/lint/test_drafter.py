@@ -390,3 +390,10 @@ def test_gguf_causal_flag_must_match_the_config(built: Built) -> None:
         ("causal", "error", "dflash.attention.causal is true, the config says causal=false")
     ]
     assert lint_file(causal) == []  # without the config there is nothing to compare with
+
+
+def test_gguf_sliding_window_must_match_the_config(built: Built) -> None:
+    wide = built.mutate(built.ml, "wide.gguf", set_kv={"dflash.attention.sliding_window": 512})
+    assert rules(lint_file(wide, built.config1)) == [
+        ("swa-pattern", "error", "dflash.attention.sliding_window is 512, config says 256")
+    ]
