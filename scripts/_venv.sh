@@ -10,4 +10,4 @@ fi
   cat "$VENV/hubrelease-install.log"
   exit 1
 }
-export PATH="$VENV/bin:$PATH" HF_HUB_DISABLE_XET=1 HF_HUB_DISABLE_TELEMETRY=1
+export PATH="$VENV/bin:$PATH" HF_HUB_DISABLE_TELEMETRY=1

@@ -9,8 +9,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-# Set before anything imports huggingface_hub (it reads these once at import time).
-os.environ["HF_HUB_DISABLE_XET"] = "1"
+# Set before anything imports huggingface_hub (it reads these once at import time). Uploads and
+# downloads go through hf_xet, as for real users; the plain-LFS tests opt out (tests/hub/test_server.py).
+os.environ.pop("HF_HUB_DISABLE_XET", None)
+# hf_xet retries failed transfers for minutes (3 s base delay); injected faults must fail in moments.
+os.environ.setdefault("HF_XET_CLIENT_RETRY_BASE_DELAY", "10ms")
+os.environ.setdefault("HF_XET_CLIENT_RETRY_MAX_DURATION", "200ms")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.pop("HF_TOKEN", None)
 os.environ.pop("GITHUB_ACTIONS", None)

@@ -15,7 +15,7 @@ Examples:
   hubrelease hub serve --root ./hub-data --port 8765
 
   # in another shell:
-  HF_ENDPOINT=http://127.0.0.1:8765 HF_HUB_DISABLE_XET=1 hf download acme/drafter
+  HF_ENDPOINT=http://127.0.0.1:8765 hf download acme/drafter
 """
 
 hub_app = typer.Typer(
@@ -32,12 +32,12 @@ def serve(
         int, typer.Option("--port", min=0, max=65535, help="TCP port on 127.0.0.1 (0 = any free port).")
     ] = 0,
 ) -> None:
-    """Serve a Hub-compatible API on 127.0.0.1 until interrupted (clients need HF_HUB_DISABLE_XET=1)."""
+    """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
     from hubrelease.hub.server import LoopbackHub
 
-    hub = LoopbackHub(root, port=port)
+    hub = LoopbackHub(root, port=port, access_log=output.info_line)
     output.info_line(f"loopback Hub at {hub.url} (root {root})")
-    output.info_line(f"use: HF_ENDPOINT={hub.url} HF_HUB_DISABLE_XET=1, or --endpoint {hub.url}")
+    output.info_line(f"use: HF_ENDPOINT={hub.url}, or --endpoint {hub.url}")
     try:
         hub.serve_forever()
     except KeyboardInterrupt:

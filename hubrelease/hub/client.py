@@ -19,7 +19,7 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 import httpx2
-from huggingface_hub import HfApi, constants
+from huggingface_hub import HfApi
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
 from huggingface_hub.utils._http import parse_ratelimit_headers
 
@@ -38,7 +38,6 @@ sleep: Callable[[float], None] = time.sleep
 """Module-level so tests can replace the wait (they assert on what was asked, never on timing)."""
 
 LOCAL = "local"
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 _embedded: dict[Path, LoopbackHub] = {}
 _embedded_lock = threading.Lock()
 
@@ -63,20 +62,11 @@ def embedded_hub() -> LoopbackHub:
         return hub
 
 
-def _speak_lfs() -> None:
-    # The loopback Hub has no Xet backend and huggingface_hub >= 1.20 has no server-driven fallback
-    # (huggingface_hub#4507), so LFS must be chosen client-side. is_xet_available() reads this at call time.
-    constants.HF_HUB_DISABLE_XET = True
-
-
 def hub_api(endpoint: str | None = None) -> HfApi:
     """An ``HfApi`` for ``endpoint``: None (HF_ENDPOINT or huggingface.co), a URL, or ``'local'``."""
     if endpoint is None:
-        if urlsplit(constants.ENDPOINT).hostname in _LOOPBACK_HOSTS:
-            _speak_lfs()
         return HfApi()
     if endpoint == LOCAL:
-        _speak_lfs()
         return HfApi(endpoint=embedded_hub().url, token=False)
     try:
         parts = urlsplit(endpoint)
@@ -84,8 +74,6 @@ def hub_api(endpoint: str | None = None) -> HfApi:
         parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InputError(f"--endpoint must be an http(s) URL or 'local', got {endpoint!r}", field="endpoint")
-    if parts.hostname in _LOOPBACK_HOSTS:
-        _speak_lfs()
     return HfApi(endpoint=endpoint.rstrip("/"))
 
 

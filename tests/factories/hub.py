@@ -45,7 +45,6 @@ def hf_env(hub: LoopbackHub, hf_home: Path) -> dict[str, str]:
     env.update(
         HF_ENDPOINT=hub.url,
         HF_HOME=str(hf_home),
-        HF_HUB_DISABLE_XET="1",
         HF_HUB_DISABLE_TELEMETRY="1",
         HF_HUB_DISABLE_UPDATE_CHECK="1",
         HF_DATASETS_OFFLINE="0",

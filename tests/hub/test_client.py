@@ -25,7 +25,7 @@ def test_local_endpoint_starts_one_embedded_hub_in_the_configured_folder(
     api = hub_api("local")
     assert local_hub_root() == tmp_path / "local"
     assert api.endpoint == embedded_hub().url
-    assert constants.HF_HUB_DISABLE_XET is True
+    assert constants.HF_HUB_DISABLE_XET is False  # the loopback Hub speaks Xet
     repo = unique_repo()
     api.create_repo(repo)
     assert hub_api("local").endpoint == api.endpoint  # reused, not restarted
@@ -59,6 +59,8 @@ def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
         url = first.split()[3]
         status, headers, _ = raw_request(f"{url}/api/models/acme/none")
         assert status == 404 and headers["x-error-code"] == "RepoNotFound"
+        assert proc.stderr.readline().startswith("use: ")
+        assert proc.stderr.readline() == "GET /api/models/acme/none 404 in=0 out=60\n"
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=10)

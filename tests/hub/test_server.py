@@ -1,4 +1,4 @@
-"""The loopback Hub driven by the real huggingface_hub client over HTTP (HF_HUB_DISABLE_XET=1)."""
+"""The loopback Hub's plain git-LFS path, driven by the real huggingface_hub client (HF_HUB_DISABLE_XET)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from tests.factories.hub import api_for, hf_env, raw_request, unique_repo
 
 BIG = os.urandom(300_000)  # above the test server's multipart threshold: 5 parts of 64 kB
 SMALL_LFS = os.urandom(5_000)
+pytestmark = pytest.mark.usefixtures("lfs_only")  # the Xet path has its own tests (test_server_xet.py)
 
 
 def _push_basic(hub: LoopbackHub, repo_id: str, repo_type: str = "model") -> str:
@@ -129,8 +130,8 @@ def test_error_codes_map_to_client_exceptions(hub: LoopbackHub) -> None:
         api.model_info(repo, revision="no-such-branch")
     with pytest.raises(RemoteEntryNotFoundError):
         api.get_hf_file_metadata(url=f"{hub.url}/{repo}/resolve/main/none.bin")
-    status, headers, _ = raw_request(f"{hub.url}/api/models/{repo}/xet-write-token/main")
-    assert status == 404
+    status, headers, _ = raw_request(f"{hub.url}/api/models/{repo}/xet-write-token/no-such-branch")
+    assert status == 404 and headers["x-error-code"] == "RevisionNotFound"
     status, headers, _ = raw_request(f"{hub.url}/api/models/{repo}/revision/nope")
     assert headers["x-error-code"] == "RevisionNotFound"
 

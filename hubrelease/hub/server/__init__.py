@@ -1,8 +1,8 @@
 """A loopback Hub-compatible HTTP server that the real huggingface_hub client works against.
 
-Stdlib only, 127.0.0.1 only, disk-backed (``store.py``), with fault injection (``faults.py``).
-The client must run with ``HF_HUB_DISABLE_XET=1``: this server answers 404 to Xet token requests
-and speaks plain git LFS. Example::
+127.0.0.1 only, disk-backed (``store.py``), with fault injection (``faults.py``). It speaks git LFS
+(``lfs.py``) and Xet (``xet.py``, ``xetstore.py``, ``xetformat.py``), so huggingface_hub works
+against it with or without hf_xet. Example::
 
     with LoopbackHub(tmp_path) as hub:
         api = HfApi(endpoint=hub.url, token="unused")
@@ -18,11 +18,13 @@ The failure-mode switches (409, 403, validate-yaml 400 / HTML 502, header echo) 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
 from hubrelease.hub.server.faults import Faults, RequestLog
 from hubrelease.hub.server.store import HubStore, RepoKey
+from hubrelease.hub.server.xetstore import XetStore
 
 __all__ = ["HubStore", "LoopbackHub", "RepoKey"]
 
@@ -39,10 +41,12 @@ class LoopbackHub:
         page_size_expand: int = 50,
         multipart_threshold: int = 64 * 1024 * 1024,
         multipart_chunk: int = 16 * 1024 * 1024,
+        access_log: Callable[[str], None] | None = None,
     ) -> None:
         from hubrelease.hub.server.handler import HubHTTPServer
 
         self.store = HubStore(root)
+        self.xet = XetStore(self.store)
         self.faults = Faults()
         self.requests = RequestLog()
         self.server_errors: list[BaseException] = []
@@ -51,6 +55,8 @@ class LoopbackHub:
         self.page_size_expand = page_size_expand
         self.multipart_threshold = multipart_threshold
         self.multipart_chunk = multipart_chunk
+        self.access_log = access_log
+        """Called with one line per answered request (``hub serve`` prints them): method, path, status, bytes."""
         self._httpd = HubHTTPServer(("127.0.0.1", port), self)
         self._thread: threading.Thread | None = None
 

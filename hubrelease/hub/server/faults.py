@@ -75,6 +75,8 @@ class Faults:
         self._faults: list[Fault] = []
         self.siblings_limit: int | None = None
         """When set, repo_info lists at most this many siblings (tree and paths-info stay complete)."""
+        self.xet_token_epoch = 0
+        """Xet tokens minted before the last ``expire_xet_tokens()`` are refused with 401."""
 
     def inject(
         self,
@@ -163,6 +165,18 @@ class Faults:
     def echo_headers(self, *, route: str | None = None, status: int = 400, times: int = 1000) -> Fault:
         """Answer ``status`` with every request header, ``Authorization`` included, in the error."""
         return self.inject("echo", route=route, times=times, status=status)
+
+    def expire_xet_tokens(self) -> None:
+        """Every Xet access token minted so far is refused (401) by the CAS; new ones work."""
+        self.xet_token_epoch += 1
+
+    def refuse_shard(self, *, status: int = 400, times: int = 1) -> Fault:
+        """The CAS refuses the shard upload: xorbs are stored, no file becomes visible."""
+        return self.inject("status", route="xet_shard", times=times, status=status, message="shard refused")
+
+    def drop_xorb(self, *, after_bytes: int = 1000, times: int = 1) -> Fault:
+        """The connection closes while a xorb uploads (hf_xet retries; ``times`` large makes it fail)."""
+        return self.inject("drop", route="xet_xorb", times=times, after_bytes=after_bytes)
 
     def truncate_siblings(self, limit: int | None) -> None:
         """repo_info lists at most ``limit`` siblings until cleared (``None`` = complete again)."""

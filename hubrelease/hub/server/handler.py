@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from hubrelease.hub.server import lfs, routes
+from hubrelease.hub.server import lfs, routes, xet
 from hubrelease.hub.server.faults import Fault, RequestRecord
 from hubrelease.hub.server.store import CHUNK, StoreError
 from hubrelease.hub.server.wire import Request, Response, error_response, json_response
@@ -23,6 +23,7 @@ View = Callable[[Request], Response]
 _API = r"^/api/(?P<t>models|datasets|spaces)/(?P<ns>[^/]+)/(?P<name>[^/]+)"
 _GIT = r"^/(?:(?P<t>datasets|spaces)/)?(?!api/)(?P<ns>[^/]+)/(?P<name>[^/]+)"
 _OID = r"(?P<oid>[0-9a-f]{64})"
+_HASH = r"(?P<hash>[0-9a-f]{64})"
 
 # (route name, methods, path pattern, view, streamed body); first match wins.
 ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
@@ -41,7 +42,26 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
         ("tag", ("POST", "DELETE"), _API + r"/tag/(?P<rev>[^/]+)$", routes.tag, False),
         ("discussions", ("POST",), _API + r"/discussions$", routes.create_discussion, False),
         ("discussion", ("GET",), _API + r"/discussions/(?P<num>\d+)$", routes.discussion, False),
-        ("xet_token", ("GET",), _API + r"/xet-write-token/.*$", routes.not_found, False),
+        ("xet_write_token", ("GET",), _API + r"/xet-write-token/(?P<rev>[^/]+)$", xet.write_token, False),
+        ("xet_read_token", ("GET",), _API + r"/xet-read-token/(?P<rev>[^/]+)$", xet.read_token, False),
+        ("xet_xorb", ("POST",), r"^/__xet/v1/xorbs/(?P<prefix>[^/]+)/" + _HASH + "$", xet.upload_xorb, True),
+        ("xet_shard", ("POST",), r"^/__xet/v1/shards$", xet.upload_shard, False),
+        (
+            "xet_dedup",
+            ("GET",),
+            r"^/__xet/v1/chunks/(?P<prefix>[^/]+)/" + _HASH + "$",
+            xet.dedup_probe,
+            False,
+        ),
+        (
+            "xet_reconstruction",
+            ("GET",),
+            r"^/__xet/v1/reconstructions/(?P<file>[0-9a-f]{64})$",
+            xet.reconstruction,
+            False,
+        ),
+        ("xet_fetch", ("GET",), r"^/__xet/fetch/" + _HASH + "$", xet.fetch_xorb, False),
+        ("xet_telemetry", ("POST",), r"^(?:/__xet)?/v1/telemetry$", xet.telemetry, False),
         ("lfs_batch", ("POST",), _GIT + r"\.git/info/lfs/objects/batch$", lfs.batch, False),
         ("lfs_verify", ("POST",), r"^/__lfs/verify$", lfs.verify, False),
         ("lfs_upload", ("PUT",), r"^/__lfs/" + _OID + r"$", lfs.put_object, True),
@@ -164,7 +184,7 @@ class HubHandler(BaseHTTPRequestHandler):
         fault = hub.faults.take(("status", "drop", "echo"), method, split.path, name)
         if fault is not None and fault.kind == "drop":
             self._drop(fault.after_bytes)
-            hub.requests.add(RequestRecord(method, split.path, name, 0, fault.after_bytes, 0))
+            self._record(RequestRecord(method, split.path, name, 0, fault.after_bytes, 0))
             return
         streamed = found is not None and _streamed(name) and fault is None
         unreadable = None
@@ -194,7 +214,16 @@ class HubHandler(BaseHTTPRequestHandler):
             if after is not None:
                 response = _fault_response(after, self.headers.items())
         sent = self._send(response, head=method == "HEAD")
-        hub.requests.add(RequestRecord(method, split.path, name, response.status, counted["in"], sent))
+        self._record(RequestRecord(method, split.path, name, response.status, counted["in"], sent))
+
+    def _record(self, record: RequestRecord) -> None:
+        hub = self.server.hub
+        hub.requests.add(record)
+        if hub.access_log is not None:
+            status = record.status or "dropped"
+            hub.access_log(
+                f"{record.method} {_header_value(record.path)} {status} in={record.bytes_in} out={record.bytes_out}"
+            )
 
     def _run(self, view: View, request: Request) -> Response:
         try:

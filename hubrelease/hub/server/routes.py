@@ -200,6 +200,9 @@ def _entry_json(
     if entry["lfs"]:
         pointer = len(lfs_pointer(entry["lfs"], entry["size"]))
         data["lfs"] = {"oid": entry["lfs"], "size": entry["size"], "pointerSize": pointer}
+        xet_hash = request.hub.xet.xet_hash_for(entry["lfs"])
+        if xet_hash is not None:
+            data["xetHash"] = xet_hash
     if expand:
         last = request.hub.store.commit_data(key, entry["last"])
         data["lastCommit"] = {"id": last["id"], "title": last["title"], "date": last["date"]}
@@ -267,6 +270,11 @@ def resolve(request: Request) -> Response:
     }
     if entry["lfs"]:
         headers.update({"X-Linked-Etag": etag, "X-Linked-Size": str(size)})
+        xet_hash = request.hub.xet.xet_hash_for(entry["lfs"])
+        if xet_hash is not None:
+            # What makes hf_hub_download use hf_xet (utils/_xet.py parse_xet_file_data_from_response).
+            refresh = f"{request.hub.url}/api/{key.repo_type}s/{key.repo_id}/xet-read-token/{commit_id}"
+            headers.update({"X-Xet-Hash": xet_hash, "Link": f'<{refresh}>; rel="xet-auth"'})
     store = request.hub.store
     blob = store.lfs_path(entry["lfs"]) if entry["lfs"] else store.git_path(entry["oid"])
     start, end = 0, size - 1
@@ -377,8 +385,3 @@ def discussion(request: Request) -> Response:
             "filesWithConflicts": [],
         }
     )
-
-
-def not_found(request: Request) -> Response:
-    """Routes the loopback Hub deliberately lacks (Xet tokens): the client must fall back to LFS."""
-    raise StoreError(404, f"not available on the loopback Hub: {request.method}")

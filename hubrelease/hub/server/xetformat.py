@@ -1,0 +1,311 @@
+"""Xet wire formats the loopback Hub must read: chunk hashes, xorbs, shards (no writer, no chunker).
+
+hf_xet (Rust) is the writer; this module only checks what it sends. Primitives come from real
+libraries (``blake3`` keyed hashing, ``lz4`` frames); the byte layouts and keys below mirror
+huggingface/xet-core, cited per item (paths under ``xet_core_structures/src/``):
+
+- chunk hash: blake3 keyed with ``DATA_KEY``; internal nodes keyed with ``INTERNAL_NODE_KEY``
+  over lines ``"{hex} : {size}\\n"`` (``merklehash/data_hash.rs``, ``aggregated_hashes.rs``);
+- the aggregated tree: groups cut after a node whose last u64 is 0 mod 4, 2 to 9 children
+  (``aggregated_hashes.rs: next_merge_cut``); xorb hash = the root; file hash = blake3 keyed with 32
+  zero bytes over the root (``file_hash``);
+- hex form: each of the four little-endian u64 words printed as 16 hex digits (``DataHash::hex``);
+- xorb: 8-byte chunk headers (version, 3-byte LE compressed length, scheme, 3-byte LE raw length)
+  then the data, until the ``XETBLOB`` footer (``xorb_object/xorb_chunk_format.rs``); schemes 0 none,
+  1 LZ4 frame, 2 byte-grouped-by-4 then LZ4 (``compression_scheme.rs``, ``byte_grouping/bg4.rs``);
+- shard: 48-byte header, file-info section of 48-byte records closed by an all-0xFF bookend, then
+  the xorb-info section likewise (``metadata_shard/shard_format.rs``, ``file_structs.rs``).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+import blake3
+import lz4.frame
+import numpy as np
+
+DATA_KEY = bytes(
+    [
+        102,
+        151,
+        245,
+        119,
+        91,
+        149,
+        80,
+        222,
+        49,
+        53,
+        203,
+        172,
+        165,
+        151,
+        24,
+        28,
+        157,
+        228,
+        33,
+        16,
+        155,
+        235,
+        43,
+        88,
+        180,
+        208,
+        176,
+        75,
+        147,
+        173,
+        242,
+        41,
+    ]
+)
+INTERNAL_NODE_KEY = bytes(
+    [
+        1,
+        126,
+        197,
+        199,
+        165,
+        71,
+        41,
+        150,
+        253,
+        148,
+        102,
+        102,
+        180,
+        138,
+        2,
+        230,
+        93,
+        221,
+        83,
+        111,
+        55,
+        199,
+        109,
+        210,
+        248,
+        99,
+        82,
+        230,
+        74,
+        83,
+        113,
+        63,
+    ]
+)
+ZERO_KEY = bytes(32)
+XORB_FOOTER_IDENT = b"XETBLOB"
+SHARD_HEADER_TAG = bytes(
+    [*b"HFRepoMetaData", 0, 85, 105, 103, 69, 106, 123, 129, 87, 131, 165, 189, 217, 92, 205, 209, 74, 169]
+)
+SHARD_HEADER_SIZE = 48
+RECORD = 48
+BOOKEND = b"\xff" * 32
+FLAG_VERIFICATION = 1 << 31
+FLAG_METADATA_EXT = 1 << 30
+MAX_CHUNK = 128 * 1024  # TARGET_CHUNK_SIZE (64 KiB) * MAXIMUM_CHUNK_MULTIPLIER (2), xorb_object/constants.rs
+
+
+class XetFormatError(ValueError):
+    """Bytes that are not a valid xorb or shard; the message says what is wrong."""
+
+
+def hash_hex(raw: bytes) -> str:
+    """The Xet string form of a 32-byte hash (four little-endian u64 words, each as 16 hex digits)."""
+    return "".join(raw[i : i + 8][::-1].hex() for i in range(0, 32, 8))
+
+
+def hash_from_hex(text: str) -> bytes:
+    """Inverse of ``hash_hex``; raises ``ValueError`` unless ``text`` is 64 hex digits."""
+    if len(text) != 64:
+        raise ValueError(f"a Xet hash has 64 hex digits, got {text!r}")
+    raw = bytes.fromhex(text)
+    return b"".join(raw[i : i + 8][::-1] for i in range(0, 32, 8))
+
+
+def chunk_hash(data: bytes) -> bytes:
+    return blake3.blake3(data, key=DATA_KEY).digest()
+
+
+def _merge(nodes: list[tuple[bytes, int]]) -> tuple[bytes, int]:
+    text = "".join(f"{hash_hex(h)} : {size}\n" for h, size in nodes)
+    return blake3.blake3(text.encode(), key=INTERNAL_NODE_KEY).digest(), sum(size for _, size in nodes)
+
+
+def _next_cut(nodes: list[tuple[bytes, int]], start: int) -> int:
+    remaining = len(nodes) - start
+    if remaining <= 2:
+        return len(nodes)
+    end = start + min(9, remaining)
+    for i in range(start + 2, end):
+        if int.from_bytes(nodes[i][0][24:32], "little") % 4 == 0:
+            return i + 1
+    return end
+
+
+def aggregated_hash(chunks: list[tuple[bytes, int]]) -> bytes:
+    """Root of the aggregated tree over (hash, size) pairs: the xorb hash of its chunks."""
+    if not chunks:
+        return ZERO_KEY
+    nodes = list(chunks)
+    while len(nodes) > 1:
+        merged, start = [], 0
+        while start < len(nodes):
+            cut = _next_cut(nodes, start)
+            merged.append(_merge(nodes[start:cut]))
+            start = cut
+        nodes = merged
+    return nodes[0][0]
+
+
+def file_hash(chunks: list[tuple[bytes, int]]) -> bytes:
+    """The Xet file id: the aggregated root, keyed-hashed again with a zero salt."""
+    if not chunks:
+        return ZERO_KEY
+    return blake3.blake3(aggregated_hash(chunks), key=ZERO_KEY).digest()
+
+
+def _bg4_regroup(grouped: bytes) -> bytes:
+    """Undo the split of bytes into 4 interleaved groups (group k holds bytes k, k+4, k+8...)."""
+    n = len(grouped)
+    data = np.frombuffer(grouped, dtype=np.uint8)
+    out = np.empty(n, dtype=np.uint8)
+    start = 0
+    for k in range(4):
+        size = n // 4 + (1 if n % 4 > k else 0)
+        out[k::4] = data[start : start + size]
+        start += size
+    return out.tobytes()
+
+
+def decode_chunk(scheme: int, raw_length: int, payload: bytes) -> bytes:
+    if scheme == 0:
+        data = payload
+    elif scheme in (1, 2):
+        try:
+            data = lz4.frame.decompress(payload)
+        except RuntimeError as exc:
+            raise XetFormatError(f"chunk does not decompress: {exc}") from None
+        if scheme == 2:
+            data = _bg4_regroup(data)
+    else:
+        raise XetFormatError(f"unknown chunk compression scheme {scheme}")
+    if len(data) != raw_length:
+        raise XetFormatError(f"chunk decodes to {len(data)} bytes, its header says {raw_length}")
+    return data
+
+
+@dataclass(frozen=True)
+class XorbChunk:
+    """Where one chunk sits in a xorb: byte offset of its header, stored length, raw length, hash."""
+
+    offset: int
+    stored: int
+    size: int
+    hash: bytes
+
+
+def read_chunk(handle: BinaryIO) -> tuple[int, int, bytes] | None:
+    """The next chunk (scheme, raw length, stored payload), or None at the xorb footer or the end."""
+    header = handle.read(8)
+    if len(header) < 8 or header.startswith(XORB_FOOTER_IDENT):
+        return None
+    version, scheme = header[0], header[4]
+    stored = int.from_bytes(header[1:4], "little")
+    size = int.from_bytes(header[5:8], "little")
+    if version != 0 or size > MAX_CHUNK or stored > 2 * MAX_CHUNK:
+        raise XetFormatError(f"bad chunk header {header.hex()}")
+    payload = handle.read(stored)
+    if len(payload) != stored:
+        raise XetFormatError("xorb ends inside a chunk")
+    return scheme, size, payload
+
+
+def scan_xorb(handle: BinaryIO) -> list[XorbChunk]:
+    """Decode every chunk of a xorb, hashing each; the caller compares ``aggregated_hash``."""
+    chunks: list[XorbChunk] = []
+    offset = 0
+    while (found := read_chunk(handle)) is not None:
+        scheme, size, payload = found
+        chunks.append(
+            XorbChunk(offset, 8 + len(payload), size, chunk_hash(decode_chunk(scheme, size, payload)))
+        )
+        offset += 8 + len(payload)
+    if not chunks:
+        raise XetFormatError("xorb holds no chunks")
+    return chunks
+
+
+def iter_chunks(handle: BinaryIO, first: XorbChunk, count: int) -> Iterator[bytes]:
+    """The raw bytes of ``count`` consecutive chunks starting at ``first``."""
+    handle.seek(first.offset)
+    for _ in range(count):
+        found = read_chunk(handle)
+        if found is None:
+            raise XetFormatError("xorb ends before the chunk range")
+        yield decode_chunk(*found)
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One term of a file: chunks ``[start, end)`` of ``xorb``, ``size`` raw bytes."""
+
+    xorb: str
+    start: int
+    end: int
+    size: int
+
+
+@dataclass
+class ShardFile:
+    """One file described by a shard: its Xet hash, its terms and the sha256 the client computed."""
+
+    file_hash: str
+    segments: list[Segment] = field(default_factory=list)
+    sha256: str | None = None
+
+    @property
+    def size(self) -> int:
+        return sum(s.size for s in self.segments)
+
+
+def _records(data: bytes, offset: int) -> Iterator[tuple[int, bytes]]:
+    while True:
+        record = data[offset : offset + RECORD]
+        if len(record) < RECORD:
+            raise XetFormatError("shard ends before its section bookend")
+        yield offset, record
+        offset += RECORD
+
+
+def parse_shard(data: bytes) -> list[ShardFile]:
+    """The files of an uploaded shard (its xorb section only repeats what the xorbs say)."""
+    if len(data) < SHARD_HEADER_SIZE or data[:32] != SHARD_HEADER_TAG:
+        raise XetFormatError("not a Xet shard (wrong header tag)")
+    files: list[ShardFile] = []
+    records = _records(data, SHARD_HEADER_SIZE)
+    for _, record in records:
+        if record[:32] == BOOKEND:
+            return files
+        flags, entries = struct.unpack_from("<II", record, 32)
+        item = ShardFile(hash_hex(record[:32]))
+        for _ in range(entries):
+            entry = next(records)[1]
+            _, size, start, end = struct.unpack_from("<IIII", entry, 32)
+            if end <= start:
+                raise XetFormatError(f"empty chunk range in file {item.file_hash}")
+            item.segments.append(Segment(hash_hex(entry[:32]), start, end, size))
+        if flags & FLAG_VERIFICATION:
+            for _ in range(entries):
+                next(records)
+        if flags & FLAG_METADATA_EXT:
+            item.sha256 = hash_hex(next(records)[1][:32])  # stored as a MerkleHash, like the others
+        files.append(item)
+    raise XetFormatError("shard has no file section bookend")  # pragma: no cover - _records raises first

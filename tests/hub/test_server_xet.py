@@ -1,0 +1,180 @@
+"""The loopback Hub's Xet path, driven by the real huggingface_hub client with the real hf_xet."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import hf_xet
+import pytest
+from huggingface_hub import CommitOperationAdd
+
+from hubrelease.hub.server import LoopbackHub, xetformat
+from hubrelease.hub.server.xetstore import XetStore
+from tests.factories.hub import api_for, raw_request, unique_repo
+
+# Random bytes, then 400 kB of zeros: the zeros chunk into identical chunks, which a xorb stores once
+# and the file's terms reference several times.
+WEIGHTS = os.urandom(700_000) + bytes(400_000) + os.urandom(50_000)
+SMALL = os.urandom(3_000)
+
+
+def _push(hub: LoopbackHub, tmp_path: Path) -> tuple[str, str]:
+    api, repo = api_for(hub), unique_repo()
+    api.create_repo(repo)
+    (tmp_path / "model.safetensors").write_bytes(WEIGHTS)
+    ops = [
+        CommitOperationAdd("model.safetensors", tmp_path / "model.safetensors"),
+        CommitOperationAdd("extra/small.gguf", SMALL),
+        CommitOperationAdd("config.json", b'{"a": 1}\n'),
+    ]
+    return repo, api.create_commit(repo, ops, commit_message="xet").oid
+
+
+def test_upload_goes_through_xet_and_lands_checked_files(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo, oid = _push(hub, tmp_path)
+    assert hub.requests.count("xet_write_token") >= 1
+    assert hub.requests.count("xet_xorb") >= 1 and hub.requests.count("xet_shard") == 1
+    assert hub.requests.count("lfs_batch") == 0 and hub.requests.count("lfs_upload") == 0
+    sha = hashlib.sha256(WEIGHTS).hexdigest()
+    assert hub.store.has_lfs(sha, len(WEIGHTS))
+    [expected] = hf_xet.hash_files([str(tmp_path / "model.safetensors")])
+    info = {p.path: p for p in api_for(hub).get_paths_info(repo, ["model.safetensors", "config.json"])}
+    weights = info["model.safetensors"]
+    assert weights.lfs is not None and weights.lfs.sha256 == sha  # type: ignore[union-attr]
+    assert weights.xet_hash == expected.hash  # type: ignore[union-attr]
+    assert info["config.json"].xet_hash is None  # type: ignore[union-attr]
+    status, headers, _ = raw_request(f"{hub.url}/{repo}/resolve/main/model.safetensors", "HEAD")
+    assert status == 200 and headers["x-xet-hash"] == expected.hash and headers["x-repo-commit"] == oid
+    assert 'rel="xet-auth"' in headers["link"] and "/xet-read-token/" in headers["link"]
+
+
+def test_download_reconstructs_from_xorbs(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo, _ = _push(hub, tmp_path)
+    api = api_for(hub)
+    hub.requests.clear()
+    path = api.hf_hub_download(repo, "model.safetensors", cache_dir=tmp_path / "cache")
+    assert Path(path).read_bytes() == WEIGHTS
+    assert hub.requests.count("xet_reconstruction") >= 1 and hub.requests.count("xet_fetch") >= 1
+    assert hub.requests.count("resolve", method="GET") == 0  # the bytes came from the CAS
+    (tmp_path / "more.bin").write_bytes(SMALL * 100)
+    api.upload_file(path_or_fileobj=tmp_path / "more.bin", path_in_repo="more.bin", repo_id=repo)
+    snapshot = Path(api.snapshot_download(repo, cache_dir=tmp_path / "snap"))
+    assert (snapshot / "more.bin").read_bytes() == SMALL * 100
+    assert (snapshot / "extra/small.gguf").read_bytes() == SMALL
+    assert (snapshot / "config.json").read_bytes() == b'{"a": 1}\n'
+
+
+def test_reconstruction_honours_range_and_refuses_bad_tokens(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo, _ = _push(hub, tmp_path)
+    [info] = hf_xet.hash_files([str(tmp_path / "model.safetensors")])
+    status, headers, body = raw_request(f"{hub.url}/api/models/{repo}/xet-read-token/main")
+    token = json.loads(body)["accessToken"]
+    assert status == 200 and headers["x-xet-access-token"] == token
+    url = f"{hub.url}/__xet/v1/reconstructions/{info.hash}"
+    auth = {"Authorization": f"Bearer {token}"}
+    status, _, body = raw_request(url, headers={**auth, "Range": "bytes=800000-800009"})
+    plan = json.loads(body)
+    assert status == 200 and plan["terms"]
+    first = plan["terms"][0]
+    fetch = plan["fetch_info"][first["hash"]][0]
+    _, _, stored = raw_request(
+        fetch["url"], headers={"Range": f"bytes={fetch['url_range']['start']}-{fetch['url_range']['end']}"}
+    )
+    raw = b"".join(_decode(stored))
+    skip = plan["offset_into_first_range"]
+    chunk_start = sum(t["unpacked_length"] for t in plan["terms"][:0])
+    assert raw[chunk_start + skip : chunk_start + skip + 10] == WEIGHTS[800000:800010]
+    assert raw_request(url, headers={**auth, "Range": f"bytes={len(WEIGHTS)}-"})[0] == 416
+    assert raw_request(url)[0] == 401
+    assert raw_request(url, headers={"Authorization": "Bearer nope"})[0] == 401
+    assert raw_request(fetch["url"].split("?")[0])[0] == 403  # unsigned fetch URL
+    shard = f"{hub.url}/__xet/v1/shards"
+    assert raw_request(shard, "POST", b"x", headers=auth)[0] == 403  # a read token cannot upload
+    hub.faults.expire_xet_tokens()
+    assert raw_request(url, headers=auth)[0] == 401
+
+
+def _decode(stored: bytes) -> Iterator[bytes]:
+    import io
+
+    handle = io.BytesIO(stored)
+    while (found := xetformat.read_chunk(handle)) is not None:
+        yield xetformat.decode_chunk(*found)
+
+
+class _Recorder:
+    """Keeps the bodies the real client uploads, to replay them (tampered) against another server."""
+
+    def __init__(self, xet: XetStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.xorbs: dict[str, bytes] = {}
+        self.shards: list[bytes] = []
+        put_xorb, put_shard = xet.put_xorb, xet.put_shard
+
+        def xorb(name: str, chunks: Iterable[bytes]) -> bool:
+            self.xorbs[name] = b"".join(chunks)
+            return put_xorb(name, [self.xorbs[name]])
+
+        def shard(data: bytes) -> int:
+            self.shards.append(data)
+            return put_shard(data)
+
+        monkeypatch.setattr(xet, "put_xorb", xorb)
+        monkeypatch.setattr(xet, "put_shard", shard)
+
+
+def test_tampered_xorbs_and_shards_are_refused(
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder = _Recorder(hub.xet, monkeypatch)
+    _push(hub, tmp_path)
+    [shard] = recorder.shards
+    sha = hashlib.sha256(WEIGHTS).hexdigest()
+    with LoopbackHub(tmp_path / "other") as other:
+        repo = unique_repo()
+        api_for(other).create_repo(repo)
+        token = json.loads(raw_request(f"{other.url}/api/models/{repo}/xet-write-token/main")[2])[
+            "accessToken"
+        ]
+        auth = {"Authorization": f"Bearer {token}"}
+        name, xorb = next(iter(recorder.xorbs.items()))
+        flipped = bytearray(xorb)
+        flipped[100] ^= 0xFF  # inside the first chunk's data
+        status, _, body = raw_request(
+            f"{other.url}/__xet/v1/xorbs/default/{name}", "POST", bytes(flipped), auth
+        )
+        assert status == 400, body
+        status, _, body = raw_request(f"{other.url}/__xet/v1/shards", "POST", shard, auth)
+        assert status == 400 and b"was not uploaded" in body  # the shard names xorbs the CAS lacks
+        for name, xorb in recorder.xorbs.items():
+            assert raw_request(f"{other.url}/__xet/v1/xorbs/default/{name}", "POST", xorb, auth)[0] == 200
+        at = shard.index(bytes.fromhex(sha)[:8][::-1])  # the sha256 metadata record of the weights
+        forged = shard[:at] + bytes(8) + shard[at + 8 :]
+        status, _, body = raw_request(f"{other.url}/__xet/v1/shards", "POST", forged, auth)
+        assert status == 400 and b"do not match" in body
+        assert not other.store.has_lfs(sha, len(WEIGHTS))
+        status, _, body = raw_request(f"{other.url}/__xet/v1/shards", "POST", shard, auth)
+        assert status == 200 and json.loads(body) == {"result": 1}
+        assert other.store.has_lfs(sha, len(WEIGHTS))
+        assert other.server_errors == []
+
+
+@pytest.mark.parametrize("arm", ["refuse_shard", "drop_xorb", "revoked_token"])
+def test_xet_faults_leave_the_repo_unchanged(hub: LoopbackHub, tmp_path: Path, arm: str) -> None:
+    api, repo = api_for(hub), unique_repo()
+    api.create_repo(repo)
+    head = api.repo_info(repo).sha
+    data = os.urandom(200_000)
+    if arm == "refuse_shard":
+        hub.faults.refuse_shard(times=10)
+    elif arm == "drop_xorb":
+        hub.faults.drop_xorb(times=1000)
+    else:
+        hub.faults.inject("status", route="xet_xorb", status=401, times=1000, message="token expired")
+    with pytest.raises((OSError, RuntimeError)):
+        api.create_commit(repo, [CommitOperationAdd("w.safetensors", data)], commit_message="x")
+    assert api.repo_info(repo).sha == head
+    assert not hub.store.has_lfs(hashlib.sha256(data).hexdigest(), len(data))
