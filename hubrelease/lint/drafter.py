@@ -92,13 +92,23 @@ def lint_gguf(
     vocab = array_length(kv("tokenizer.ggml.tokens")) or (config.vocab_size if config else None)
     findings += _mask(kv(mask_key), mask_key, vocab, config)
     block_count = kv(f"{p}.block_count")
-    findings += _swa(kv(f"{p}.attention.sliding_window_pattern"), block_count, config)
+    # A config whose layer count exceeds the tensor count is a lie (tensor-set says so); its per-layer
+    # sliding flags are not built (10**12 layers would not fit in memory).
+    layered = config if config and config.num_layers <= len(tensors) else None
+    findings += _swa(kv(f"{p}.attention.sliding_window_pattern"), block_count, layered)
     window = kv(f"{p}.attention.sliding_window")
-    if config and config.sliding is not None and window != config.sliding_window:
+    if layered and layered.sliding is not None and window != layered.sliding_window:
         findings.append(
             error(
                 "swa-pattern",
-                f"{p}.attention.sliding_window is {window!r}, config says {config.sliding_window!r}",
+                f"{p}.attention.sliding_window is {window!r}, config says {layered.sliding_window!r}",
+            )
+        )
+    if config and isinstance(block_count, int) and block_count != config.num_layers:
+        findings.append(
+            error(
+                "tensor-set",
+                f"block_count is {block_count}, the config's num_hidden_layers {config.num_layers}",
             )
         )
     dflash2 = any(kv(f"{p}.{k}") for k in DFLASH2_KEYS)

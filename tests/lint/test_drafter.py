@@ -397,3 +397,14 @@ def test_gguf_sliding_window_must_match_the_config(built: Built) -> None:
     assert rules(lint_file(wide, built.config1)) == [
         ("swa-pattern", "error", "dflash.attention.sliding_window is 512, config says 256")
     ]
+
+
+def test_gguf_layer_count_must_match_the_config(built: Built) -> None:
+    # A lying count is one finding, and its per-layer sliding flags are never built (no 10**12-entry tuple).
+    config = json.loads(built.config1.read_text())
+    config["num_hidden_layers"] = 10**12
+    config["dflash_config"]["use_swa"] = True
+    (built.root / "huge.json").write_text(json.dumps(config))
+    assert rules(lint_file(built.ml, built.root / "huge.json")) == [
+        ("tensor-set", "error", "block_count is 2, the config's num_hidden_layers 1000000000000")
+    ]
