@@ -96,3 +96,20 @@ def test_lock_pins_headers_and_verify_remote_catches_same_size_reuploads(
         "2 F32, 2 IQ2_KS, 2 IQ3_KS, 2 IQ4_KS, 1 I32",
     )
     assert hub.requests.count("resolve") <= 2 * len(shards)
+
+
+def test_a_model_file_whose_header_does_not_parse_is_locked_without_a_header_pin(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    api = api_for(hub)
+    target, release = unique_repo("odd-target"), unique_repo("release")
+    upload_files(api, target, {"weights.safetensors": b"\x02" * 5000})
+    path = _manifest(tmp_path, release, target, ["weights.safetensors"])
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "weights.safetensors: header length field says" in result.stderr
+        and "; no header pin" in result.stderr
+    )
+    [item] = load_manifest(path).pins.targets[0].files
+    assert (item.size, item.header_sha256, item.composition) == (5000, None, None)

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
+from huggingface_hub import HfApi
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
 from hubrelease.errors import FormatError, NotFoundError
+from hubrelease.hub.ranged import RangedFile
 from hubrelease.hub.remote_headers import INITIAL_READ, RemoteRepo, read_gguf, summarize
 from hubrelease.hub.server import LoopbackHub
 from tests.factories.drafters import write_vocab_gguf
@@ -165,3 +172,88 @@ def test_summarize_names_files_at_the_commit_served(hub: LoopbackHub, split_set:
     hub.requests.clear()
     summary = summarize(api_for(hub), f"hf://{repo}@main/{sorted(p.name for p in folder.iterdir())[0]}")
     assert [f["path"].split("@")[1].split("/")[0] for f in summary["files"]] == [commit] * 5
+
+
+class _Detour(http.server.BaseHTTPRequestHandler):
+    """A storage host in front of the loopback Hub: 302 to it (as the Hub redirects LFS/Xet files to
+    a CDN), or, with ``whole``, the whole file with 200, ignoring Range as some servers do."""
+
+    hub_url: ClassVar[str] = ""
+    whole: ClassVar[bytes | None] = None
+    seen: ClassVar[list[dict[str, str]]] = []
+
+    def do_GET(self) -> None:
+        type(self).seen.append(dict(self.headers.items()))
+        if self.whole is None:
+            self.send_response(302)
+            self.send_header("Location", self.hub_url + self.path)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.whole)))
+        self.end_headers()
+        with contextlib.suppress(OSError):  # the reader hangs up once it has what it asked for
+            self.wfile.write(self.whole)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def detour(hub: LoopbackHub) -> Iterator[tuple[str, type[_Detour]]]:
+    handler = type("Detour", (_Detour,), {"hub_url": hub.url, "whole": None, "seen": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+    server.server_close()
+
+
+def test_redirects_to_another_host_keep_the_range(
+    hub: LoopbackHub, split_set: tuple[Path, str], detour: tuple[str, type[_Detour]]
+) -> None:
+    folder, repo = split_set
+    url, handler = detour
+    first = sorted(folder.glob("*.gguf"))[0]
+    summary = summarize(HfApi(endpoint=url, token=False), f"hf://{repo}/{first.name}")
+    assert summary["requests"] == 5 and summary["fetched_bytes"] == 5 * INITIAL_READ
+    assert all(seen["Range"] == f"bytes=0-{INITIAL_READ - 1}" for seen in handler.seen)
+    assert summary["composition"] == local_json(first)["composition"]
+
+
+def test_a_server_ignoring_range_is_read_only_as_far_as_needed(
+    hub: LoopbackHub, split_set: tuple[Path, str], detour: tuple[str, type[_Detour]]
+) -> None:
+    folder, _ = split_set
+    url, handler = detour
+    first = sorted(folder.glob("*.gguf"))[-1]
+    handler.whole = first.read_bytes()
+    file = RangedFile(HfApi(endpoint=url, token=False), "acme/any", first.name, "main")
+    head = file.read_to(1000)
+    assert head == handler.whole[:1000] and file.size == len(handler.whole)
+    assert file.traffic.fetched_bytes < len(handler.whole) / 2
+
+
+def test_endpoint_local_reads_from_the_embedded_hub(tmp_path: Path) -> None:
+    from hubrelease.hub.client import embedded_hub
+
+    shard = write_vocab_gguf(tmp_path / "small.gguf", 3000)
+    upload_files(api_for(embedded_hub()), "acme/local-target", {"small.gguf": shard.read_bytes()})
+    code, out, err = run("inspect", "hf://acme/local-target/small.gguf", "--endpoint", "local", "--json")
+    assert code == 0, err
+    assert json.loads(out)["tokenizer_tokens"] == 3000
+
+
+def test_a_header_past_the_cap_is_refused_in_one_line(
+    hub: LoopbackHub, vocab: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hubrelease.hub import remote_headers
+
+    _, repo = vocab
+    monkeypatch.setattr(remote_headers, "MAX_HEADER_READ", 1 << 20)
+    code, _, err = run("inspect", f"hf://{repo}/target.gguf", "--endpoint", hub.url)
+    assert code == FormatError.exit_code
+    [line] = err.strip().splitlines()
+    assert line.endswith("/target.gguf: header is larger than the 1048576-byte cap of a remote read")
+    assert sum(r.bytes_out for r in logged(hub, "resolve", 2)) <= 1 << 20

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
 from hubrelease.hub.server import LoopbackHub
+from hubrelease.manifest import load_manifest
 from tests.factories.drafters import write_checkpoint
 from tests.factories.hub import api_for, logged, unique_repo, upload_files
 from tests.factories.split_models import write_ik_split_target, write_sharded_safetensors
@@ -94,10 +95,15 @@ def test_tokenizer_from_the_hub_builds_the_same_bytes(
     assert code == 0, err
     hub.requests.clear()
     uri = f"hf://{repo}-target/{target.name}"
-    code, _, err = run(
-        *args, "--tokenizer-from", uri, "--endpoint", hub.url, "--out", str(tmp_path / "remote.gguf")
-    )
+    manifest = tmp_path / "hubrelease.yaml"
+    manifest.write_text("schema_version: 1\nrelease:\n  repo_id: acme/d\n  license: mit\n", encoding="utf-8")
+    out = ["--out", str(tmp_path / "remote.gguf"), "--manifest", str(manifest)]
+    code, _, err = run(*args, "--tokenizer-from", uri, "--endpoint", hub.url, *out)
     assert code == 0, err
+    commit = api_for(hub).repo_info(repo + "-target").sha
+    [artifact] = load_manifest(manifest).artifacts
+    assert artifact.recipe is not None
+    assert artifact.recipe.options["tokenizer_from"] == f"hf://{repo}-target@{commit}/{target.name}"
     assert (tmp_path / "remote.gguf").read_bytes() == (tmp_path / "local.gguf").read_bytes()
     shards = len(list((root / "target").glob("*.gguf")))
     assert hub.requests.count("resolve") <= 2 * shards
