@@ -1,14 +1,18 @@
 """YAML on disk -> ``Manifest``, or a ``ManifestError`` naming file, line and field.
 
-This is the only module that catches YAML and pydantic errors. ruamel.yaml's round-trip loader
-is used (rather than PyYAML) because it keeps each key's line number, which lets every error point
-at the offending line, and because ``manifest.write`` needs the same tree to keep comments.
+This is the only module that catches YAML and pydantic errors. Loading parses with libyaml
+(PyYAML's C parser) and keeps its node tree, whose marks give every error its line; ruamel.yaml's
+round-trip loader is used for what needs comments (``manifest.write``) and for the exact wording of
+YAML syntax errors. Either way, before anything walks the data, ``_check_shape`` refuses what would
+make walking it expensive or impossible: aliases that expand past ``MAX_NODES`` (a 3 KB "billion
+laughs" file grows without bound in pydantic), nesting deeper than ``MAX_DEPTH``, non-scalar keys;
+integers past Python's 4,300-digit conversion limit are refused where they are read.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -33,33 +37,51 @@ def _yaml() -> YAML:
     return yaml
 
 
-def read_tree(path: Path) -> CommentedMap:
-    """Parse ``path`` into ruamel's comment-preserving tree (a dict at the top level)."""
+_INT_DIGITS = 4300  # Python's default int/str conversion limit (sys.get_int_max_str_digits)
+_TOO_MANY_DIGITS = f"an integer with more than {_INT_DIGITS:,} digits"
+
+
+def read_text(path: Path) -> str:
+    """A manifest file's text, or the one-line reason it cannot be read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError("manifest not found", path=path) from None
     except IsADirectoryError:
         raise InputError("is a folder, expected a manifest file", path=path) from None
     except UnicodeDecodeError:
         raise ManifestError("not UTF-8 text", path=path) from None
-    return parse_tree(text, path)
+
+
+def read_tree(path: Path) -> CommentedMap:
+    """Parse ``path`` into ruamel's comment-preserving tree (a dict at the top level)."""
+    return parse_tree(read_text(path), path)
 
 
 def parse_tree(text: str, path: Path) -> CommentedMap:
+    """ruamel's tree of ``text``, once libyaml has screened it for what ruamel is slow to fail on."""
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    _screen(text, path)
 
     try:
         tree = _yaml().load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        problem = " ".join((exc.problem or exc.context or "invalid YAML").split())
         raise ManifestError(f"invalid YAML: {problem}", path=path, line=line) from None
     except YAMLError as exc:
-        raise ManifestError(f"invalid YAML: {exc}", path=path) from None
+        raise ManifestError(f"invalid YAML: {' '.join(str(exc).split())}", path=path) from None
+    except RecursionError:
+        raise ManifestError("invalid YAML: nested too deeply", path=path) from None
+    except ValueError:  # ruamel's int() of a number past Python's digit limit
+        digits = re.search(f"[0-9_]{{{_INT_DIGITS + 1},}}", text)
+        line = text.count("\n", 0, digits.start()) + 1 if digits else None
+        raise ManifestError(_TOO_MANY_DIGITS, path=path, line=line) from None
     if not isinstance(tree, CommentedMap):
         raise ManifestError("the manifest must be a YAML mapping", path=path, line=1)
+    _check_shape(tree, path, lambda loc: line_of(tree, loc) or tree.lc.line + 1)
     return tree
 
 
@@ -93,7 +115,84 @@ def format_loc(loc: Sequence[str | int]) -> str:
     return text or "(top level)"
 
 
+MAX_NODES = 1_000_000
+"""Most values a manifest may hold once aliases are expanded (a 25,000-artifact manifest has ~100,000)."""
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and lists (the schema itself is 5 levels deep)."""
+
+
+def _check_shape(data: dict[Any, Any], path: Path, line_for: Callable[[list[str | int]], int | None]) -> None:
+    """Refuse alias bombs, deep nesting and complex keys, naming the top-level field that holds them.
+
+    One pass over the distinct containers (aliases are shared objects, memoized by id), so the
+    cost is that of the file, never of its expansion.
+    """
+    memo: dict[int, tuple[int, int]] = {}  # id -> (values once expanded, depth)
+    for key, value in data.items():
+        problem = _shape_problem(value, memo) if isinstance(key, str) else "keys must be plain strings"
+        if problem is not None:
+            field = key if isinstance(key, str) else "(top level)"
+            raise ManifestError(
+                problem, path=path, line=line_for([field] if isinstance(key, str) else []), field=field
+            )
+
+
+def _shape_problem(root: Any, memo: dict[int, tuple[int, int]]) -> str | None:
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    open_ids: set[int] = set()  # containers whose children are still being measured (depth-first)
+    while stack:
+        node, children_done = stack.pop()
+        if not isinstance(node, (dict, list)) or id(node) in memo:
+            continue
+        children = list(node.values()) if isinstance(node, dict) else node
+        if not children_done:
+            if id(node) in open_ids:
+                return "a YAML alias refers to a value that contains it"
+            if isinstance(node, dict) and any(isinstance(k, (tuple, list, dict)) for k in node):
+                return "complex (non-scalar) YAML keys are not allowed"
+            open_ids.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if isinstance(child, (dict, list)))
+            continue
+        size, depth = 1, 1
+        for child in children:
+            child_size, child_depth = memo.get(id(child), (1, 0))
+            size += child_size
+            depth = max(depth, child_depth + 1)
+        if size > MAX_NODES:
+            return f"YAML aliases expand to more than {MAX_NODES:,} values (an alias bomb?)"
+        if depth > MAX_DEPTH:
+            return f"nested more than {MAX_DEPTH} levels deep"
+        memo[id(node)] = (size, depth)
+        open_ids.discard(id(node))
+    return None
+
+
+def _node_line(root: pyyaml.Node, loc: Sequence[str | int]) -> int | None:
+    """``line_of`` for a libyaml node tree: 1-based line of the deepest node of ``loc`` present."""
+    node, line = root, None
+    for part in loc:
+        if isinstance(node, pyyaml.MappingNode):
+            match = next((v for k, v in node.value if k.value == part), None)
+            key = next((k for k, _ in node.value if k.value == part), None)
+            if match is None or key is None:
+                break
+            line, node = key.start_mark.line + 1, match
+        elif isinstance(node, pyyaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
 def _first_error(exc: ValidationError, tree: CommentedMap, path: Path) -> ManifestError:
+    return _located_error(exc, path, lambda loc: line_of(tree, loc) or tree.lc.line + 1)
+
+
+def _located_error(
+    exc: ValidationError, path: Path, line_for: Callable[[list[str | int]], int]
+) -> ManifestError:
     error = exc.errors(include_url=False)[0]
     loc = list(error["loc"])
     cause = (error.get("ctx") or {}).get("error")
@@ -113,7 +212,7 @@ def _first_error(exc: ValidationError, tree: CommentedMap, path: Path) -> Manife
     count = exc.error_count()
     if count > 1:
         message += f" (and {count - 1} more error{'s' if count > 2 else ''})"
-    line = line_of(tree, clean) or tree.lc.line + 1  # a key missing at the top: where the mapping starts
+    line = line_for(clean)  # a key missing at the top: where the mapping starts
     return ManifestError(message, path=path, line=line, field=format_loc(clean))
 
 
@@ -134,20 +233,31 @@ def to_plain(node: Any) -> Any:
     return node
 
 
-def validate_tree(tree: CommentedMap, path: Path) -> Manifest:
-    """Validate a parsed tree; errors carry the YAML line of the offending field."""
-    version = tree.get("schema_version")
+def _check_version(
+    data: dict[Any, Any], path: Path, line_for: Callable[[list[str | int]], int | None]
+) -> None:
+    version = data.get("schema_version")
     if version is not None and version != 1:
         raise ManifestError(
             f"schema_version {version!r} is not supported by this hubrelease (expected 1)",
             path=path,
-            line=line_of(tree, ["schema_version"]),
+            line=line_for(["schema_version"]),
             field="schema_version",
         )
+
+
+def validate_tree(tree: CommentedMap, path: Path) -> Manifest:
+    """Validate a parsed tree; errors carry the YAML line of the offending field."""
+    _check_version(tree, path, lambda loc: line_of(tree, loc))
+    _check_shape(tree, path, lambda loc: line_of(tree, loc) or tree.lc.line + 1)  # edits may add values
     try:
         return Manifest.model_validate(to_plain(tree))
     except ValidationError as exc:
         raise _first_error(exc, tree, path) from None
+
+
+class _Refused(pyyaml.constructor.ConstructorError):
+    """A value the fast loader refuses outright (not a syntax error ruamel should word)."""
 
 
 class _FastLoader(getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)):  # type: ignore[misc]
@@ -160,13 +270,28 @@ class _FastLoader(getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)):  # type: i
     yaml_implicit_resolvers: ClassVar[dict[str, list[tuple[str, re.Pattern[str]]]]] = {}
 
     def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        keys = [self.construct_object(k, deep=deep) for k, _ in node.value]
-        if len(set(keys)) != len(keys):
-            raise pyyaml.YAMLError("duplicate key")
-        return dict(super().construct_mapping(node, deep=deep))
+        own = [key for key, _ in node.value if key.tag != "tag:yaml.org,2002:merge"]
+        merges = len(own) != len(node.value)
+        mapping = dict(super().construct_mapping(node, deep=deep))
+        # Fewer keys than key nodes means two keys were equal (looked at one by one when << merges).
+        if merges or len(mapping) < len(own):
+            seen: set[Any] = set()
+            for key_node in own:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise pyyaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f"found duplicate key {key!r}",
+                        key_node.start_mark,
+                    )
+                seen.add(key)
+        return mapping
 
     def construct_yaml_int(self, node: Any) -> int:
         text = str(self.construct_scalar(node))
+        if len(text) > _INT_DIGITS:
+            raise _Refused(None, None, _TOO_MANY_DIGITS, node.start_mark)
         for prefix, base in (("0x", 16), ("0o", 8)):
             if text.startswith(prefix):
                 return int(text[2:], base)
@@ -191,25 +316,70 @@ _FastLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [
 _YAML11_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
+def _parse_fast(text: str, path: Path) -> tuple[pyyaml.Node, dict[Any, Any]] | None:
+    """libyaml's node tree and data for ``text``, or its one-line error; None where ruamel reads more.
+
+    Syntax errors are worded from libyaml too: ruamel's pure-Python parser needs ~10 s to reach an
+    error near the end of a 25,000-artifact manifest.
+    """
+    if any(ch in text for ch in _YAML11_BREAKS):
+        return None
+    loader = _FastLoader(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    except pyyaml.MarkedYAMLError as exc:
+        problem = " ".join(str(exc.problem or exc.context or "malformed").split())
+        mark = exc.problem_mark or exc.context_mark
+        if "invalid Unicode character escape" in problem:
+            return None  # "\ud800": ruamel reads it, so the path check can say what is wrong with it
+        if "unhashable key" in problem:
+            problem = "complex (non-scalar) YAML keys are not allowed"
+        elif not isinstance(exc, _Refused) and "maximum nesting depth" not in problem:
+            problem = f"invalid YAML: {problem}"
+        raise ManifestError(problem, path=path, line=mark.line + 1 if mark else None) from None
+    except pyyaml.YAMLError as exc:
+        raise ManifestError(f"invalid YAML: {' '.join(str(exc).split())}", path=path) from None
+    finally:
+        loader.dispose()
+    if root is None or not isinstance(data, dict):
+        raise ManifestError("the manifest must be a YAML mapping", path=path, line=1)
+    _check_shape(data, path, lambda loc: _node_line(root, loc) or root.start_mark.line + 1)
+    return root, data
+
+
+def _screen(text: str, path: Path) -> None:
+    """Refuse alias bombs, deep nesting, complex keys and huge integers before ruamel sees them."""
+    _parse_fast(text, path)
+
+
+def _load(text: str, path: Path) -> Manifest:
+    """Validate libyaml's data, errors located through its node tree (ruamel only for YAML 1.1 breaks)."""
+    parsed = _parse_fast(text, path)
+    if parsed is None:
+        return validate_tree(parse_tree(text, path), path)
+    root, data = parsed
+
+    def line_for(loc: list[str | int]) -> int:
+        return _node_line(root, loc) or root.start_mark.line + 1
+
+    _check_version(data, path, line_for)
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        raise _located_error(exc, path, line_for) from None
+
+
 def load_manifest(path: str | Path) -> Manifest:
     """Read and validate a manifest file.
 
-    The common case (a valid manifest) is parsed with libyaml, ~15x faster than ruamel on a
-    1,000-artifact manifest; any problem re-parses with ruamel to report the exact line.
+    libyaml parses it (~15x faster than ruamel on a 1,000-artifact manifest) and its node marks
+    locate validation errors; only malformed YAML is parsed again by ruamel, for its wording.
     """
     manifest_path = Path(path)
-    try:
-        text = manifest_path.read_text(encoding="utf-8")
-        if not any(ch in text for ch in _YAML11_BREAKS):
-            data = pyyaml.load(text, Loader=_FastLoader)
-            if isinstance(data, dict) and data.get("schema_version") == 1:
-                return Manifest.model_validate(data)
-    except (OSError, UnicodeDecodeError, pyyaml.YAMLError, ValidationError):
-        pass
-    return validate_tree(read_tree(manifest_path), manifest_path)
+    return _load(read_text(manifest_path), manifest_path)
 
 
 def load_manifest_text(text: str, path: str | Path = "<string>") -> Manifest:
     """Validate manifest YAML given as text (``path`` is only used in messages)."""
-    manifest_path = Path(path)
-    return validate_tree(parse_tree(text, manifest_path), manifest_path)
+    return _load(text, Path(path))
