@@ -20,12 +20,11 @@ from hubrelease.errors import BuildError
 from hubrelease.fsutil import atomic_write_text
 from hubrelease.hashing import sha256_file
 from hubrelease.manifest import Manifest, load_manifest
+from hubrelease.manifest.record import CardRecorder
 from hubrelease.progress import NULL_PROGRESS, Progress
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 """Built-in templates (``hubrelease/templates`` links to the repo's ``templates/``)."""
-NEMOTRON_V2 = "nvidia/Nemotron-Post-Training-Dataset-v2"
-CC_BY_4 = "cc-by-4.0"
 # Buckets of DatasetCardData's size_categories (they count examples, not tokens): (upper bound, label).
 _SIZE_BUCKETS = [
     (1_000, "n<1K"),
@@ -104,34 +103,50 @@ def summarise(
 
 @dataclass(frozen=True)
 class CardInfo:
-    """Identity and credit the card needs beyond the data: from a manifest, or the defaults for our use."""
+    """Identity and credit the card states beyond the data: only what the manifest or the options say.
+
+    Nothing is built in: no licence, source dataset, language or credit line is assumed, so a card
+    never claims a provenance its data does not have.
+    """
 
     pretty_name: str
-    license: str
+    license: str | None
     source_datasets: list[str]
     attribution: list[str]
     tags: list[str]
     language: list[str]
 
 
-def card_info(data: Path, manifest: Manifest | None) -> CardInfo:
-    """Card identity from the manifest when given; otherwise CC-BY-4.0 data derived from Nemotron v2."""
+@dataclass(frozen=True)
+class CardOptions:
+    """``build dataset-card`` options that state facts the shards cannot (each adds to the manifest's)."""
+
+    license: str | None = None
+    source_datasets: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    attribution: tuple[str, ...] = ()
+
+
+def card_info(data: Path, manifest: Manifest | None, options: CardOptions = CardOptions()) -> CardInfo:
+    """Card identity from the manifest (release, ``pins.datasets``, notices) and the options."""
+    sources = list(options.source_datasets)
+    credits = list(options.attribution)
     if manifest is None:
-        return CardInfo(
-            data.resolve().name, CC_BY_4, [NEMOTRON_V2], [], ["synthetic", "speculative-decoding"], ["en"]
-        )
+        return CardInfo(data.resolve().name, options.license, sources, credits, [], list(options.languages))
     release = manifest.release
-    sources = [d.repo_id for d in manifest.pins.datasets if d.role in ("training-source", "training")]
-    credits = [d.attribution for d in manifest.pins.datasets if d.attribution] + list(
-        manifest.notices.attribution
-    )
+    training = [d for d in manifest.pins.datasets if d.role in ("training-source", "training")]
+    sources = [d.repo_id for d in training] + [s for s in sources if s not in {d.repo_id for d in training}]
+    credits = [d.attribution for d in manifest.pins.datasets if d.attribution] + [
+        *manifest.notices.attribution,
+        *credits,
+    ]
     return CardInfo(
         pretty_name=release.title or release.repo_id.split("/")[-1],
-        license=release.license,
-        source_datasets=sources or [NEMOTRON_V2],
+        license=options.license or release.license,
+        source_datasets=sources,
         attribution=credits,
-        tags=list(release.tags) or ["synthetic", "speculative-decoding"],
-        language=["en"],
+        tags=list(release.tags),
+        language=list(options.languages),
     )
 
 
@@ -168,13 +183,13 @@ def card_data(summary: DatasetSummary, info: CardInfo, data_files: str) -> Datas
         dataset_size=summary.arrow_bytes,
     )._to_yaml_dict()
     return DatasetCardData(
-        language=info.language,
+        language=info.language or None,
         license=info.license,
         size_categories=[size_category(summary.conversations)],
-        source_datasets=info.source_datasets,
+        source_datasets=info.source_datasets or None,
         task_categories=["text-generation"],
         pretty_name=info.pretty_name,
-        tags=info.tags,
+        tags=info.tags or None,
         configs=[{"config_name": "default", "data_files": [{"split": "train", "path": data_files}]}],
         dataset_info={"features": summary.features, **dataset_info},
     )
@@ -191,9 +206,7 @@ def render_card(summary: DatasetSummary, info: CardInfo, prefix: str) -> str:
         lstrip_blocks=True,
         autoescape=False,  # markdown, not HTML
     )
-    body = env.get_template("dataset_card.md.j2").render(
-        summary=summary, info=info, nemotron=NEMOTRON_V2, shard_prefix=prefix
-    )
+    body = env.get_template("dataset_card.md.j2").render(summary=summary, info=info, shard_prefix=prefix)
     text = f"---\n{front.to_yaml()}\n---\n\n{body}"
     # CardData.to_dict is untyped in huggingface_hub 2.4.
     read_back: dict[str, Any] = DatasetCard(text).data.to_dict()  # type: ignore[no-untyped-call]
@@ -209,10 +222,20 @@ def build_dataset_card(
     manifest: Path | None = None,
     tokenizer: Path | None = None,
     count_column: str = "completion_tokens",
+    options: CardOptions = CardOptions(),
     progress: Progress = NULL_PROGRESS,
 ) -> DatasetSummary:
-    """Summarise ``data`` and atomically write the card to ``out``."""
-    info = card_info(data, load_manifest(manifest) if manifest else None)
+    """Summarise ``data`` and atomically write the card to ``out``; with ``manifest``, record it there.
+
+    The manifest is loaded and checked first (``out`` inside its release folder, not an artifact),
+    so a bad ``--manifest`` costs no scan and leaves no card behind.
+    """
+    loaded = load_manifest(manifest) if manifest else None
+    recorder = CardRecorder.prepare(manifest, out) if manifest else None
+    info = card_info(data, loaded, options)
     summary = summarise(data, count_column=count_column, tokenizer=tokenizer, progress=progress)
-    atomic_write_text(out, render_card(summary, info, shard_prefix(data, out)))
+    text = render_card(summary, info, shard_prefix(data, out))
+    atomic_write_text(out, text)
+    if recorder is not None:
+        recorder.record(text.encode("utf-8"))
     return summary

@@ -121,6 +121,12 @@ Examples:
 
   # no stored counts: tokenize the assistant turns
   hubrelease build dataset-card data --out README.md --tokenizer tokenizer.json
+
+  # no manifest: state licence, source and language yourself (nothing is assumed)
+  hubrelease build dataset-card data --out README.md --license cc-by-4.0 \
+      --source-dataset nvidia/Nemotron-Post-Training-Dataset-v2 --language en
+
+With --manifest, the written README.md is recorded there as the card (template: none, size, sha256).
 """
 
 
@@ -140,10 +146,32 @@ def build_dataset_card_command(
     count_column: Annotated[
         str, typer.Option("--count-column", help="Column holding per-row completion token counts.")
     ] = "completion_tokens",
+    license_id: Annotated[
+        str | None, typer.Option("--license", help="Hub licence id (default: the manifest's; else none).")
+    ] = None,
+    source_dataset: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source-dataset", help="Dataset the rows derive from (repeatable; adds to pins.datasets)."
+        ),
+    ] = None,
+    language: Annotated[
+        list[str] | None, typer.Option("--language", help="Language code of the text (repeatable).")
+    ] = None,
+    attribution: Annotated[
+        list[str] | None, typer.Option("--attribution", help="Credit line the card must carry (repeatable).")
+    ] = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Write a dataset card whose counts, tallies and digests are computed from the shards."""
-    from hubrelease.builders.dataset_card import build_dataset_card
+    from hubrelease.builders.dataset_card import CardOptions, build_dataset_card
+
+    facts = CardOptions(
+        license=license_id,
+        source_datasets=tuple(source_dataset or ()),
+        languages=tuple(language or ()),
+        attribution=tuple(attribution or ()),
+    )
 
     with output.progress(json_mode) as progress:
         summary = build_dataset_card(
@@ -152,6 +180,7 @@ def build_dataset_card_command(
             manifest=manifest,
             tokenizer=tokenizer,
             count_column=count_column,
+            options=facts,
             progress=progress,
         )
     if json_mode:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -11,12 +10,12 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import EndpointOpt, JobsOpt, JsonOpt, is_hub_uri
-from hubrelease.errors import InputError
 from hubrelease.fsutil import relative_inside
 
 if TYPE_CHECKING:
     from hubrelease.builders.safetensors_drafter import BuiltFile
     from hubrelease.formats.gguf_header import GGUFSet
+    from hubrelease.manifest.record import ArtifactRecorder
 
 ST_EXAMPLES = """
 Examples:
@@ -55,30 +54,28 @@ def parse_size(text: str | None) -> int:
 
 
 def _record(
-    manifest: Path, files: list[BuiltFile], builder: str, source: Path, options: dict[str, Any]
+    recorder: ArtifactRecorder, files: list[BuiltFile], builder: str, source: Path, options: dict[str, Any]
 ) -> None:
-    """Upsert one artifact per output into the manifest, keeping its comments."""
+    """One artifact per output in the manifest checked before the build (``manifest.record``)."""
     from hubrelease.formats.gguf_header import read_gguf
-    from hubrelease.manifest.write import load_tree, save_tree, upsert_artifact
 
-    root = manifest.resolve().parent
-    tree = load_tree(manifest)
-    recipe = {
-        "builder": builder,
-        "source": relative_inside(source, root) or os.path.relpath(source.resolve(), root),
-        "options": options,
-    }
-    config = relative_inside(source / "config.json", root)
+    recipe = {"builder": builder, "source": recorder.relative(source), "options": options}
+    config = relative_inside(source / "config.json", recorder.root)
+    outputs: list[tuple[Path, dict[str, Any]]] = []
     for index, built in enumerate(files):
-        rel = relative_inside(built.path, root)
-        if rel is None:
-            raise InputError(f"output {built.path} is outside the manifest's folder {root}", path=manifest)
-        entry: dict[str, Any] = {"path": rel, "size": built.size, "sha256": built.sha256, "recipe": recipe}
+        entry: dict[str, Any] = {"size": built.size, "sha256": built.sha256, "recipe": recipe}
         if builder == "gguf-drafter" and index == 0:
             # Lint and composition sit on the first shard; lint reads the whole split set from it.
             entry |= {"composition": read_gguf(built.path).composition(), "lint": True, "lint_config": config}
-        upsert_artifact(tree, entry)
-    save_tree(tree, manifest)
+        outputs.append((built.path, entry))
+    recorder.record(outputs)
+
+
+def _recorder(manifest: Path | None, out: Path) -> ArtifactRecorder | None:
+    """``--manifest`` checked before anything is built (parses, validates, ``out`` inside its folder)."""
+    from hubrelease.manifest.record import ArtifactRecorder
+
+    return ArtifactRecorder.prepare(manifest, out) if manifest is not None else None
 
 
 def _report(files: list[BuiltFile], json_mode: bool) -> None:
@@ -114,15 +111,16 @@ def safetensors_drafter(
         raise typer.BadParameter("--dtype must be bf16 or keep")
     cast: Cast = "bf16" if dtype == "bf16" else "keep"
     shard = parse_size(max_shard_size)
+    recorder = _recorder(manifest, out)
     with output.progress(json_mode) as progress:
         files = build_safetensors_drafter(
             source, out, cast=cast, max_shard_size=shard or None, progress=progress, warn=output.warn_line
         )
-    if manifest is not None:
+    if recorder is not None:
         options: dict[str, Any] = {"dtype": dtype} | (
             {"max_shard_size": max_shard_size} if max_shard_size else {}
         )
-        _record(manifest, files, "safetensors-drafter", source, options)
+        _record(recorder, files, "safetensors-drafter", source, options)
     _report(files, json_mode)
 
 
@@ -162,6 +160,7 @@ def gguf_drafter(
     kind: OutType = outtype  # type: ignore[assignment]
     tokenizer: Path | GGUFSet | None = Path(tokenizer_from) if tokenizer_from else None
     recorded = None
+    recorder = _recorder(manifest, out)
     if is_hub_uri(tokenizer_from):
         from hubrelease.hub import hub_api
         from hubrelease.hub.remote_headers import read_hub_gguf
@@ -180,18 +179,16 @@ def gguf_drafter(
             jobs=jobs,
             progress=progress,
         )
-    if manifest is not None:
+    if recorder is not None:
         options: dict[str, Any] = {"flavor": flavor, "outtype": outtype}
         if split_max_size:
             options["split_max_size"] = split_max_size
         if recorded is not None:  # the hf:// location at the commit that was read
             options["tokenizer_from"] = recorded
         elif tokenizer_from is not None:
-            # Relative to the manifest, like ``source``, so the recipe reads the same on any machine.
-            options["tokenizer_from"] = os.path.relpath(
-                Path(tokenizer_from).resolve(), manifest.resolve().parent
-            )
-        _record(manifest, files, "gguf-drafter", source, options)
+            # Relative to the release folder, like ``source``, so the recipe reads the same on any machine.
+            options["tokenizer_from"] = recorder.relative(Path(tokenizer_from))
+        _record(recorder, files, "gguf-drafter", source, options)
     _report(files, json_mode)
 
 

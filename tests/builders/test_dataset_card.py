@@ -13,8 +13,9 @@ import yaml
 from huggingface_hub import DatasetCard
 from typer.testing import CliRunner
 
-from hubrelease.builders.dataset_card import build_dataset_card, size_category, summarise
+from hubrelease.builders.dataset_card import CardOptions, build_dataset_card, size_category, summarise
 from hubrelease.cli.app import app
+from hubrelease.manifest import load_manifest
 from tests.builders.test_content_digest import reference_digest
 from tests.factories.datasets import (
     conversations,
@@ -72,10 +73,14 @@ def test_size_category_counts_examples(rows: int, bucket: str) -> None:
 
 def test_card_front_matter_reads_back_through_huggingface_hub(tmp_path: Path) -> None:
     write_parquet_shards(tmp_path / "data", conversations(ROWS))
-    build_dataset_card(tmp_path / "data", tmp_path / "README.md")
+    options = CardOptions(
+        license="cc-by-4.0", source_datasets=("nvidia/Nemotron-Post-Training-Dataset-v2",), languages=("en",)
+    )
+    build_dataset_card(tmp_path / "data", tmp_path / "README.md", options=options)
     card = DatasetCard.load(tmp_path / "README.md")
     data = card.data.to_dict()
     assert data["license"] == "cc-by-4.0"
+    assert data["language"] == ["en"]
     assert data["size_categories"] == ["n<1K"]
     assert data["source_datasets"] == ["nvidia/Nemotron-Post-Training-Dataset-v2"]
     assert data["configs"] == [
@@ -88,8 +93,18 @@ def test_card_front_matter_reads_back_through_huggingface_hub(tmp_path: Path) ->
     }
     assert f"{TOKENS:,} assistant completion tokens" in card.text
     assert "| data/train-00001-of-00002.parquet | 20 |" in card.text
-    assert "[Creative Commons Attribution 4.0 International licence (CC BY 4.0)]" in card.text
-    assert "Changes were made" in card.text
+    assert "This dataset is released under CC-BY-4.0." in card.text
+    assert "Derived from [nvidia/Nemotron-Post-Training-Dataset-v2]" in card.text
+
+
+def test_nothing_is_assumed_without_a_manifest_or_options(tmp_path: Path) -> None:
+    write_parquet_shards(tmp_path / "data", conversations(ROWS))
+    build_dataset_card(tmp_path / "data", tmp_path / "README.md")
+    text = (tmp_path / "README.md").read_text(encoding="utf-8")
+    data = DatasetCard.load(tmp_path / "README.md").data.to_dict()
+    assert "license" not in data and "source_datasets" not in data and "language" not in data
+    assert "Nemotron" not in text and "CC BY" not in text and "CC-BY" not in text
+    assert "No licence is stated for this dataset." in text
 
 
 def test_manifest_supplies_title_licence_and_credit(tmp_path: Path) -> None:
@@ -119,6 +134,21 @@ def test_manifest_supplies_title_licence_and_credit(tmp_path: Path) -> None:
     assert card.data.pretty_name == "Ornith 1.5 Nemotron v2 generations"
     assert card.text.startswith("\n# Ornith 1.5 Nemotron v2 generations\n")
     assert "\nPrompts: NVIDIA Nemotron-Post-Training-Dataset-v2, CC BY 4.0.\n" in card.text
+    recorded = load_manifest(tmp_path / "hubrelease.yaml").card  # the written README is pinned there
+    assert recorded is not None and recorded.template == "none" and recorded.output == "README.md"
+    assert recorded.sha256 == hashlib.sha256((tmp_path / "README.md").read_bytes()).hexdigest()
+
+
+def test_a_bad_manifest_is_refused_before_any_shard_is_read_or_card_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_parquet_shards(tmp_path / "data", conversations(8))
+    code, err = _cli(tmp_path, "--manifest", "missing.yaml")
+    assert code == 2 and "missing.yaml: manifest not found" in err
+    (tmp_path / "bad.yaml").write_text("schema_version: 1\nrelease: {repo_id: acme/x}\n")
+    code, err = _cli(tmp_path, "--manifest", "bad.yaml")
+    assert code == 2 and "release.license" in err
 
 
 def _cli(tmp_path: Path, *extra: str) -> tuple[int, str]:

@@ -98,9 +98,47 @@ def test_output_outside_the_manifest_folder_is_refused(tmp_path: Path) -> None:
     )
     assert code == 2
     assert err.strip() == (
-        f"error: {manifest}: output {tmp_path / 'elsewhere' / 'model.safetensors'} is outside the manifest's "
-        f"folder {(tmp_path / 'rel').resolve()}"
+        f"error: {manifest}: output {tmp_path / 'elsewhere'} is outside the release folder "
+        f"{(tmp_path / 'rel').resolve()}"
     )
+    assert not (tmp_path / "elsewhere").exists()  # refused before anything was built
+
+
+def test_an_invalid_manifest_is_refused_before_any_output_is_written(tmp_path: Path) -> None:
+    checkpoint = write_training_checkpoint(tmp_path / "ck")
+    (tmp_path / "rel").mkdir()
+    manifest = tmp_path / "rel" / "hubrelease.yaml"
+    manifest.write_text("schema_version: 1\nrelease: {repo_id: acme/x}\n")
+    code, _, err = run("build", "safetensors-drafter", str(checkpoint), "--out", str(tmp_path / "rel"),
+                       "--manifest", str(manifest))  # fmt: skip
+    assert code == 2 and "release.license" in err
+    assert sorted(p.name for p in (tmp_path / "rel").iterdir()) == ["hubrelease.yaml"]
+
+
+def test_rebuilding_into_shards_replaces_the_old_entry_and_keeps_its_role(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    checkpoint = write_training_checkpoint(tmp_path / "ck")
+    release.mkdir()
+    manifest = release / "hubrelease.yaml"
+    manifest.write_text(MANIFEST)
+    assert run("build", "safetensors-drafter", str(checkpoint), "--out", str(release))[0] == 0
+    target = write_target_gguf(tmp_path / "target.gguf")
+    gguf = release / "drafter.gguf"
+    build = ["build", "gguf-drafter", str(release), "--flavor", "mainline", "--outtype", "f32",
+             "--tokenizer-from", str(target), "--out", str(gguf), "--manifest", str(manifest)]  # fmt: skip
+    assert run(*build)[0] == 0, run(*build)[2]
+    text = manifest.read_text()
+    manifest.write_text(
+        text.replace("  - path: drafter.gguf\n", "  - path: drafter.gguf\n    role: recommended\n")
+    )
+    assert load_manifest(manifest).artifacts[0].role == "recommended"
+    gguf.unlink()
+    code, _, err = run(*build, "--split-max-size", "40K")
+    assert code == 0, err
+    artifacts = load_manifest(manifest).artifacts
+    assert "drafter.gguf" not in {a.path for a in artifacts}
+    shards = [a for a in artifacts if a.path.startswith("drafter-")]
+    assert len(shards) > 1 and {a.role for a in shards} == {"recommended"}
 
 
 def test_build_errors_are_one_line(tmp_path: Path) -> None:

@@ -1,0 +1,128 @@
+"""``--manifest`` for builders: check the manifest before building, record the outputs after.
+
+``prepare`` runs before any output is written (the manifest parses and validates, each output
+will land inside its release folder), so a wrong ``--manifest`` costs neither a build nor a stray
+file. ``record`` then upserts the outputs, comments kept: a rebuild into other shards replaces the
+old shard entries of the same output and keeps their role.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+
+from hubrelease.errors import InputError
+from hubrelease.fsutil import relative_inside
+from hubrelease.manifest.load import validate_tree
+from hubrelease.manifest.models import HAND_WRITTEN, Manifest
+from hubrelease.manifest.root import release_root
+from hubrelease.manifest.write import load_tree, remove_artifacts, save_tree, upsert_artifact
+
+# The shard suffix of llama.cpp's gguf-split and of huggingface's safetensors sharding.
+_SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.[^/]+$)")
+
+
+def _family(path: str) -> str:
+    """``dir/model-00001-of-00003.gguf`` and ``dir/model.gguf`` are one output: ``dir/model.gguf``."""
+    return _SHARD.sub("", path)
+
+
+@dataclass(frozen=True)
+class _Target:
+    path: Path
+    tree: CommentedMap
+    manifest: Manifest
+    root: Path
+
+    @classmethod
+    def load(cls, manifest_path: Path) -> _Target:
+        tree = load_tree(manifest_path)
+        manifest = validate_tree(tree, manifest_path)
+        return cls(manifest_path, tree, manifest, release_root(manifest, manifest_path).resolve())
+
+    def relative(self, output: Path) -> str:
+        rel = relative_inside(output, self.root)
+        if rel is None:
+            raise InputError(f"output {output} is outside the release folder {self.root}", path=self.path)
+        return rel
+
+
+@dataclass(frozen=True)
+class ArtifactRecorder:
+    """Records a drafter build's outputs as artifacts of a manifest checked beforehand."""
+
+    target: _Target
+    out_rel: str
+
+    @classmethod
+    def prepare(cls, manifest_path: Path, out: Path) -> ArtifactRecorder:
+        """Check ``manifest_path`` and that ``out`` (a file or folder to build) lands in its release folder."""
+        target = _Target.load(manifest_path)
+        return cls(target, target.relative(out))
+
+    @property
+    def root(self) -> Path:
+        return self.target.root
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the release folder (for recipes), or as a path from it when outside."""
+        return relative_inside(path, self.root) or os.path.relpath(path.resolve(), self.root)
+
+    def record(self, outputs: Sequence[tuple[Path, dict[str, Any]]]) -> None:
+        """Upsert each (output file, entry fields) pair; stale shards of the same outputs are removed."""
+        tree, manifest = self.target.tree, self.target.manifest
+        entries = [{"path": self.target.relative(path), **fields} for path, fields in outputs]
+        new_paths = {e["path"] for e in entries}
+        families = {_family(p) for p in new_paths}
+        stale = [a for a in manifest.artifacts if _family(a.path) in families and a.path not in new_paths]
+        roles = {_family(a.path): a.role for a in manifest.artifacts if _family(a.path) in families}
+        remove_artifacts(tree, [a.path for a in stale])
+        for entry in entries:
+            listed = manifest.artifact(entry["path"]) is not None
+            role = roles.get(_family(entry["path"]))
+            if role is not None and not listed:  # a new shard of an output the manifest had: its role
+                entry = {**entry, "role": role}
+            upsert_artifact(tree, entry)
+        save_tree(tree, self.target.path)
+
+
+@dataclass(frozen=True)
+class CardRecorder:
+    """Records a card written by a builder (``build dataset-card``) as the manifest's hand-written card."""
+
+    target: _Target
+    output: str
+
+    @classmethod
+    def prepare(cls, manifest_path: Path, out: Path) -> CardRecorder:
+        """Check the manifest and that ``out`` is inside its release folder and no artifact or evaluation."""
+        target = _Target.load(manifest_path)
+        output = target.relative(out)
+        manifest = target.manifest
+        if manifest.artifact(output) is not None or output in manifest.evaluation_paths:
+            raise InputError(
+                f"{output} is listed as an artifact or evaluation file; the card is never one "
+                "(`hubrelease rm` it first)",
+                path=manifest_path,
+            )
+        return cls(target, output)
+
+    def record(self, data: bytes) -> None:
+        """Pin ``data`` as the card: ``card: {template: none, output, size, sha256}``."""
+        tree = self.target.tree
+        card = tree.get("card")
+        if not isinstance(card, CommentedMap):
+            card = CommentedMap()
+            tree["card"] = card
+        card["template"] = HAND_WRITTEN
+        card["output"] = self.output
+        card["size"] = len(data)
+        card["sha256"] = hashlib.sha256(data).hexdigest()
+        save_tree(tree, self.target.path)
