@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from hubrelease import __version__
 from hubrelease.errors import BuildError, FormatError
+from hubrelease.evaluation.infer import SpecOptions, complete_analysis, complete_configurations, complete_run
 from hubrelease.evaluation.ingest_llama_server import (
     Columns,
     LlamaOptions,
@@ -59,8 +60,9 @@ class Source:
 
 def build_evaluation(
     sources: Sequence[Source],
-    spec: EvaluationSpec,
+    spec: EvaluationSpec = EvaluationSpec(),
     *,
+    spec_options: SpecOptions = SpecOptions(),
     prompts: Path | None = None,
     relative_to: Path | None = None,
     serving_options: ServingOptions = ServingOptions(),
@@ -74,7 +76,9 @@ def build_evaluation(
     ``provenance.warnings``.
     """
     try:
-        return _build(sources, spec, prompts, relative_to, serving_options, llama_options, progress)
+        return _build(
+            sources, spec, spec_options, prompts, relative_to, serving_options, llama_options, progress
+        )
     except ValidationError as exc:
         # A computed value the schema refuses (e.g. an overflow to infinity) is bad input, not a bug.
         where, message = error_lines(exc)[0]
@@ -84,6 +88,7 @@ def build_evaluation(
 def _build(
     sources: Sequence[Source],
     spec: EvaluationSpec,
+    spec_options: SpecOptions,
     prompts: Path | None,
     relative_to: Path | None,
     serving_options: ServingOptions,
@@ -121,28 +126,36 @@ def _build(
     check_unique(requests)
     warnings = check_grid(requests, llama_options.allow_incomplete)
     check_digests(requests, llama_options.artifacts, llama_options.binaries)
-    comparisons: list[Comparison] = [compare_arms(requests, c) for c in spec.comparisons]
-    sweeps = []
-    for sweep_spec in spec.sweeps:
-        result, pairs = sweep(requests, sweep_spec)
-        sweeps.append(result)
-        comparisons.extend(pairs)
-    run = spec.run
+    if not (serving or requests):
+        raise BuildError("nothing to build: no bench_serving runs and no llama-server rows")
+    run = complete_run(spec, spec_options, serving, requests)
     if prompts is not None:
         run = run.model_copy(
             update={"prompt_set": run.prompt_set.model_copy(update={"sha256": sha256_file(prompts)})}
         )
-    if not (serving or spec.comparisons or spec.sweeps):
-        raise BuildError("nothing to build: no bench_serving runs and no comparisons or sweeps in the spec")
-    cells, serving_warnings = sglang_cells(serving, spec.configurations, run, serving_options)
+    configurations = complete_configurations(spec, serving)
+    comparison_specs, sweep_specs = complete_analysis(spec, spec_options, requests)
+    comparisons: list[Comparison] = [compare_arms(requests, c) for c in comparison_specs]
+    sweeps = []
+    for sweep_spec in sweep_specs:
+        result, pairs = sweep(requests, sweep_spec)
+        sweeps.append(result)
+        comparisons.extend(pairs)
+    if not (serving or comparisons or sweeps):
+        raise BuildError(
+            "nothing to build from the llama-server rows: name the A/B with --baseline/--treatment, "
+            "or give comparisons or sweeps in a --spec file"
+        )
+    cells, serving_warnings = sglang_cells(serving, configurations, run, serving_options)
     warnings.extend(serving_warnings)
+    title = spec.title or spec_options.title or f"Serving evaluation on {run.hardware.name}"
     # Validate through the model (not construct) so cross-field rules run on the assembled file too.
     return Evaluation.model_validate(
         {
             "schema_version": SCHEMA_VERSION,
-            "title": spec.title,
+            "title": title,
             "run": run,
-            "configurations": spec.configurations,
+            "configurations": configurations,
             "cells": cells,
             "comparisons": comparisons,
             "sweeps": sweeps,

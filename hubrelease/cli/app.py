@@ -138,7 +138,8 @@ class HubReleaseGroup(TyperGroup):
         except HubReleaseError as exc:
             if os.environ.get("HUBRELEASE_DEBUG"):
                 raise
-            output.error_line(str(exc))
+            for line in str(exc).split("\n"):  # an error listing several problems prints one line each
+                output.error_line(line)
             raise typer.Exit(exc.exit_code) from None
         except (click.ClickException, typer.Exit, typer.Abort):
             raise

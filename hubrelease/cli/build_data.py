@@ -13,12 +13,16 @@ from hubrelease.cli.options import JsonOpt
 EVAL_EXAMPLES = """
 Examples:
 
-  # bench_serving JSONL, one file per configuration (CONFIG=PATH) or tagged lines
+  # bench_serving JSONL: configurations from tags (or CONFIG=PATH) and server_info
+  hubrelease build eval runs/*.jsonl --hardware 'NVIDIA H200' --flushed-cache --out h200-evaluation.json
+
+  # llama-server rows (seed 001's layout): a preregistered A/B and the other arm's n_max sweep
+  hubrelease build eval bench/results-retrain-ab.csv bench/results-m1q4.csv --hardware 'NVIDIA GB10' \\
+      --target org/target-GGUF --baseline A --treatment B --primary n_max=3 --fit-range 1:12 --out evaluation.json
+
+  # everything else (engine commit, labels, design, notes) from a spec
   hubrelease build eval autoregressive=runs/ar.jsonl dflash2=runs/dflash2.jsonl \\
       --spec eval-spec.yaml --prompts prompts.jsonl --out spark-evaluation.json
-
-  # llama-server per-request rows: A/B and n_max sweep as the spec describes
-  hubrelease build eval bench/results-ab.csv bench/results-sweep.csv --spec ab-spec.yaml --out evaluation.json
 """
 
 
@@ -31,9 +35,40 @@ def build_eval(
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Evaluation JSON to write.")],
     spec: Annotated[
-        Path,
-        typer.Option("--spec", help="Run metadata and analysis plan (YAML or JSON).", show_default=False),
-    ],
+        Path | None,
+        typer.Option(
+            "--spec",
+            help="What options and runs cannot say: run metadata, configurations, analysis plan (YAML or JSON; "
+            "`hubrelease schema --eval-spec`).",
+            show_default=False,
+        ),
+    ] = None,
+    hardware: Annotated[
+        str | None, typer.Option("--hardware", help="Machine the runs were measured on (e.g. 'NVIDIA H200').")
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target", help="Target model as REPO or REPO@COMMIT (bench_serving: default server_info's)."
+        ),
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Display title of the evaluation.")] = None,
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", help="llama-server rows: baseline arm of a paired A/B.")
+    ] = None,
+    treatment: Annotated[
+        str | None, typer.Option("--treatment", help="llama-server rows: treatment arm of a paired A/B.")
+    ] = None,
+    primary: Annotated[
+        str | None,
+        typer.Option("--primary", help="Preregistered primary setting of the A/B, e.g. n_max=3."),
+    ] = None,
+    fit_range: Annotated[
+        str | None,
+        typer.Option(
+            "--fit-range", help="Settings MIN:MAX of sweeps' step-time fit, e.g. 1:12 (default: all)."
+        ),
+    ] = None,
     prompts: Annotated[
         Path | None,
         typer.Option("--prompts", help="Prompts file; its sha256 is recorded in the prompt set."),
@@ -76,14 +111,16 @@ def build_eval(
 ) -> None:
     """Compute an evaluation JSON (cells, paired comparisons, sweeps) from raw benchmark runs."""
     from hubrelease.builders.evaluation import Source, build_evaluation, llama_options, write_evaluation
+    from hubrelease.evaluation.infer import SpecOptions
     from hubrelease.evaluation.ingest_sglang import ServingOptions
-    from hubrelease.evaluation.spec import load_spec
+    from hubrelease.evaluation.spec import EvaluationSpec, load_spec
 
-    plan = load_spec(spec)
+    plan = load_spec(spec) if spec is not None else EvaluationSpec()
     with output.progress(json_mode) as progress:
         evaluation = build_evaluation(
             [Source.parse(text) for text in sources],
             plan,
+            spec_options=SpecOptions(hardware, target, title, baseline, treatment, primary, fit_range),
             prompts=prompts,
             relative_to=out.parent,
             serving_options=ServingOptions(concurrency_if_unset, flushed_cache),

@@ -24,12 +24,19 @@ def schema(
     evaluation: Annotated[
         bool, typer.Option("--eval", help="Print the evaluation JSON's schema instead of the manifest's.")
     ] = False,
+    eval_spec: Annotated[
+        bool, typer.Option("--eval-spec", help="Print the schema of `build eval --spec` files instead.")
+    ] = False,
 ) -> None:
-    """Print the JSON Schema of the release manifest (or, with --eval, of evaluation files)."""
+    """Print the JSON Schema of the release manifest (or of evaluation files, or of build eval specs)."""
     from hubrelease.evaluation import evaluation_json_schema
+    from hubrelease.evaluation.schema import evaluation_spec_json_schema
     from hubrelease.manifest import manifest_json_schema
 
-    output.emit_json(evaluation_json_schema() if evaluation else manifest_json_schema())
+    if eval_spec:
+        output.emit_json(evaluation_spec_json_schema())
+    else:
+        output.emit_json(evaluation_json_schema() if evaluation else manifest_json_schema())
 
 
 def register(app: typer.Typer) -> None:

@@ -6,6 +6,7 @@ The only place that turns JSON and pydantic errors about evaluation files into h
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,19 +26,39 @@ def _format_loc(loc: tuple[int | str, ...]) -> str:
     return text or "(top level)"
 
 
+# pydantic names union members and validators in error locations ("int", "function-after[...]") and
+# models in messages ("or instance of Arm"): neither means anything to the person editing the file.
+_UNION_TAGS = frozenset({"int", "float", "str", "bool", "list", "dict", "tuple", "none"})
+_INSTANCE_OF = re.compile(r" or instance of \w+")
+
+
+def error_locs(exc: ValidationError) -> list[tuple[tuple[int | str, ...], str]]:
+    """Every error of ``exc`` as (location, message) in our words, not pydantic's; union duplicates folded."""
+    seen: dict[tuple[int | str, ...], str] = {}
+    for error in exc.errors(include_url=False):
+        message = _INSTANCE_OF.sub("", error["msg"].removeprefix("Value error, "))
+        if error["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif error["type"] == "missing":
+            message = "required field is missing"
+        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and (p in _UNION_TAGS or "[" in p)))
+        seen.setdefault(loc, message)  # a union reports once per member: keep the first
+    return list(seen.items())
+
+
 def error_lines(
     exc: ValidationError, schema_command: str = "hubrelease schema --eval"
 ) -> list[tuple[str, str]]:
-    """Every error of ``exc`` as (field path, message), in our words rather than pydantic's."""
-    lines = []
-    for error in exc.errors(include_url=False):
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            message = f"unknown key (allowed keys are listed by `{schema_command}`)"
-        elif error["type"] == "missing":
-            message = "required field is missing"
-        lines.append((_format_loc(tuple(error["loc"])), message))
-    return lines
+    """Every error of ``exc`` as (field path, message); unknown keys point at ``schema_command``."""
+    return [
+        (
+            _format_loc(loc),
+            f"unknown key (allowed keys are listed by `{schema_command}`)"
+            if message == "unknown key"
+            else message,
+        )
+        for loc, message in error_locs(exc)
+    ]
 
 
 def validate_model(model: type[ModelT], data: Any, path: str | Path) -> ModelT:

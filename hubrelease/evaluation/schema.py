@@ -16,3 +16,15 @@ def evaluation_json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://hubrelease.dev/schema/evaluation-v1.json"
     return schema
+
+
+def evaluation_spec_json_schema() -> dict[str, Any]:
+    """The JSON Schema of ``build eval --spec`` files, with field docs as descriptions."""
+    from hubrelease.evaluation import spec
+
+    schema = describe_fields(
+        spec.EvaluationSpec.model_json_schema(mode="validation"), manifest_models, models, spec
+    )
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://hubrelease.dev/schema/evaluation-spec-v1.json"
+    return schema

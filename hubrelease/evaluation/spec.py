@@ -1,22 +1,36 @@
 """What ``hubrelease build eval`` cannot read from raw benchmark output: run metadata and the analysis plan.
 
 Raw bench_serving lines and llama-server rows carry numbers, not the hardware, engine commit,
-target revision or which arms form the preregistered comparison. The spec file (YAML or JSON)
-states those once; the builder adds every number.
+target revision or which arms form the preregistered comparison. Options (``--hardware``,
+``--target``, ``--baseline/--treatment/--primary``) cover the common case; a spec file (YAML or
+JSON) states the rest once. The builder adds every number.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field, model_validator
-from ruamel.yaml import YAML
+from pydantic import Field, ValidationError, model_validator
 from ruamel.yaml.error import YAMLError
 
 from hubrelease.errors import InputError
-from hubrelease.evaluation.load import validate_model
-from hubrelease.evaluation.models import Arm, Design, Drafter, EvaluationHeader, Setting, _Strict
+from hubrelease.evaluation.load import error_locs
+from hubrelease.evaluation.models import (
+    Arm,
+    Configuration,
+    Design,
+    Drafter,
+    Engine,
+    Hardware,
+    PromptSet,
+    ServingSettings,
+    Setting,
+    Target,
+    _Strict,
+)
 from hubrelease.evaluation.records import read_text
+from hubrelease.manifest.load import format_loc, line_of, to_plain
 
 
 class ComparisonSpec(_Strict):
@@ -96,23 +110,80 @@ class SweepSpec(_Strict):
     """Caveats copied into the output."""
 
 
-class EvaluationSpec(EvaluationHeader):
-    """Input to ``hubrelease build eval`` besides the raw runs; bench_serving runs name their
-    configuration by ``tag`` or CONFIG=PATH."""
+class RunSpec(_Strict):
+    """``run`` of a spec: every part optional, since ``build eval`` infers or takes from options what is left out."""
 
+    hardware: Hardware | None = None
+    """Machine (or ``--hardware NAME``)."""
+    engine: Engine | None = None
+    """Serving engine (default: sglang with server_info's version for bench_serving, else llama-server)."""
+    target: Target | None = None
+    """Target model (or ``--target REPO[@REVISION]``; bench_serving: server_info's model_path)."""
+    drafter: Drafter | None = None
+    """The drafter this evaluation is about."""
+    serving: ServingSettings = Field(default_factory=ServingSettings)
+    """Server and request settings."""
+    prompt_set: PromptSet | None = None
+    """Prompts sent (default: named after bench_serving's dataset_name, or the rows' prompt ids, and counted)."""
+    date: str | None = None
+    """Measurement date (ISO 8601)."""
+
+
+class EvaluationSpec(_Strict):
+    """Input to ``hubrelease build eval`` besides the raw runs, all optional: it adds what the runs cannot
+    say. Configurations default to the runs' names (CONFIG=PATH, ``tag``, file stem) with method and
+    drafter from ``server_info``; comparisons and sweeps default to what the options and the rows give."""
+
+    schema_version: Literal[1] = 1
+    """Schema version; always 1."""
+    title: str | None = None
+    """Display title (or ``--title``)."""
+    run: RunSpec = Field(default_factory=RunSpec)
+    """Hardware, engine, target, drafter, settings and prompts."""
+    configurations: list[Configuration] = Field(default_factory=list)
+    """Serving configurations of the matrix, in table order (default: inferred)."""
+    notes: list[str] = Field(default_factory=list)
+    """Caveats that apply to every number in the file."""
     comparisons: list[ComparisonSpec] = Field(default_factory=list)
-    """Paired A/B comparisons to compute from llama-server rows."""
+    """Paired A/B comparisons to compute from llama-server rows (or ``--baseline/--treatment``)."""
     sweeps: list[SweepSpec] = Field(default_factory=list)
-    """Sweeps to compute from llama-server rows."""
+    """Sweeps to compute from llama-server rows (default: every arm measured at several settings)."""
+
+    @model_validator(mode="after")
+    def _check_configurations(self) -> EvaluationSpec:
+        known = [c.id for c in self.configurations]
+        if len(set(known)) != len(known):
+            raise ValueError(f"configuration ids repeat: {known}")
+        return self
+
+
+class SpecError(InputError):
+    """Every problem of a spec file at once, one ``FILE:LINE: field: message`` line each."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
 
 
 def load_spec(path: str | Path) -> EvaluationSpec:
-    """Read a spec file (YAML or JSON)."""
+    """Read a spec file (YAML or JSON); all validation errors are reported together, with their lines."""
+    from ruamel.yaml import YAML
+
     file = Path(path)
     text = read_text(file, "a spec file (YAML or JSON)")
     try:
-        data = YAML(typ="safe").load(text)
+        tree = YAML(typ="rt").load(text)
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError("invalid YAML/JSON", path=file, line=mark.line + 1 if mark else None) from None
-    return validate_model(EvaluationSpec, data, file)
+    if tree is None:
+        tree = {}
+    try:
+        return EvaluationSpec.model_validate(to_plain(tree))
+    except ValidationError as exc:
+        lines = []
+        for loc, message in error_locs(exc):
+            if message == "unknown key":
+                message = "unknown key (allowed keys are listed by `hubrelease schema --eval-spec`)"
+            line = line_of(tree, loc) or 1
+            lines.append(f"{file}:{line}: {format_loc(loc)}: {message}")
+        raise SpecError(lines) from None

@@ -123,12 +123,12 @@ def _spec_with(where: tuple[str | int, ...], value: object) -> dict[str, Any]:
                 Path("spec.json"),
                 _spec_with(("configurations", 1), {"id": "autoregressive", "label": "x", "method": "x"}),
             ),
-            "error: spec.json: (top level): configuration ids repeat: ['autoregressive', 'autoregressive']",
+            "error: spec.json:1: (top level): configuration ids repeat: ['autoregressive', 'autoregressive']",
         ),
         (lambda: Path("sweep.jsonl").write_text(""), "error: sweep.jsonl: no benchmark records in file"),
         (
             lambda: Path("spec.json").write_text('{"schema_version": 1}'),
-            "error: spec.json: title: required field is missing (and 1 more error)",
+            "error: no hardware: pass --hardware NAME (or run.hardware in a --spec file)",
         ),
         (
             lambda: write_csv(
@@ -143,17 +143,17 @@ def _spec_with(where: tuple[str | int, ...], value: object) -> dict[str, Any]:
         ),
         (
             lambda: write_spec(Path("spec.json"), _spec_with(("comparisons", 0, "treatment"), "A")),
-            "error: spec.json: comparisons[0]: baseline and treatment are the same arm 'A'",
+            "error: spec.json:48: comparisons[0]: baseline and treatment are the same arm 'A'",
         ),
         (
             lambda: write_spec(
                 Path("spec.json"), _spec_with(("comparisons", 0, "arms", 1), {"id": "A", "label": "again"})
             ),
-            "error: spec.json: comparisons[0]: arm ids repeat: ['A', 'A']",
+            "error: spec.json:48: comparisons[0]: arm ids repeat: ['A', 'A']",
         ),
         (
             lambda: write_spec(Path("spec.json"), _spec_with(("sweeps", 0, "pairs", 0, "treatment"), 0)),
-            "error: spec.json: sweeps[0].pairs[0]: baseline and treatment are the same setting 0",
+            "error: spec.json:82: sweeps[0].pairs[0]: baseline and treatment are the same setting 0",
         ),
         (
             lambda: write_spec(Path("spec.json"), _spec_with(("comparisons", 0, "primary_setting"), 4)),
@@ -194,4 +194,49 @@ def test_a_computed_value_the_schema_refuses_is_a_build_error_not_a_traceback(wo
         )
     assert str(info.value) == (
         "computed an invalid evaluation: (top level): configuration ids repeat: ['autoregressive', 'autoregressive']"
+    )
+
+
+def test_spec_errors_come_all_at_once_with_lines_and_no_pydantic_names(workdir: Path) -> None:
+    Path("spec.yaml").write_text(
+        "schema_version: 1\n"
+        "run:\n"
+        "  hardware: {id: h, name: H}\n"
+        "  target: {repo_id: acme/t, revision: main}\n"
+        "comparisons:\n"
+        "  - id: ab\n"
+        "    title: AB\n"
+        "    baseline: A\n"
+        "    treatment: B\n"
+        "    arms: [x]\n"
+        "    primary_setting: [3]\n"
+        "colour: blue\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["build", "eval", "ab.csv", "--spec", "spec.yaml", "--out", "out.json"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: spec.yaml:4: run.target.revision: 'main' is not a 40-hex commit",
+        "error: spec.yaml:10: comparisons[0].arms[0]: Input should be a valid dictionary",
+        "error: spec.yaml:11: comparisons[0].primary_setting: Input should be a valid integer",
+        "error: spec.yaml:12: colour: unknown key (allowed keys are listed by `hubrelease schema --eval-spec`)",
+    ]
+
+
+def test_schema_eval_spec_prints_the_spec_schema() -> None:
+    result = runner.invoke(app, ["schema", "--eval-spec"])
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    assert schema["$id"] == "https://hubrelease.dev/schema/evaluation-spec-v1.json"
+    assert set(schema["properties"]) == {
+        "schema_version",
+        "title",
+        "run",
+        "configurations",
+        "notes",
+        "comparisons",
+        "sweeps",
+    }
+    assert schema["$defs"]["SweepSpec"]["properties"]["fit_range"]["description"].startswith(
+        "[min, max] settings"
     )
