@@ -49,3 +49,20 @@ def test_seed_001_ab_intervals_round_to_the_published_ones() -> None:
     (sweep,) = evaluation.sweeps
     assert [row.setting for row in sweep.rows] == [0, 1, 2, 3, 4, 6, 8, 12, 15]
     assert [row.tokens_per_round for row in sweep.rows][:2] == [None, 1.87]
+    fit = sweep.step_time_fit  # "about 90.9 + 14.7 x (n_max - 1) ms over K=1 to K=12", residuals per K
+    assert fit is not None and (fit.intercept_ms, fit.slope_ms, fit.setting_min, fit.setting_max) == (
+        90.9,
+        14.7,
+        1,
+        12,
+    )
+    assert [(r.setting, r.residual_ms) for r in fit.residuals] == [
+        (1, -2.9),
+        (2, -1.7),
+        (3, -1.0),
+        (4, -0.7),
+        (6, -1.1),
+        (8, 16.3),
+        (12, -9.9),
+        (15, -36.6),
+    ]
