@@ -27,6 +27,7 @@ from hubrelease.hub.server.store import HubStore, RepoKey
 from hubrelease.hub.server.xetstore import XetStore
 
 __all__ = ["HubStore", "LoopbackHub", "RepoKey"]
+MAX_ERRORS = 100
 
 
 class LoopbackHub:
@@ -42,6 +43,11 @@ class LoopbackHub:
         multipart_threshold: int = 64 * 1024 * 1024,
         multipart_chunk: int = 16 * 1024 * 1024,
         access_log: Callable[[str], None] | None = None,
+        max_workers: int = 64,
+        idle_timeout: float = 5.0,
+        request_timeout: float = 60.0,
+        max_body: int = 64 * 1024 * 1024,
+        max_upload: int = 64 * 1024**3,
     ) -> None:
         from hubrelease.hub.server.handler import HubHTTPServer
 
@@ -50,7 +56,17 @@ class LoopbackHub:
         self.faults = Faults()
         self.requests = RequestLog()
         self.server_errors: list[BaseException] = []
-        """Unexpected exceptions raised while serving (answered as HTTP 500); tests assert it stays empty."""
+        """Unexpected exceptions raised while serving (answered as HTTP 500); tests assert it stays empty.
+        The first ``MAX_ERRORS`` are kept, so a long-running ``hub serve`` cannot grow without bound."""
+        self.max_workers = max_workers
+        self.idle_timeout = idle_timeout
+        """Seconds a kept-alive connection may wait for its next request before it is closed."""
+        self.request_timeout = request_timeout
+        """Seconds a request may go without sending a byte (a stalled upload, a malformed chunk)."""
+        self.max_body = max_body
+        """Largest body read into memory (JSON, forms, shards); larger is 413."""
+        self.max_upload = max_upload
+        """Largest streamed body (LFS object, xorb, multipart part, commit); larger is 413."""
         self.page_size = page_size
         self.page_size_expand = page_size_expand
         self.multipart_threshold = multipart_threshold
@@ -59,6 +75,10 @@ class LoopbackHub:
         """Called with one line per answered request (``hub serve`` prints them): method, path, status, bytes."""
         self._httpd = HubHTTPServer(("127.0.0.1", port), self)
         self._thread: threading.Thread | None = None
+
+    def note_error(self, error: BaseException) -> None:
+        if len(self.server_errors) < MAX_ERRORS:
+            self.server_errors.append(error)
 
     @property
     def port(self) -> int:

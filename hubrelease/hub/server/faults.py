@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -217,11 +218,11 @@ class RequestRecord:
 
 
 class RequestLog:
-    """Every request the server answered, for tests and ``bench/remote_verify_bench.py``."""
+    """The requests the server answered (the last ``limit``), for tests and ``bench/remote_verify_bench.py``."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = 100_000) -> None:
         self._lock = threading.Lock()
-        self._records: list[RequestRecord] = []
+        self._records: deque[RequestRecord] = deque(maxlen=limit)
 
     def add(self, record: RequestRecord) -> None:
         with self._lock:

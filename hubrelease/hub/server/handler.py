@@ -7,6 +7,7 @@ import re
 import socket
 import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -35,7 +36,7 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
         ("refs", ("GET",), _API + r"/refs$", routes.list_refs, False),
         ("commits", ("GET",), _API + r"/commits/(?P<rev>[^/]+)$", routes.list_commits, False),
         ("preupload", ("POST",), _API + r"/preupload/(?P<rev>[^/]+)$", routes.preupload, False),
-        ("commit", ("POST",), _API + r"/commit/(?P<rev>[^/]+)$", routes.commit, False),
+        ("commit", ("POST",), _API + r"/commit/(?P<rev>[^/]+)$", routes.commit, True),
         ("paths_info", ("POST",), _API + r"/paths-info/(?P<rev>[^/]+)$", routes.paths_info, False),
         ("tree", ("GET",), _API + r"/tree/(?P<rev>[^/]+)(?:/(?P<path>.*))?$", routes.list_tree, False),
         ("branch", ("POST", "DELETE"), _API + r"/branch/(?P<rev>[^/]+)$", routes.branch, False),
@@ -70,7 +71,7 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
             ("PUT",),
             r"^/__lfs/" + _OID + r"/(?P<upload>[0-9a-f]{32})/(?P<part>\d+)$",
             lfs.put_part,
-            False,
+            True,
         ),
         ("lfs_complete", ("POST",), r"^/__lfs/" + _OID + r"/(?P<upload>[0-9a-f]{32})$", lfs.complete, False),
         ("resolve", ("GET", "HEAD"), _GIT + r"/resolve/(?P<rev>[^/]+)/(?P<path>.+)$", routes.resolve, False),
@@ -91,7 +92,7 @@ def _streamed(name: str) -> bool:
 
 
 class HubHTTPServer(ThreadingHTTPServer):
-    """Threading server that knows its ``LoopbackHub``."""
+    """HTTP server that knows its ``LoopbackHub``; connections are served by a bounded thread pool."""
 
     daemon_threads = True
     allow_reuse_address = True
@@ -101,13 +102,29 @@ class HubHTTPServer(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], hub: LoopbackHub) -> None:
         self.hub = hub
+        # At most ``max_workers`` connections are served at once; the others wait in the queue (a
+        # thread per connection let 300 slow clients hold 302 threads).
+        self.pool = ThreadPoolExecutor(max_workers=hub.max_workers, thread_name_prefix="loopback-hub")
         super().__init__(address, HubHandler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        connection, address = super().get_request()
+        # Without it a kept-alive connection waits out Nagle + delayed ACK (~40 ms) per response.
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return connection, address
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.pool.submit(self.process_request_thread, request, client_address)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Keep failures for tests instead of printing them; a client hanging up is not a failure."""
         error = sys.exc_info()[1]
-        if error is not None and not isinstance(error, ConnectionError):
-            self.hub.server_errors.append(error)
+        if error is not None and not isinstance(error, (ConnectionError, TimeoutError)):
+            self.hub.note_error(error)
 
 
 class HubHandler(BaseHTTPRequestHandler):
@@ -115,6 +132,15 @@ class HubHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server: HubHTTPServer
+
+    def handle_one_request(self) -> None:
+        # Waiting for the next request on a kept-alive connection: idle_timeout; inside one: request_timeout.
+        self.connection.settimeout(self.server.hub.idle_timeout)
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        self.connection.settimeout(self.server.hub.request_timeout)
+        return super().parse_request()
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: tests and the embedded hub must not write to the terminal."""
@@ -150,7 +176,11 @@ class HubHandler(BaseHTTPRequestHandler):
                     return
                 yield self.rfile.read(size)
                 self.rfile.readline()
-        remaining = int(self.headers.get("Content-Length") or 0)
+        length = self.headers.get("Content-Length") or "0"
+        if not length.isdigit():
+            self.close_connection = True
+            raise StoreError(400, f"invalid Content-Length {length!r}")
+        remaining = int(length)
         if limit is not None:
             remaining = min(remaining, limit)
         while remaining > 0:
@@ -189,10 +219,10 @@ class HubHandler(BaseHTTPRequestHandler):
         streamed = found is not None and _streamed(name) and fault is None
         unreadable = None
         try:
-            body = b"" if streamed else b"".join(counting(self._body_chunks()))
+            body = b"" if streamed else self._read_body(counting(self._body_chunks()), keep=found is not None)
         except StoreError as exc:
             body, unreadable = b"", exc
-        chunks = counting(self._body_chunks()) if streamed else iter(())
+        chunks = counting(_capped(self._body_chunks(), hub.max_upload)) if streamed else iter(())
         if streamed and hub.faults.take(("corrupt",), method, split.path, name) is not None:
             chunks = _corrupt(chunks)
         if unreadable is not None:
@@ -213,8 +243,11 @@ class HubHandler(BaseHTTPRequestHandler):
             after = hub.faults.take(("after",), method, split.path, name)
             if after is not None:
                 response = _fault_response(after, self.headers.items())
-        sent = self._send(response, head=method == "HEAD")
-        self._record(RequestRecord(method, split.path, name, response.status, counted["in"], sent))
+        # Recorded before the answer goes out, so a client that got it finds it in the log.
+        head = method == "HEAD"
+        out = 0 if head else response.content_length
+        self._record(RequestRecord(method, split.path, name, response.status, counted["in"], out))
+        self._send(response, head)
 
     def _record(self, record: RequestRecord) -> None:
         hub = self.server.hub
@@ -225,26 +258,45 @@ class HubHandler(BaseHTTPRequestHandler):
                 f"{record.method} {_header_value(record.path)} {status} in={record.bytes_in} out={record.bytes_out}"
             )
 
+    def _read_body(self, chunks: Iterator[bytes], keep: bool) -> bytes:
+        """A small body in memory (JSON, forms, shards), or drained unkept; over ``max_body`` is 413."""
+        limit = self.server.hub.max_body
+        kept: list[bytes] = []
+        size = 0
+        for chunk in chunks:
+            size += len(chunk)
+            if size > limit:
+                self.close_connection = True  # the rest is not read: the connection cannot be reused
+                raise StoreError(413, f"request body larger than {limit} bytes")
+            if keep:
+                kept.append(chunk)
+        return b"".join(kept)
+
     def _run(self, view: View, request: Request) -> Response:
         try:
             return view(request)
         except StoreError as exc:
+            if exc.status == 413:
+                self.close_connection = True
             return error_response(exc)
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True
+            raise  # the client went away or stalled: nothing to answer
         except Exception as exc:  # a bug in the loopback Hub: answer 500 like the Hub would, and keep it
-            self.server.hub.server_errors.append(exc)
+            self.server.hub.note_error(exc)
             return error_response(StoreError(500, f"internal error: {type(exc).__name__}: {exc}"))
 
-    def _send(self, response: Response, head: bool) -> int:
+    def _send(self, response: Response, head: bool) -> None:
         self.send_response(response.status)
         for key, value in response.headers.items():
             self.send_header(key, _header_value(value))
         self.send_header("Content-Length", str(response.content_length))
         self.end_headers()
         if head:
-            return 0
+            return
         if response.file is None:
             self.wfile.write(response.body)
-            return len(response.body)
+            return
         sent = 0
         with response.file.open("rb") as handle:
             handle.seek(response.offset)
@@ -254,7 +306,6 @@ class HubHandler(BaseHTTPRequestHandler):
                     break
                 self.wfile.write(piece)
                 sent += len(piece)
-        return sent
 
 
 def _fault_response(fault: Fault, request_headers: Any) -> Response:
@@ -282,6 +333,16 @@ def _header_value(value: str) -> str:
 
 def _lower(items: Any) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in items}
+
+
+def _capped(chunks: Iterator[bytes], limit: int) -> Iterator[bytes]:
+    """A streamed body, refused with 413 once it passes ``limit`` bytes (chunked bodies have no length)."""
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise StoreError(413, f"upload larger than {limit} bytes")
+        yield chunk
 
 
 def _corrupt(chunks: Iterator[bytes]) -> Iterator[bytes]:

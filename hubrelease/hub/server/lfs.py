@@ -67,7 +67,7 @@ def put_object(request: Request) -> Response:
 
 def put_part(request: Request) -> Response:
     etag = request.hub.store.put_part(
-        request.arg("oid"), request.arg("upload"), int(request.arg("part")), request.body
+        request.arg("oid"), request.arg("upload"), int(request.arg("part")), request.chunks
     )
     return Response(200, {"ETag": f'"{etag}"'})
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import tempfile
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -16,6 +18,8 @@ import yaml
 
 from hubrelease.hub.server.store import FileOp, RepoKey, StoreError, lfs_pointer, wants_lfs
 from hubrelease.hub.server.wire import Request, Response, json_response
+
+SPOOL_BYTES = 8 * 1024 * 1024
 
 
 def _repo_url(request: Request, key: RepoKey) -> str:
@@ -143,10 +147,10 @@ def preupload(request: Request) -> Response:
     return json_response({"files": files})
 
 
-def _parse_commit(body: bytes) -> tuple[dict[str, Any], list[FileOp]]:
+def _parse_commit(lines: Iterable[bytes]) -> tuple[dict[str, Any], list[FileOp]]:
     header: dict[str, Any] | None = None
     ops: list[FileOp] = []
-    for raw in body.splitlines():
+    for raw in lines:
         if not raw.strip():
             continue
         line = json.loads(raw)
@@ -168,10 +172,18 @@ def _parse_commit(body: bytes) -> tuple[dict[str, Any], list[FileOp]]:
 
 def commit(request: Request) -> Response:
     key = request.require_repo()
-    try:
-        header, ops = _parse_commit(request.body)
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise StoreError(400, f"malformed commit payload: {exc}") from None
+    # Streamed to a spool file, then parsed a line at a time: a commit may carry up to 1 GB of
+    # regular files (create_commit's documented limit), which must not sit in memory as one body.
+    with tempfile.SpooledTemporaryFile(
+        SPOOL_BYTES, mode="w+b", dir=str(request.hub.store.tmp_dir())
+    ) as spool:
+        for chunk in request.chunks:
+            spool.write(chunk)
+        spool.seek(0)
+        try:
+            header, ops = _parse_commit(spool)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StoreError(400, f"malformed commit payload: {exc}") from None
     commit_id, pr_num = request.hub.store.commit(
         key, request.arg("rev"), ops, header, request.flag("create_pr")
     )

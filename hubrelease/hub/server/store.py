@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -35,7 +36,7 @@ from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils._validators import validate_repo_id
 from huggingface_hub.utils.sha import git_hash
 
-from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
+from hubrelease.fsutil import atomic_open, atomic_write_bytes, atomic_write_text
 
 REPO_TYPES = ("model", "dataset", "space")
 CHUNK = 1 << 20
@@ -49,6 +50,7 @@ GITATTRIBUTES = (
 LFS_SUFFIXES = (".safetensors", ".gguf", ".bin", ".parquet", ".pt", ".npz", ".arrow")
 LFS_MIN_SIZE = 10 * 1024 * 1024
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+STALE_TMP_SECONDS = 15 * 60
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -97,6 +99,24 @@ def wants_lfs(path: str, size: int, sample: bytes) -> bool:
     return size >= LFS_MIN_SIZE or path.endswith(LFS_SUFFIXES) or b"\0" in sample
 
 
+def check_repo_path(path: str, folder: bool = False) -> None:
+    """Refuse what the Hub refuses in a commit: empty, absolute, ``..``/``.`` segments, NUL, ``.git/``."""
+    parts = (path.rstrip("/") if folder else path).split("/")
+    problem = None
+    if not path:
+        problem = "is empty"
+    elif path.startswith("/"):
+        problem = "is absolute"
+    elif "\0" in path:
+        problem = "contains NUL"
+    elif any(part in ("", ".", "..") for part in parts):
+        problem = "has an empty, '.' or '..' segment"
+    elif ".git" in parts:
+        problem = "is inside .git/"
+    if problem is not None:
+        raise StoreError(400, f"invalid path in commit: {path!r} {problem}")
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 
@@ -105,11 +125,39 @@ class HubStore:
     """All persistent state; every public method is safe to call from many handler threads."""
 
     def __init__(self, root: str | Path) -> None:
-        self.root = Path(root)
+        # Resolved once: every path below is built from this one and checked by ``inside``.
+        self.root = Path(root).resolve()
         for sub in ("lfs", "git", "repos", "tmp"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
+        self.clean_stale_tmp()
         self._thread_lock = threading.RLock()
         self._file_lock = FileLock(str(self.root / ".refs.lock"), thread_local=False)
+
+    def clean_stale_tmp(self, older_than: float = STALE_TMP_SECONDS) -> None:
+        """Remove partial uploads a killed server left behind (another live server's are fresh)."""
+        cutoff = time.time() - older_than
+        for entry in (self.root / "tmp").iterdir():
+            with contextlib.suppress(OSError):
+                if entry.lstat().st_mtime < cutoff:
+                    if entry.is_dir() and not entry.is_symlink():
+                        shutil.rmtree(entry)
+                    else:
+                        entry.unlink()
+
+    def tmp_dir(self) -> Path:
+        return self.inside(self.root / "tmp")
+
+    def inside(self, path: Path) -> Path:
+        """``path`` (below the root) if no component between the root and it is a symlink."""
+        relative = path.relative_to(self.root)
+        current = self.root
+        for part in relative.parts:
+            current = current / part
+            if current.is_symlink():
+                raise StoreError(
+                    403, f"refusing to follow a symlink inside the Hub root: {relative.as_posix()}"
+                )
+        return path
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -122,10 +170,10 @@ class HubStore:
         # The oid arrives from request bodies (commit lines, verify): it must not name a path.
         if not _SHA256.match(sha256):
             raise StoreError(400, f"invalid LFS oid {sha256!r}: expected 64 lowercase hex characters")
-        return self.root / "lfs" / sha256[:2] / sha256
+        return self.inside(self.root / "lfs" / sha256[:2] / sha256)
 
     def git_path(self, sha1: str) -> Path:
-        return self.root / "git" / sha1[:2] / sha1
+        return self.inside(self.root / "git" / sha1[:2] / sha1)
 
     def has_lfs(self, sha256: str, size: int) -> bool:
         path = self.lfs_path(sha256)
@@ -135,7 +183,7 @@ class HubStore:
         """Stream an LFS object to disk and keep it only if its sha256 and size are the claimed ones."""
         digest = hashlib.sha256()
         received = 0
-        fd, tmp = tempfile.mkstemp(dir=self.root / "tmp", prefix="lfs.")
+        fd, tmp = tempfile.mkstemp(dir=self.tmp_dir(), prefix="lfs.")
         try:
             with os.fdopen(fd, "wb") as handle:
                 for chunk in chunks:
@@ -157,14 +205,18 @@ class HubStore:
         return received
 
     def multipart_dir(self, sha256: str, upload_id: str) -> Path:
-        return self.root / "tmp" / f"multipart-{sha256}-{upload_id}"
+        return self.inside(self.root / "tmp" / f"multipart-{sha256}-{upload_id}")
 
-    def put_part(self, sha256: str, upload_id: str, number: int, data: bytes) -> str:
-        """Store one multipart chunk; returns its ETag (md5, as S3 does)."""
+    def put_part(self, sha256: str, upload_id: str, number: int, chunks: Iterable[bytes]) -> str:
+        """Stream one multipart chunk to disk; returns its ETag (md5, as S3 does)."""
         folder = self.multipart_dir(sha256, upload_id)
         folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(folder / f"{number:06d}", data)
-        return hashlib.md5(data, usedforsecurity=False).hexdigest()
+        digest = hashlib.md5(usedforsecurity=False)
+        with atomic_open(folder / f"{number:06d}", "wb", encoding=None) as handle:
+            for chunk in chunks:
+                digest.update(chunk)
+                handle.write(chunk)
+        return digest.hexdigest()
 
     def complete_multipart(self, sha256: str, size: int, upload_id: str, parts: list[dict[str, Any]]) -> None:
         """Join the parts in ``partNumber`` order, check every ETag, then check the whole object."""
@@ -209,10 +261,13 @@ class HubStore:
             validate_repo_id(key.repo_id)
         except HFValidationError as exc:
             raise StoreError(400, str(exc).splitlines()[0]) from None
-        return self.root / "repos" / f"{key.repo_type}s" / key.repo_id
+        return self.inside(self.root / "repos" / f"{key.repo_type}s" / key.repo_id)
+
+    def _repo_file(self, key: RepoKey, *parts: str) -> Path:
+        return self.inside(self._repo_dir(key).joinpath(*parts))
 
     def exists(self, key: RepoKey) -> bool:
-        return (self._repo_dir(key) / "refs.json").is_file()
+        return self._repo_file(key, "refs.json").is_file()
 
     def require(self, key: RepoKey) -> None:
         if not self.exists(key):
@@ -235,11 +290,11 @@ class HubStore:
 
     def refs(self, key: RepoKey) -> dict[str, Any]:
         self.require(key)
-        data: dict[str, Any] = json.loads((self._repo_dir(key) / "refs.json").read_text())
+        data: dict[str, Any] = json.loads(self._repo_file(key, "refs.json").read_text())
         return data
 
     def _write_refs(self, key: RepoKey, refs: dict[str, Any]) -> None:
-        atomic_write_text(self._repo_dir(key) / "refs.json", json.dumps(refs, indent=1, sort_keys=True))
+        atomic_write_text(self._repo_file(key, "refs.json"), json.dumps(refs, indent=1, sort_keys=True))
 
     def _new_commit_id(self) -> str:
         return hashlib.sha1(uuid.uuid4().bytes, usedforsecurity=False).hexdigest()
@@ -255,10 +310,10 @@ class HubStore:
             "date": _now(),
             "tree": tree,
         }
-        atomic_write_text(self._repo_dir(key) / "commits" / f"{commit_id}.json", json.dumps(data))
+        atomic_write_text(self._repo_file(key, "commits", f"{commit_id}.json"), json.dumps(data))
 
     def commit_data(self, key: RepoKey, commit_id: str) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads((self._repo_dir(key) / "commits" / f"{commit_id}.json").read_text())
+        data: dict[str, Any] = json.loads((self._repo_file(key, "commits", f"{commit_id}.json")).read_text())
         return data
 
     def resolve(self, key: RepoKey, revision: str) -> str:
@@ -274,7 +329,7 @@ class HubStore:
             return str(refs["tags"][name]["commit"])
         if name.startswith("refs/pr/") and name[len("refs/pr/") :] in refs["prs"]:
             return str(refs["prs"][name[len("refs/pr/") :]]["commit"])
-        if _COMMIT.match(name) and (self._repo_dir(key) / "commits" / f"{name}.json").is_file():
+        if _COMMIT.match(name) and self._repo_file(key, "commits", f"{name}.json").is_file():
             return name
         raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
 
@@ -282,7 +337,7 @@ class HubStore:
         """The one commit of the repo whose id starts with ``prefix`` (5 to 40 hex digits)."""
         if not re.fullmatch(r"[0-9a-f]{5,40}", prefix):
             raise StoreError(400, f"invalid parent commit {prefix!r}")
-        found = [p.stem for p in (self._repo_dir(key) / "commits").glob(f"{prefix}*.json")]
+        found = [p.stem for p in self._repo_file(key, "commits").glob(f"{prefix}*.json")]
         if len(found) != 1:
             raise StoreError(404, f"Invalid rev id: {prefix}", "RevisionNotFound")
         return found[0]
@@ -307,6 +362,8 @@ class HubStore:
         create_pr: bool,
     ) -> tuple[str, int | None]:
         """Land ``ops`` as one commit on ``revision`` (or on a new PR); returns (commit id, PR number)."""
+        for op in ops:
+            check_repo_path(op.path, folder=op.kind == "deletedFolder")
         contents = {op.path: self._put_git_blob(op.content) for op in ops if op.content is not None}
         with self._locked():
             refs = self.refs(key)

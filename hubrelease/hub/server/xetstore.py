@@ -84,7 +84,7 @@ class XetStore:
     def _path(self, kind: str, digest: str, suffix: str = "") -> Path:
         if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
             raise StoreError(400, f"invalid hash {digest!r}: expected 64 lowercase hex characters")
-        return self.root / kind / digest[:2] / f"{digest}{suffix}"
+        return self.store.inside(self.root / kind / digest[:2] / f"{digest}{suffix}")
 
     def has_xorb(self, xorb: str) -> bool:
         return self._path("xorbs", xorb, ".json").is_file()
@@ -115,7 +115,7 @@ class XetStore:
     def put_xorb(self, xorb: str, chunks: Iterable[bytes]) -> bool:
         """Stream a xorb to disk, decode and hash every chunk, keep it only if it hashes to ``xorb``."""
         target = self.xorb_path(xorb)
-        fd, tmp = tempfile.mkstemp(dir=self.store.root / "tmp", prefix="xorb.")
+        fd, tmp = tempfile.mkstemp(dir=self.store.tmp_dir(), prefix="xorb.")
         try:
             received = 0
             with os.fdopen(fd, "wb") as handle:
