@@ -20,7 +20,7 @@ from hubrelease.hub.ranged import RangedFile
 from hubrelease.hub.remote_headers import INITIAL_READ, RemoteRepo, read_gguf, summarize
 from hubrelease.hub.server import LoopbackHub
 from tests.factories.drafters import write_vocab_gguf
-from tests.factories.hub import api_for, logged, unique_repo, upload_files
+from tests.factories.hub import api_for, logged, raw_request, unique_repo, upload_files
 from tests.factories.split_models import write_ik_split_target, write_sharded_safetensors
 
 runner = CliRunner()
@@ -257,3 +257,18 @@ def test_a_header_past_the_cap_is_refused_in_one_line(
     [line] = err.strip().splitlines()
     assert line.endswith("/target.gguf: header is larger than the 1048576-byte cap of a remote read")
     assert sum(r.bytes_out for r in logged(hub, "resolve", 2)) <= 1 << 20
+
+
+@pytest.mark.parametrize("storage", ["xet", "lfs"])
+def test_ranges_read_files_stored_either_way(
+    hub: LoopbackHub, tmp_path: Path, request: pytest.FixtureRequest, storage: str
+) -> None:
+    if storage == "lfs":
+        request.getfixturevalue("lfs_only")
+    # Distinct bytes per mode: the loopback Hub knows a file's Xet hash by its content.
+    path = write_vocab_gguf(tmp_path / "t.gguf", 20_000 if storage == "xet" else 20_001, type_id=145)
+    repo = unique_repo(f"stored-{storage}")
+    upload_files(api_for(hub), repo, {"t.gguf": path.read_bytes()})
+    _, headers, _ = raw_request(f"{hub.url}/{repo}/resolve/main/t.gguf", method="HEAD")
+    assert ("x-xet-hash" in headers) == (storage == "xet")
+    same_but_paths(remote_json(hub, f"hf://{repo}/t.gguf"), local_json(path), repo)
