@@ -18,7 +18,8 @@ from hubrelease.cli.app import app
 from hubrelease.formats.gguf_header import GGUFSet, read_gguf_header
 from hubrelease.hub.server import LoopbackHub
 from hubrelease.manifest import load_manifest
-from tests.factories.hub import api_for, unique_repo, upload_files
+from hubrelease.onboarding.facts import inspect_composition
+from tests.factories.hub import api_for, logged, unique_repo, upload_files
 from tests.factories.split_models import write_ik_split_target
 
 runner = CliRunner()
@@ -113,3 +114,20 @@ def test_a_model_file_whose_header_does_not_parse_is_locked_without_a_header_pin
     )
     [item] = load_manifest(path).pins.targets[0].files
     assert (item.size, item.header_sha256, item.composition) == (5000, None, None)
+
+
+def test_import_of_the_split_set_fills_compositions_from_headers(
+    hub: LoopbackHub, tmp_path: Path, shards: list[Path]
+) -> None:
+    api = api_for(hub)
+    repo = unique_repo("import-target")
+    upload_files(api, repo, {p.name: p.read_bytes() for p in shards})
+    hub.requests.clear()
+    out = tmp_path / "hubrelease.yaml"
+    result = runner.invoke(app, ["import", repo, "--out", str(out), "--endpoint", hub.url])
+    assert result.exit_code == 0, result.stderr
+    compositions = {a.path: a.composition for a in load_manifest(out).artifacts if a.path.endswith(".gguf")}
+    assert compositions == {p.name: inspect_composition(p)[0] for p in shards}
+    resolve = [r for r in logged(hub, "resolve", len(shards)) if r.path.endswith(".gguf")]
+    assert len(resolve) <= 2 * len(shards)
+    assert sum(r.bytes_out for r in resolve) < sum(p.stat().st_size for p in shards) / 100
