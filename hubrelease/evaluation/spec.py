@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
-from ruamel.yaml.error import YAMLError
 
 from hubrelease.errors import InputError
 from hubrelease.evaluation.load import error_locs
@@ -30,7 +29,7 @@ from hubrelease.evaluation.models import (
     _Strict,
 )
 from hubrelease.evaluation.records import read_text
-from hubrelease.manifest.load import format_loc, line_of, to_plain
+from hubrelease.manifest.load import format_loc, line_of, parse_tree, to_plain
 
 
 class ComparisonSpec(_Strict):
@@ -165,18 +164,16 @@ class SpecError(InputError):
 
 
 def load_spec(path: str | Path) -> EvaluationSpec:
-    """Read a spec file (YAML or JSON); all validation errors are reported together, with their lines."""
-    from ruamel.yaml import YAML
+    """Read a spec file (YAML or JSON); all validation errors are reported together, with their lines.
 
+    Parsing is the manifest's (``parse_tree``): alias bombs, deep nesting, complex keys and huge
+    integers are refused as one line before anything walks the data.
+    """
     file = Path(path)
     text = read_text(file, "a spec file (YAML or JSON)")
-    try:
-        tree = YAML(typ="rt").load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError("invalid YAML/JSON", path=file, line=mark.line + 1 if mark else None) from None
-    if tree is None:
-        tree = {}
+    if not text.strip():
+        return EvaluationSpec()
+    tree = parse_tree(text, file)
     try:
         return EvaluationSpec.model_validate(to_plain(tree))
     except ValidationError as exc:

@@ -240,3 +240,13 @@ def test_schema_eval_spec_prints_the_spec_schema() -> None:
     assert schema["$defs"]["SweepSpec"]["properties"]["fit_range"]["description"].startswith(
         "[min, max] settings"
     )
+
+
+def test_a_hostile_spec_is_one_line(workdir: Path) -> None:
+    levels = ["a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    levels += [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]" for i in range(6)]
+    Path("spec.yaml").write_text("\n".join(levels) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["build", "eval", "ab.csv", "--spec", "spec.yaml", "--out", "out.json"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: spec.yaml:6: f: YAML aliases expand to more than")
+    assert len(result.stderr.splitlines()) == 1
