@@ -141,3 +141,31 @@ def test_newcomer_path_closes_the_round_trip(tmp_path: Path, loopback_hub: Loopb
     again = _run("push", imported, "--endpoint", loopback_hub.url)
     assert again.exit_code == 0, again.stderr + again.stdout
     assert "nothing to push" in again.stderr
+
+
+def test_a_manifest_outside_its_folder_is_published_without_root(
+    tmp_path: Path, loopback_hub: LoopbackHub
+) -> None:
+    folder = tmp_path / "release"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"weights")
+    manifest = tmp_path / "manifests" / "hubrelease.yaml"
+    manifest.parent.mkdir()
+    repo = unique_repo("rooted")
+    assert _run("init", folder, "--out", manifest, "--repo-id", repo, "--license", "mit").exit_code == 0
+    assert load_manifest(manifest).root == "../release"
+    assert _run("render-card", manifest).exit_code == 0  # written into the release folder, not beside M
+    assert (folder / "README.md").is_file() and not (manifest.parent / "README.md").exists()
+    pushed = _run("push", manifest, "--endpoint", loopback_hub.url)
+    assert pushed.exit_code == 0, pushed.stderr + pushed.stdout
+    download = tmp_path / "download"
+    subprocess.run(
+        [str(VENV_BIN / "hf"), "download", repo, "--local-dir", str(download)],
+        env=hf_env(loopback_hub, tmp_path / "hf-home"), check=True, capture_output=True,
+    )  # fmt: skip
+    published = download / "hubrelease.yaml"
+    assert "root:" not in published.read_text(encoding="utf-8")
+    assert load_manifest(published).root is None
+    verified = _run("verify", published)
+    assert verified.exit_code == 0, verified.stdout
+    assert "nothing to push" in _run("push", manifest, "--endpoint", loopback_hub.url).stderr

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -260,6 +261,20 @@ class CardCheck:
             raise CheckFailed("card missing; run `hubrelease render-card`", path=self.path)
         if not self.current:
             raise CheckFailed("card differs from the manifest; run `hubrelease render-card`", path=self.path)
+
+
+def hand_written_status(manifest: Manifest, manifest_path: Path, root: Path | None = None) -> str:
+    """``current``, ``stale`` or ``missing``: a hand-written card (``template: none``) against its pins."""
+    assert manifest.card is not None and manifest.card.hand_written
+    path = release_root(manifest, manifest_path, root) / manifest.card.output
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return "missing"
+    card = manifest.card
+    same_size = card.size is None or card.size == len(data)
+    same_digest = card.sha256 is not None and card.sha256 == hashlib.sha256(data).hexdigest()
+    return "current" if same_size and same_digest else "stale"
 
 
 def check_card(

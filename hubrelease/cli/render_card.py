@@ -10,11 +10,12 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, JsonOpt, ManifestArg
-from hubrelease.errors import InputError
+from hubrelease.errors import CheckFailed, InputError
 from hubrelease.fsutil import atomic_write_text
 
 if TYPE_CHECKING:
     from hubrelease.card import CardCheck
+    from hubrelease.manifest import Manifest
 
 EXAMPLES = """
 Examples:
@@ -68,7 +69,12 @@ def render_card(
     """Render the card from the manifest and evaluation files (same inputs, same bytes)."""
     from hubrelease.card import check_card
     from hubrelease.card.marker import is_generated
+    from hubrelease.manifest import load_manifest
 
+    release = load_manifest(manifest)
+    if release.card is not None and release.card.hand_written:
+        _hand_written(release, manifest, directory, check or diff, json_mode)
+        return
     result = check_card(manifest, out, root=directory)
     if check or diff:
         status = "current" if result.current else ("missing" if result.actual is None else "stale")
@@ -90,6 +96,30 @@ def render_card(
         output.info_line(f"{result.path}: {status}")
     if check:
         result.raise_if_stale()
+
+
+def _hand_written(
+    release: Manifest, manifest: Path, directory: Path | None, checking: bool, json_mode: bool
+) -> None:
+    """``card.template: none``: nothing to render; ``--check`` compares the card with its pins."""
+    from hubrelease.card.render import hand_written_status
+
+    assert release.card is not None
+    if not checking:
+        raise InputError(
+            f"card.template is none: {release.card.output} is hand-written and pinned, never rendered; "
+            "`hubrelease add` re-pins it after an edit",
+            path=manifest,
+        )
+    status = hand_written_status(release, manifest, directory)
+    if json_mode:
+        output.emit_json(
+            {"schema_version": 1, "manifest": str(manifest), "path": release.card.output, "status": status}
+        )
+    else:
+        output.info_line(f"{release.card.output}: {status} (hand-written, pinned by sha256)")
+    if status != "current":
+        raise CheckFailed(f"{release.card.output} does not match card.size / card.sha256", path=manifest)
 
 
 def register(app: typer.Typer) -> None:

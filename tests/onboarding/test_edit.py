@@ -247,3 +247,50 @@ def test_add_refuses_the_manifest_itself(release: Path) -> None:
         add_files(release, [release.parent / "b.txt", release])
     assert str(info.value) == f"{release}: is the manifest itself; it cannot pin its own digest"
     assert release.read_text(encoding="utf-8") == before
+
+
+def test_path_in_repo_never_pins_one_files_digest_on_another(release: Path) -> None:
+    other = release.parent / "other.bin"
+    other.write_bytes(b"other bytes")
+    before = release.read_text(encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape("a.bin is already published from a.bin")):
+        add_files(release, [other], path_in_repo="a.bin")
+    assert release.read_text(encoding="utf-8") == before
+    findings = verify_manifest(load_manifest(release), release).findings
+    assert [(f.path, f.kind) for f in findings] == [("other.bin", "unlisted")]  # a.bin's pin untouched
+
+
+def test_the_card_is_pinned_as_the_card_never_as_an_artifact(release: Path) -> None:
+    readme = release.parent / "README.md"
+    readme.write_text("# hand-written\n")
+    [change] = add_files(release, [readme]).changes
+    assert change.status == "card"
+    manifest = load_manifest(release)
+    assert manifest.artifact("README.md") is None
+    assert manifest.card is not None and manifest.card.hand_written
+    assert manifest.card.sha256 == sha256_file(readme)
+    assert verify_manifest(manifest, release).findings == ()
+    readme.write_text("# edited\n")
+    kinds = {f.kind for f in verify_manifest(load_manifest(release), release).findings}
+    assert kinds == {"size_mismatch"}
+
+
+def test_a_rendered_card_is_not_added(release: Path) -> None:
+    release.write_text(release.read_text() + "card:\n  template: safetensors_drafter\n")
+    (release.parent / "README.md").write_text("# rendered\n")
+    with pytest.raises(InputError, match="run `hubrelease render-card` instead"):
+        add_files(release, [release.parent / "README.md"])
+
+
+def test_a_file_named_like_a_repo_path_published_from_elsewhere_is_refused(release: Path) -> None:
+    built = release.parent / "build" / "out.gguf"
+    built.parent.mkdir()
+    built.write_bytes(b"built")
+    add_files(release, [built], path_in_repo="drafter.gguf")
+    stray = release.parent / "drafter.gguf"
+    stray.write_bytes(b"some other bytes")
+    before = release.read_text(encoding="utf-8")
+    # Before: drafter.gguf kept local build/out.gguf but took the stray file's size and digest.
+    with pytest.raises(InputError, match=re.escape("drafter.gguf is already published from build/out.gguf")):
+        add_files(release, [stray])
+    assert release.read_text(encoding="utf-8") == before
