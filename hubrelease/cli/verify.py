@@ -55,12 +55,11 @@ def verify(
 ) -> None:
     """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
     from hubrelease.hashing import looks_like_sums
-    from hubrelease.manifest import load_manifest
-    from hubrelease.verify import VerifyOptions, verify_manifest, verify_sums_file
+    from hubrelease.verify import VerifyOptions, verify_manifest_file, verify_sums_file
 
     if remote:
         from hubrelease.hub import hub_api, verify_remote
-        from hubrelease.manifest import release_root
+        from hubrelease.manifest import load_manifest, release_root
 
         release = load_manifest(manifest)
         root = release_root(release, manifest, directory)
@@ -77,8 +76,7 @@ def verify(
         if looks_like_sums(text):
             report = verify_sums_file(manifest, text, directory, options, progress)
         else:
-            release = load_manifest(manifest)
-            report = verify_manifest(release, manifest, directory, options, progress)
+            report = verify_manifest_file(manifest, text, directory, options, progress)
     raise typer.Exit(render_report(report, str(manifest), json_mode))
 
 

@@ -9,6 +9,7 @@ from hubrelease.verify.local import (
     verify_sums_file,
     verify_tree,
 )
+from hubrelease.verify.plan_cache import verify_manifest_file
 
 __all__ = [
     "Expected",
@@ -18,6 +19,7 @@ __all__ = [
     "VerifyReport",
     "expected_from_manifest",
     "verify_manifest",
+    "verify_manifest_file",
     "verify_sums_file",
     "verify_tree",
 ]

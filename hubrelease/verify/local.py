@@ -13,15 +13,16 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from hubrelease.errors import HubReleaseError, InputError
 from hubrelease.fsutil import STATE_DIR, ReleaseFolder, is_temp_name, relative_inside
 from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files, parse_sums
-from hubrelease.manifest.models import Manifest
-from hubrelease.manifest.root import release_root
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.verify.findings import FileCheck, FileStatus, Finding, VerifyReport
+
+if TYPE_CHECKING:  # not at run time: a warm verify from verify.plan_cache never loads pydantic
+    from hubrelease.manifest.models import Manifest
 
 GITATTRIBUTES = ".gitattributes"
 # Never reported as unlisted: VCS and tool state, caches.
@@ -67,6 +68,34 @@ def expected_from_manifest(manifest: Manifest) -> list[Expected]:
     return items
 
 
+@dataclass(frozen=True)
+class VerifyPlan:
+    """Everything a manifest asks verify to check, without the manifest (``verify.plan_cache`` keeps it)."""
+
+    folder: Path
+    expected: tuple[Expected, ...]
+    known: tuple[Path, ...]
+    ignore: tuple[str, ...]
+
+
+def plan_manifest(manifest: Manifest, manifest_path: Path, root: Path | None = None) -> VerifyPlan:
+    """The release folder (``root``, else the manifest's ``root:``, else its folder) and what to find there.
+
+    The manifest, the card and ``.gitattributes`` (which the Hub adds and ``hf download`` brings)
+    are expected files, never unlisted.
+    """
+    from hubrelease.manifest.root import release_root
+
+    folder = release_root(manifest, manifest_path, root).resolve()
+    known = (manifest_path.resolve(), folder / manifest.card_output, folder / GITATTRIBUTES)
+    return VerifyPlan(folder, tuple(expected_from_manifest(manifest)), known, tuple(manifest.ignore))
+
+
+def verify_plan(plan: VerifyPlan, options: VerifyOptions, progress: Progress = NULL_PROGRESS) -> VerifyReport:
+    """Verify the files of a plan (no drafter lint: that needs the manifest, see ``verify_manifest``)."""
+    return verify_tree(plan.folder, plan.expected, options, progress, known=plan.known, ignore=plan.ignore)
+
+
 def verify_manifest(
     manifest: Manifest,
     manifest_path: Path,
@@ -74,17 +103,10 @@ def verify_manifest(
     options: VerifyOptions = VerifyOptions(),
     progress: Progress = NULL_PROGRESS,
 ) -> VerifyReport:
-    """Verify the release folder (``root``, else the manifest's ``root:``, else its folder) against the manifest.
-
-    The manifest, the card and ``.gitattributes`` (which the Hub adds and ``hf download`` brings)
-    are expected files, never unlisted.
-    """
-    folder = release_root(manifest, manifest_path, root).resolve()
-    known = {manifest_path.resolve(), folder / manifest.card_output, folder / GITATTRIBUTES}
-    report = verify_tree(
-        folder, expected_from_manifest(manifest), options, progress, known=known, ignore=manifest.ignore
-    )
-    lint = _lint_findings(manifest, ReleaseFolder(folder), report)
+    """Verify the release folder (see ``plan_manifest``) against the manifest, lint included."""
+    plan = plan_manifest(manifest, manifest_path, root)
+    report = verify_plan(plan, options, progress)
+    lint = _lint_findings(manifest, ReleaseFolder(plan.folder), report)
     if not lint:
         return report
     return dataclasses.replace(report, findings=tuple(sorted(report.findings + tuple(lint))))

@@ -1,0 +1,112 @@
+"""Verify a manifest file, reusing the plan made from the same bytes last time.
+
+A warm ``verify`` (every digest from the stat cache) is otherwise mostly fixed cost: importing
+pydantic and the manifest models, parsing and validating the YAML. The plan (release folder,
+expected files with their pins, known and ignored names) is a pure function of the manifest's
+bytes, its path, ``--dir`` and this code, so it is stored under the manifest's ``.hubrelease/``
+keyed on exactly those and reused while they are unchanged (bench/startup_bench.py). Any other
+state (a different manifest, an edited byte, another hubrelease) misses and validates again;
+``--no-cache`` never reads or writes it. Manifests with ``lint: true`` artifacts are not cached:
+lint needs the manifest itself. Like the stat cache, ``.hubrelease/`` is local state the user's
+own tools write; a cache that cannot be read is ignored, never trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from hubrelease import __version__
+from hubrelease.fsutil import STATE_DIR, atomic_write_text
+from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.verify.findings import VerifyReport
+from hubrelease.verify.local import Expected, VerifyOptions, VerifyPlan, verify_manifest, verify_plan
+
+CACHE_NAME = "verify-plans.json"
+_FORMAT = "hubrelease-verify-plans-1"
+_KEEP = 8  # plans kept per folder (a few manifests, or --dir variants, side by side)
+# The code that turns a manifest into a plan: an edited checkout must not reuse plans of the old code.
+_PLAN_CODE = ("manifest/models.py", "manifest/load.py", "manifest/root.py", "verify/local.py")
+
+
+def _key(manifest_path: Path, data: bytes, root: Path | None) -> str:
+    package = Path(__file__).resolve().parents[1]
+    code = [(name, os.stat(package / name).st_mtime_ns) for name in _PLAN_CODE]
+    identity = json.dumps(
+        [_FORMAT, __version__, code, str(manifest_path.resolve()), str(root) if root else None]
+    )
+    return hashlib.sha256(identity.encode() + b"\0" + data).hexdigest()
+
+
+def _cache_file(manifest_path: Path) -> Path:
+    return manifest_path.resolve().parent / STATE_DIR / CACHE_NAME
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return stored if isinstance(stored, dict) and stored.get("format") == _FORMAT else {}
+
+
+def load_plan(manifest_path: Path, data: bytes, root: Path | None) -> VerifyPlan | None:
+    """The plan stored for these exact manifest bytes, path and ``--dir``, if any."""
+    entry = _read(_cache_file(manifest_path)).get("plans", {}).get(_key(manifest_path, data, root))
+    if not isinstance(entry, dict):
+        return None
+    try:
+        return VerifyPlan(
+            Path(entry["folder"]),
+            tuple(
+                Expected(name, size, sha256, bool(required))
+                for name, size, sha256, required in entry["expected"]
+            ),
+            tuple(Path(p) for p in entry["known"]),
+            tuple(str(p) for p in entry["ignore"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def store_plan(manifest_path: Path, data: bytes, root: Path | None, plan: VerifyPlan) -> None:
+    """Remember ``plan`` for these bytes (best effort: a read-only folder just means no cache)."""
+    path = _cache_file(manifest_path)
+    plans = _read(path).get("plans", {})
+    plans = dict(list(plans.items())[-(_KEEP - 1) :]) if isinstance(plans, dict) else {}
+    plans[_key(manifest_path, data, root)] = {
+        "folder": str(plan.folder),
+        "expected": [[e.name, e.size, e.sha256, e.require_digest] for e in plan.expected],
+        "known": [str(p) for p in plan.known],
+        "ignore": list(plan.ignore),
+    }
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(exist_ok=True)
+        atomic_write_text(path, json.dumps({"format": _FORMAT, "plans": plans}, separators=(",", ":")))
+
+
+def verify_manifest_file(
+    manifest_path: Path,
+    text: str,
+    root: Path | None = None,
+    options: VerifyOptions = VerifyOptions(),
+    progress: Progress = NULL_PROGRESS,
+) -> VerifyReport:
+    """Verify against the manifest whose content is ``text`` (read from ``manifest_path``)."""
+    data = text.encode("utf-8", "surrogatepass")
+    plan = load_plan(manifest_path, data, root) if options.use_cache else None
+    if plan is None:
+        from hubrelease.manifest import load_manifest_text
+        from hubrelease.verify.local import plan_manifest
+
+        manifest = load_manifest_text(text, manifest_path)
+        if any(artifact.lint for artifact in manifest.artifacts):
+            return verify_manifest(manifest, manifest_path, root, options, progress)
+        plan = plan_manifest(manifest, manifest_path, root)
+        if options.use_cache:
+            store_plan(manifest_path, data, root, plan)
+    return verify_plan(plan, options, progress)

@@ -1,0 +1,82 @@
+"""The verify plan cache: reused only for the same manifest bytes, path and --dir; never trusted blindly."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from hubrelease.cli.app import app
+from hubrelease.fsutil import STATE_DIR
+from hubrelease.verify.plan_cache import CACHE_NAME
+from tests.factories.releases import write_release
+
+runner = CliRunner()
+
+
+def verify(*args: str) -> tuple[int, dict[str, object]]:
+    result = runner.invoke(app, ["verify", *args, "--json"])
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_warm_verify_loads_no_pydantic_and_no_yaml(tmp_path: Path) -> None:
+    manifest = write_release(tmp_path)
+    assert verify(str(manifest))[0] == 0
+    probe = (
+        "import sys\n"
+        "from hubrelease.cli.app import app\n"
+        f"try:\n    app(['verify', {str(manifest)!r}])\nexcept SystemExit as exit:\n    code = exit.code\n"
+        "print(code, sorted(m for m in ('pydantic', 'yaml', 'ruamel', 'rich') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_an_edited_manifest_is_validated_again(tmp_path: Path) -> None:
+    manifest = write_release(tmp_path)
+    assert verify(str(manifest))[0] == 0
+    text = manifest.read_text()
+    digest = hashlib.sha256(b'{"architectures": ["DFlashDraftModel"]}\n').hexdigest()
+    manifest.write_text(text.replace(digest, "a" * 64))
+    code, report = verify(str(manifest))
+    assert code == 1
+    assert [f["kind"] for f in report["findings"]] == ["digest_mismatch"]  # type: ignore[index,union-attr]
+    manifest.write_text(text.replace("sha256: " + digest, "sha256: nope"))
+    result = runner.invoke(app, ["verify", str(manifest)])
+    assert result.exit_code == 2
+    assert "sha256" in result.stderr
+
+
+def test_plans_are_keyed_on_the_release_folder_given(tmp_path: Path) -> None:
+    manifest = write_release(tmp_path / "a")
+    copy = tmp_path / "b"
+    copy.mkdir()
+    assert verify(str(manifest))[0] == 0
+    code, report = verify(str(manifest), "--dir", str(copy))  # an empty folder: everything missing
+    assert code == 1
+    assert {f["kind"] for f in report["findings"]} == {"missing"}  # type: ignore[union-attr]
+    assert verify(str(manifest))[0] == 0
+
+
+def test_a_corrupt_or_foreign_cache_is_ignored(tmp_path: Path) -> None:
+    manifest = write_release(tmp_path)
+    assert verify(str(manifest))[0] == 0
+    cache = tmp_path / STATE_DIR / CACHE_NAME
+    stored = json.loads(cache.read_text())
+    for plan in stored["plans"].values():
+        plan["expected"] = [["config.json", 1, "0" * 64, True]]  # a lie: would fail if trusted... and
+    stored["format"] = "someone-else-1"  # ...it is not ours, so it is never read
+    cache.write_text(json.dumps(stored))
+    assert verify(str(manifest))[0] == 0
+    cache.write_text("{not json")
+    assert verify(str(manifest))[0] == 0
+
+
+def test_no_cache_neither_reads_nor_writes_plans(tmp_path: Path) -> None:
+    manifest = write_release(tmp_path)
+    assert verify(str(manifest), "--no-cache")[0] == 0
+    assert not (tmp_path / STATE_DIR / CACHE_NAME).exists()
