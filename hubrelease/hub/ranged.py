@@ -23,7 +23,7 @@ from huggingface_hub.errors import EntryNotFoundError
 from huggingface_hub.utils._headers import build_hf_headers
 from huggingface_hub.utils._http import hf_raise_for_status, http_stream_backoff
 
-from hubrelease.errors import HubError, NotFoundError
+from hubrelease.errors import HubUnavailable, NotFoundError
 from hubrelease.hub.client import hub_errors
 
 _CONTENT_RANGE = re.compile(r"^bytes (?:\d+-\d+|\*)/(\d+)$")
@@ -117,7 +117,7 @@ class RangedFile:
             if got >= want:
                 break
         if got < want and (self.size is None or len(self.data) < self.size):
-            raise HubError(
+            raise HubUnavailable(
                 f"{self.repo_id}: {self.path}: the Hub sent {got} of {want} bytes asked for",
                 repo_id=self.repo_id,
             )
@@ -130,4 +130,6 @@ def _total(content_range: str | None, fallback: int | None) -> int:
         return int(match[1])
     if fallback is not None:
         return fallback
-    raise HubError(f"the Hub answered a range request without a usable Content-Range ({content_range!r})")
+    raise HubUnavailable(
+        f"the Hub answered a range request without a usable Content-Range ({content_range!r})"
+    )

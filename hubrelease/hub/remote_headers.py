@@ -183,6 +183,8 @@ def read_safetensors(repo: RemoteRepo, path: str) -> tuple[SafetensorsSet, dict[
     names = set(repo.names())
     target: str | list[str] = path
     if path in names:
+        if not path.endswith((".safetensors", ".index.json")):
+            raise InputError("expected a .gguf, .safetensors, index json or folder", path=repo.uri(path))
         folder = str(PurePosixPath(path).parent)
     else:
         folder = path.strip("/") or "."
@@ -224,13 +226,8 @@ def summarize(api: HfApi, uri: str) -> dict[str, Any]:
     repo = RemoteRepo(api, location.repo_id, location.revision, location.repo_type)
     if location.path.endswith(".gguf"):
         summary = gguf_summary(read_gguf(repo, location.path))
-    elif (
-        location.path.endswith((".safetensors", ".index.json"))
-        or "." not in PurePosixPath(location.path).name
-    ):
+    else:  # a safetensors file, index json or folder; the listing tells which
         summary = safetensors_summary(*read_safetensors(repo, location.path))
-    else:
-        raise InputError("expected a .gguf, .safetensors, index json or folder", path=uri)
     for item in summary["files"]:
         item["path"] = repo.uri(item["path"])
     return {**summary, "requests": repo.traffic.requests, "fetched_bytes": repo.traffic.fetched_bytes}

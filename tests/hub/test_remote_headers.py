@@ -15,7 +15,7 @@ from huggingface_hub import HfApi
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
-from hubrelease.errors import FormatError, NotFoundError
+from hubrelease.errors import FormatError, HubUnavailable, InputError, NotFoundError
 from hubrelease.hub.ranged import RangedFile
 from hubrelease.hub.remote_headers import INITIAL_READ, RemoteRepo, read_gguf, summarize
 from hubrelease.hub.server import LoopbackHub
@@ -272,3 +272,27 @@ def test_ranges_read_files_stored_either_way(
     _, headers, _ = raw_request(f"{hub.url}/{repo}/resolve/main/t.gguf", method="HEAD")
     assert ("x-xet-hash" in headers) == (storage == "xet")
     same_but_paths(remote_json(hub, f"hf://{repo}/t.gguf"), local_json(path), repo)
+
+
+def test_a_refusing_hub_is_exit_4_and_a_non_model_file_exit_2(
+    hub: LoopbackHub, sharded: tuple[Path, str]
+) -> None:
+    _, repo = sharded
+    hub.faults.inject("status", method="GET", path="/resolve/", status=403)
+    code, _, err = run("inspect", f"hf://{repo}/model.safetensors.index.json", "--endpoint", hub.url)
+    assert code == HubUnavailable.exit_code
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"error: {repo}: the Hub refused the token (HTTP 403")
+    code, _, err = run("inspect", f"hf://{repo}/config.json", "--endpoint", hub.url)
+    assert code == InputError.exit_code
+    assert err.strip().endswith("/config.json: expected a .gguf, .safetensors, index json or folder")
+
+
+def test_a_folder_with_a_dot_in_its_name_is_a_folder(hub: LoopbackHub, sharded: tuple[Path, str]) -> None:
+    folder, _ = sharded
+    repo = unique_repo("dotted")
+    shard = folder / "model-00001-of-00003.safetensors"
+    upload_files(api_for(hub), repo, {"v1.0/model.safetensors": shard.read_bytes()})
+    summary = remote_json(hub, f"hf://{repo}/v1.0")
+    assert summary["tensor_count"] == local_json(shard)["tensor_count"]
+    assert [f["path"].rsplit("/", 2)[1:] for f in summary["files"]] == [["v1.0", "model.safetensors"]]
