@@ -1,0 +1,111 @@
+"""llama.cpp mainline (``dflash``) and ik_llama.cpp (``dflash-draft``) llama-server: target + drafter, greedy
+tokens with DFlash speculative decoding, drafting asserted from the response timings.
+
+How each engine enables DFlash drafting at the tested commit:
+- mainline 0c1e57098: ``--model-draft FILE --spec-type draft-dflash`` (``common/arg.cpp`` ``--spec-type``,
+  names in ``common/speculative.cpp:38``); ``--spec-draft-n-max`` caps the drafted tokens;
+- ik 8337e4cd: ``--model-draft FILE --spec-type dflash:n_max=N,cross_ctx=C`` (``common/common.cpp:1646``,
+  stage keys at ``common/common.cpp:934-966``).
+Both servers report ``timings.draft_n`` / ``timings.draft_n_accepted`` in ``/completion``'s response
+(mainline ``tools/server/server-common.cpp:100``, ik ``examples/server/server-context.cpp:660``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Literal
+
+Engine = Literal["mainline", "ik"]
+PROMPT = "Speculative decoding runs a small draft model ahead of a large target model. The draft proposes"
+N_PREDICT = 24
+DRAFT_MAX = 4
+_STARTUP_SECONDS = 120
+_ERROR_LINE = re.compile(r"error|fail|abort|exception|mismatch|wrong|invalid|terminate", re.IGNORECASE)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def spec_args(engine: Engine, draft: Path) -> list[str]:
+    if engine == "ik":
+        return ["--model-draft", str(draft), "--spec-type", f"dflash:n_max={DRAFT_MAX},cross_ctx=64"]
+    return ["--model-draft", str(draft), "--spec-type", "draft-dflash", "--spec-draft-n-max", str(DRAFT_MAX)]
+
+
+def _get(url: str, timeout: float) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+    except OSError:
+        return 0
+
+
+def _post(url: str, body: dict[str, Any], timeout: float) -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return int(response.status), json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return int(exc.code), {"error": exc.read().decode(errors="replace")[:500]}
+
+
+def _log_excerpt(log: str) -> str:
+    lines = [line for line in log.splitlines() if _ERROR_LINE.search(line)]
+    return " | ".join((lines or log.splitlines() or [""])[-4:])[:1200]
+
+
+def run(engine: Engine, server: Path, target: Path, draft: Path) -> dict[str, Any]:
+    """Start the server on 127.0.0.1, wait for /health, ask for N_PREDICT greedy tokens, stop it."""
+    port = _free_port()
+    argv = [str(server), "-m", str(target), *spec_args(engine, draft)]
+    argv += ["--host", "127.0.0.1", "--port", str(port), "-c", "1024", "-t", "2", "-np", "1", "--no-warmup"]
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + _STARTUP_SECONDS
+            while time.monotonic() < deadline and process.poll() is None:
+                if _get(f"http://127.0.0.1:{port}/health", 2) == 200:
+                    break
+                time.sleep(0.5)
+            if process.poll() is not None or time.monotonic() >= deadline:
+                log.seek(0)
+                why = f"exited with {process.returncode}" if process.poll() is not None else "not ready"
+                return {"status": "fail", "error": f"llama-server {why}: {_log_excerpt(log.read())}"}
+            body = {"prompt": PROMPT, "n_predict": N_PREDICT, "temperature": 0.0, "top_k": 1, "seed": 0}
+            status, reply = _post(f"http://127.0.0.1:{port}/completion", body, 300)
+            log.seek(0)
+            text = log.read()
+        finally:
+            process.terminate()
+            try:
+                process.wait(20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    if status != 200:
+        return {
+            "status": "fail",
+            "error": f"/completion answered {status}: {reply}; log: {_log_excerpt(text)}",
+        }
+    timings = reply.get("timings") or {}
+    drafted, accepted = timings.get("draft_n"), timings.get("draft_n_accepted")
+    predicted = timings.get("predicted_n", reply.get("tokens_predicted"))
+    detail = f"{predicted} tokens, timings.draft_n={drafted}, draft_n_accepted={accepted}"
+    if not isinstance(drafted, int) or drafted <= 0:
+        return {"status": "fail", "error": f"no drafting: {detail}; log: {_log_excerpt(text)}"}
+    return {"status": "pass", "checks": [" ".join(argv[3:7]), detail]}

@@ -1,0 +1,326 @@
+"""The conformance tier: build the drafter variants, run each real consumer on them, report pass/fail.
+
+Run by ``scripts/conformance.sh`` (which installs or locates the consumers and exports their paths);
+``python -m conformance.run --help`` lists the options. Variants:
+- ``example``: the committed example release (manifests/example) as published, plus its mainline f16;
+- ``dflash`` / ``dflash2``: the test factories' checkpoints (tests/factories/drafters.py) through
+  ``hubrelease build safetensors-drafter`` and ``build gguf-drafter`` (ik and mainline, f16 and q8_0).
+All take the example target (manifests/example-target: the tiny Qwen3 HF folder and its GGUF).
+A consumer whose path is not set is reported "not run" with the variable to set, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance.compare import compare, tensor_names
+from conformance.consumers import llama_server
+
+ROOT = Path(__file__).resolve().parent.parent
+CONSUMERS = Path(__file__).resolve().parent / "consumers"
+OUTTYPES = ("f16", "q8_0")
+EXPLAINED = {
+    "general.name": "the converter names the file after the folder / card (Metadata.load); hubrelease writes no name",
+    "general.size_label": "the converter's parameter-count label; hubrelease writes none",
+    "general.type": "the converter's 'model'; hubrelease writes none",
+    "general.license": "the converter copies the folder's README.md front matter; the card is not an input of the build",
+    "general.tags": "the converter copies the folder's README.md front matter; the card is not an input of the build",
+    "dflash.rope.dimension_count": "hubrelease always writes head_dim x partial_rotary_factor; mainline's converter only "
+    "with partial_rotary_factor, and the loader's default is the head dim (the same value)",
+}
+"""Key differences that do not change what the engine loads, and why (README "Conformance tier")."""
+
+
+@dataclass
+class Variant:
+    name: str
+    dflash2: bool
+    folder: Path
+    """The safetensors drafter (config.json + model*.safetensors), as SGLang and the converters read it."""
+    ggufs: dict[tuple[str, str], Path] = field(default_factory=dict)
+    """(flavor, outtype) -> hubrelease's GGUF."""
+
+
+@dataclass
+class Result:
+    consumer: str
+    variant: str
+    artifact: str
+    status: str
+    """pass, fail, not run, n/a."""
+    detail: str
+
+
+def _hubrelease(*args: str) -> None:
+    exe = Path(sys.executable).parent / "hubrelease"
+    subprocess.run([str(exe), *args], check=True, capture_output=True, text=True)
+
+
+def _build_ggufs(variant: Variant, out: Path, target_gguf: Path, flavors: tuple[str, ...]) -> None:
+    for flavor in flavors:
+        for outtype in OUTTYPES:
+            if (flavor, outtype) in variant.ggufs:
+                continue
+            path = out / f"{variant.name}-{flavor}-{outtype}.gguf"
+            _hubrelease(
+                "build", "gguf-drafter", str(variant.folder), "--flavor", flavor, "--outtype", outtype,
+                "--tokenizer-from", str(target_gguf), "--out", str(path),
+            )  # fmt: skip
+            variant.ggufs[(flavor, outtype)] = path
+
+
+def prepare(work: Path, target_gguf: Path) -> list[Variant]:
+    """The example as published, and the factories' DFlash / DFlash2 built the way a user builds them."""
+    from tests.factories.drafters import write_checkpoint
+
+    shutil.rmtree(work / "variants", ignore_errors=True)
+    out = work / "variants"
+    out.mkdir(parents=True)
+    example_dir = ROOT / "manifests" / "example"
+    manifest = yaml.safe_load((example_dir / "hubrelease.yaml").read_text(encoding="utf-8"))
+    config = json.loads((example_dir / "config.json").read_text(encoding="utf-8"))
+    example = Variant("example", "DFlash2DraftModel" in config["architectures"], example_dir)
+    for artifact in manifest["artifacts"]:
+        recipe = artifact.get("recipe") or {}
+        if recipe.get("builder") == "gguf-drafter":
+            options = recipe.get("options") or {}
+            example.ggufs[(options["flavor"], options["outtype"])] = example_dir / artifact["path"]
+    _build_ggufs(example, out, target_gguf, ("mainline",))
+    variants = [example]
+    for name, dflash2 in (("dflash", False), ("dflash2", True)):
+        checkpoint = write_checkpoint(out / name / "checkpoint", dflash2=dflash2)
+        variant = Variant(name, dflash2, out / name / "drafter")
+        _hubrelease("build", "safetensors-drafter", str(checkpoint), "--out", str(variant.folder))
+        # hubrelease refuses ik + DFlash2 (ik 8337e4cd has no DFlash2 architecture).
+        _build_ggufs(variant, out / name, target_gguf, ("mainline",) if dflash2 else ("ik", "mainline"))
+        variants.append(variant)
+    return variants
+
+
+def _json_subprocess(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        return {"status": "fail", "error": f"exit {proc.returncode}: {(proc.stderr or proc.stdout)[-800:]}"}
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def _detail(result: dict[str, Any]) -> str:
+    if result["status"] == "pass":
+        return "; ".join(result.get("checks", []))
+    where = f" [{result['where']}]" if result.get("where") else ""
+    return f"{result.get('error', '')}{where}"
+
+
+def run_sglang(variants: list[Variant], target: Path) -> list[Result]:
+    python = os.environ.get("SGLANG_PYTHON", "")
+    results = []
+    for v in variants:
+        if not python:
+            results.append(Result("sglang", v.name, "safetensors", "not run", "set SGLANG_PYTHON"))
+            continue
+        env = dict(os.environ, SGLANG_USE_CPU_ENGINE="1")
+        r = _json_subprocess([python, str(CONSUMERS / "sglang_load.py"), str(v.folder), str(target)], env)
+        results.append(Result("sglang", v.name, "safetensors", r["status"], _detail(r)))
+    return results
+
+
+def run_zlab(variants: list[Variant], target: Path) -> list[Result]:
+    python, src = os.environ.get("ZLAB_PYTHON", ""), os.environ.get("ZLAB_DFLASH_SRC", "")
+    results = []
+    for v in variants:
+        if v.dflash2:
+            why = (
+                "z-lab dflash defines DFlashDraftModel only (dflash/model.py); no DFlash2 model to load into"
+            )
+            results.append(Result("z-lab", v.name, "safetensors", "n/a", why))
+        elif not (python and src):
+            results.append(Result("z-lab", v.name, "safetensors", "not run", "set ZLAB_DFLASH_SRC"))
+        else:
+            r = _json_subprocess([python, str(CONSUMERS / "zlab_load.py"), src, str(v.folder)])
+            results.append(Result("z-lab", v.name, "safetensors", r["status"], _detail(r)))
+    return results
+
+
+def run_servers(variants: list[Variant], target_gguf: Path) -> list[Result]:
+    results = []
+    for engine, env_name, consumer in (
+        ("mainline", "LLAMA_SERVER", "llama.cpp mainline"),
+        ("ik", "IK_LLAMA_SERVER", "ik_llama.cpp"),
+    ):
+        server = os.environ.get(env_name, "")
+        for v in variants:
+            for outtype in OUTTYPES:
+                gguf = v.ggufs.get((engine, outtype))
+                artifact = f"{engine} {outtype} GGUF"
+                if gguf is None:
+                    why = "ik_llama.cpp 8337e4cd has no DFlash2 architecture (hubrelease refuses --flavor ik)"
+                    results.append(Result(consumer, v.name, artifact, "n/a", why))
+                elif not server or not Path(server).is_file():
+                    results.append(Result(consumer, v.name, artifact, "not run", f"set {env_name}"))
+                else:
+                    r = llama_server.run(engine, Path(server), target_gguf, gguf)  # type: ignore[arg-type]
+                    results.append(Result(consumer, v.name, artifact, r["status"], _detail(r)))
+    return results
+
+
+def run_converters(variants: list[Variant], target: Path, work: Path) -> list[Result]:
+    python = os.environ.get("CONVERT_PYTHON", "")
+    results = []
+    for flavor, env_name, consumer in (
+        ("mainline", "LLAMA_SRC", "converter mainline"),
+        ("ik", "IK_LLAMA_SRC", "converter ik"),
+    ):
+        src = os.environ.get(env_name, "")
+        for v in variants:
+            for outtype in OUTTYPES:
+                ours = v.ggufs.get((flavor, outtype))
+                artifact = f"{flavor} {outtype} GGUF"
+                if ours is None:
+                    why = "ik's converter has no DFlash2DraftModel (convert_hf_to_gguf.py registers DFlashDraftModel only)"
+                    results.append(Result(consumer, v.name, artifact, "n/a", why))
+                    continue
+                if not (python and src):
+                    results.append(
+                        Result(consumer, v.name, artifact, "not run", f"set {env_name} and CONVERT_PYTHON")
+                    )
+                    continue
+                theirs = work / "converted" / f"{v.name}-{flavor}-{outtype}.gguf"
+                theirs.parent.mkdir(parents=True, exist_ok=True)
+                argv = [
+                    python,
+                    str(CONSUMERS / "convert.py"),
+                    src,
+                    str(v.folder),
+                    str(target),
+                    outtype,
+                    str(theirs),
+                ]
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+                if proc.returncode != 0:
+                    tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
+                    results.append(Result(consumer, v.name, artifact, "fail", f"converter failed: {tail}"))
+                    continue
+                diffs = compare(ours, theirs)
+                unexplained = [d for d in diffs if d.what != "tensor order" and d.what[4:] not in EXPLAINED]
+                status = "fail" if unexplained else "pass"
+                tensors = len(tensor_names(ours))
+                explained = sorted(d.what[4:] for d in diffs if d.what[4:] in EXPLAINED)
+                detail = "; ".join(str(d) for d in unexplained) or (
+                    f"all {tensors} tensors identical (type, shape, bytes); every key identical but the "
+                    f"explained {', '.join(explained) or 'none'}"
+                )
+                results.append(Result(consumer, v.name, artifact, status, detail))
+    return results
+
+
+def _version(argv: list[str]) -> str:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    except OSError:
+        return "unknown"
+    text = proc.stdout + proc.stderr
+    match = re.search(r"version: (\S+ \([0-9a-f]+\))", text)
+    return match.group(1) if match else (text.strip().splitlines() or ["unknown"])[-1][:120]
+
+
+def environment() -> dict[str, str]:
+    """Machine and consumer versions, for RESULTS.md."""
+    env = os.environ
+    info = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+    }
+    if env.get("SGLANG_PYTHON"):
+        code = "import sglang, torch, transformers; print(sglang.__version__, torch.__version__, transformers.__version__)"
+        out = subprocess.run(
+            [env["SGLANG_PYTHON"], "-c", code], capture_output=True, text=True
+        ).stdout.split()
+        if len(out) == 3:
+            info["sglang"] = f"sglang {out[0]} (PyPI), torch {out[1]}, transformers {out[2]}"
+    if env.get("ZLAB_DFLASH_SRC"):
+        info["z-lab dflash"] = (
+            f"{env['ZLAB_DFLASH_SRC']} ({env.get('ZLAB_DFLASH_COMMIT', 'commit not given')})"
+        )
+    for name, var in (("llama.cpp mainline", "LLAMA_SERVER"), ("ik_llama.cpp", "IK_LLAMA_SERVER")):
+        if env.get(var):
+            info[name] = f"llama-server {_version([env[var], '--version'])}"
+    return info
+
+
+def _markdown(results: list[Result], info: dict[str, str]) -> str:
+    lines = ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in info.items()), ""]
+    lines += ["| consumer | variant | artifact | result | detail |", "|---|---|---|---|---|"]
+    for r in results:
+        detail = r.detail.replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {r.consumer} | {r.variant} | {r.artifact} | **{r.status}** | {detail} |")
+    return "\n".join(lines)
+
+
+_START, _END = "<!-- conformance:start -->", "<!-- conformance:end -->"
+
+
+def write_results(path: Path, results: list[Result], info: dict[str, str]) -> None:
+    """Replace the generated block of RESULTS.md; the hand-written notes around it stay."""
+    text = (
+        path.read_text(encoding="utf-8") if path.exists() else f"# Conformance results\n\n{_START}\n{_END}\n"
+    )
+    head, _, rest = text.partition(_START)
+    _, _, tail = rest.partition(_END)
+    path.write_text(f"{head}{_START}\n{_markdown(results, info)}\n{_END}{tail}", encoding="utf-8")
+
+
+Step = Callable[[], list[Result]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--work", type=Path, default=Path(os.environ.get("CONFORMANCE_WORK", "conformance-work"))
+    )
+    parser.add_argument("--only", default="sglang,z-lab,servers,converters", help="comma-separated steps")
+    parser.add_argument("--results", type=Path, help="update this RESULTS.md's generated block")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    target = ROOT / "manifests" / "example-target"
+    target_gguf = next(iter(sorted(target.glob("*.gguf"))))
+    variants = prepare(args.work, target_gguf)
+    steps: dict[str, Step] = {
+        "sglang": lambda: run_sglang(variants, target),
+        "z-lab": lambda: run_zlab(variants, target),
+        "servers": lambda: run_servers(variants, target_gguf),
+        "converters": lambda: run_converters(variants, target, args.work),
+    }
+    results: list[Result] = []
+    for name in args.only.split(","):
+        step = steps[name.strip()]
+        for result in step():
+            print(
+                f"{result.status:8} {result.consumer:20} {result.variant:8} {result.artifact:18} {result.detail[:200]}"
+            )
+            results.append(result)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in results], indent=2) + "\n", encoding="utf-8")
+    if args.results:
+        write_results(args.results, results, environment())
+    return 1 if any(r.status == "fail" for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
