@@ -1,6 +1,7 @@
 """Header-only `inspect hf://` vs downloading the files with `hf_hub_download` (then inspecting locally).
 
-Four models on a loopback Hub: a 5-shard ik_llama.cpp GGUF set, the same with a 250k-token
+A third row shows what ``HfFileSystem`` costs just to read the first 64 KiB of each file (block size
+64 KiB), a lower bound for a header reader built on it. Four models on a loopback Hub: a 5-shard ik_llama.cpp GGUF set, the same with a 250k-token
 vocabulary in shard 1 (seed 001's target in miniature), a GGUF that is nearly all 250k-token
 vocabulary, a sharded safetensors drafter. For each, the server's request log counts requests and
 body bytes of `hubrelease inspect hf://...` (range reads) and of `hf_hub_download` of every file of
@@ -25,9 +26,10 @@ from pathlib import Path
 os.environ["HF_HUB_DISABLE_XET"] = "1"  # before huggingface_hub is imported: the loopback Hub speaks LFS here
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from huggingface_hub import hf_hub_download
+from huggingface_hub import HfFileSystem, hf_hub_download
 
 from hubrelease.formats.summary import summarize
+from hubrelease.hub.remote_headers import INITIAL_READ
 from hubrelease.hub.remote_headers import summarize as summarize_remote
 from hubrelease.hub.server import LoopbackHub
 from tests.factories.drafters import write_vocab_gguf
@@ -103,10 +105,23 @@ def main() -> None:
                     hf_hub_download(repo, p.name, local_dir=folder, endpoint=hub.url, token=False)
                 return summarize(folder / entry)
 
+            def fsspec(repo: str = repo, paths: list[Path] = paths) -> dict[str, object]:
+                fs = HfFileSystem(endpoint=hub.url, token=False, skip_instance_cache=True)
+                for p in paths:
+                    with fs.open(f"{repo}/{p.name}", "rb", block_size=INITIAL_READ) as handle:
+                        handle.read(INITIAL_READ)
+                return {}
+
             ours = measure(hub, remote, args.repeat)
             peer = measure(hub, download, args.repeat)
+            first_reads = measure(hub, fsspec, args.repeat)
             assert comparable(ours[3]) == comparable(peer[3]), label
-            for tool, row in (("inspect hf:// (ranges)", ours), ("hf_hub_download + inspect", peer)):
+            rows = (
+                ("inspect hf:// (ranges)", ours),
+                ("hf_hub_download + inspect", peer),
+                ("HfFileSystem 1st 64 KiB", first_reads),
+            )
+            for tool, row in rows:
                 print(f"{label:30} {size / 2**20:>8.1f} {tool:26} {row[0]:>8} {row[1]:>13,} {row[2]:>8.3f}")
             print(
                 f"{'':30} {'':>8} {'ratio download/ranges':26} {peer[0] / ours[0]:>7.1f}x {peer[1] / ours[1]:>12.0f}x "
