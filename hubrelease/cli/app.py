@@ -133,6 +133,7 @@ class HubReleaseGroup(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
+        output.set_quiet(False)  # per command: -q of an earlier in-process run must not carry over
         try:
             return super().invoke(ctx)
         except HubReleaseError as exc:

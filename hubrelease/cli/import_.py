@@ -9,7 +9,7 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.init import print_written, written_payload
-from hubrelease.cli.options import EndpointOpt, JsonOpt
+from hubrelease.cli.options import EndpointOpt, JsonOpt, QuietOpt, TokenOpt, hub_session
 
 EXAMPLES = """
 Examples:
@@ -19,6 +19,8 @@ Examples:
   hubrelease import acme/my-drafter@v1.0 --out v1.yaml     # a tag or branch, resolved to a commit
 
   hubrelease import acme/chat-data --repo-type dataset --out data.yaml --endpoint local --json
+
+  hubrelease import hf://datasets/acme/chat-data@v1 --out data.yaml   # as the hf CLI names repos
 
 A repo that holds a published hubrelease.yaml gets that manifest back, byte for byte (pins, card,
 roles, claims), checked against the Hub at the resolved commit. Otherwise the repo is described:
@@ -33,22 +35,29 @@ reached or refused us.
 def import_(
     spec: Annotated[
         str,
-        typer.Argument(metavar="REPO_ID[@REVISION]", help="Hub repo, optionally at a branch, tag or commit."),
+        typer.Argument(
+            metavar="REPO_ID[@REVISION]",
+            help="Hub repo, optionally at a branch, tag or commit; hf://, datasets/ and spaces/ forms too.",
+        ),
     ],
     out: Annotated[Path, typer.Option("--out", help="Manifest to write.", show_default=False)],
     repo_type: Annotated[
-        Literal["model", "dataset"], typer.Option("--repo-type", help="model | dataset.")
-    ] = "model",
+        Literal["model", "dataset", "space"] | None,
+        typer.Option(
+            "--repo-type", help="model | dataset | space (default: from the id's form, else model)."
+        ),
+    ] = None,
     endpoint: EndpointOpt = None,
+    token: TokenOpt = None,
+    quiet: QuietOpt = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing manifest.")] = False,
     json_mode: JsonOpt = False,
 ) -> None:
     """Describe a published repo at one commit: sizes, sha256s and card metadata from the Hub."""
-    from hubrelease.hub.client import hub_api
     from hubrelease.onboarding.importer import import_repo
 
     output.quiet_library_progress()
-    result = import_repo(hub_api(endpoint), spec, out, repo_type=repo_type, force=force)
+    result = import_repo(hub_session(endpoint, token, quiet), spec, out, repo_type=repo_type, force=force)
     manifest = result.manifest
     if json_mode:
         extra = {

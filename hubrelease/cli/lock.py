@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import EndpointOpt, JsonOpt, ManifestArg
+from hubrelease.cli.options import EndpointOpt, JsonOpt, ManifestArg, QuietOpt, TokenOpt, hub_session
 
 EXAMPLES = """
 Examples:
@@ -29,11 +29,13 @@ def lock(
         bool, typer.Option("--dry-run", help="Show what would change; write nothing.")
     ] = False,
     json_mode: JsonOpt = False,
+    token: TokenOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Resolve each pin's branch or tag to a commit and fill file sizes and sha256 (comments are kept)."""
-    from hubrelease.hub import hub_api, lock_manifest
+    from hubrelease.hub import lock_manifest
 
-    result = lock_manifest(manifest, hub_api(endpoint), dry_run=dry_run)
+    result = lock_manifest(manifest, hub_session(endpoint, token, quiet), dry_run=dry_run)
     if json_mode:
         output.emit_json(
             {

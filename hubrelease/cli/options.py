@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+
+    from hubrelease.manifest.models import Manifest
 
 ManifestArg = Annotated[
     Path,
@@ -39,3 +44,41 @@ EndpointOpt = Annotated[
 def is_hub_uri(text: str | Path | None) -> bool:
     """True for an ``hf://`` location (checked without importing the Hub client)."""
     return text is not None and str(text).startswith("hf://")
+
+
+TokenOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        help="Hub token (default: HF_TOKEN or `hf auth login`); never printed.",
+        show_default=False,
+    ),
+]
+RepoTypeOpt = Annotated[
+    Literal["model", "dataset", "space"] | None,
+    typer.Option("--repo-type", help="model | dataset | space (default: the manifest's release.repo_type)."),
+]
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print only results and errors (no progress, notes or tables).")
+]
+
+
+def hub_session(endpoint: str | None, token: str | None, quiet: bool) -> HfApi:
+    """The Hub client for one command, after the options every Hub command shares took effect."""
+    from hubrelease import secrets
+    from hubrelease.cli import output
+    from hubrelease.hub.client import hub_api
+
+    secrets.remember(token)
+    output.set_quiet(quiet)
+    api = hub_api(endpoint, token=token)
+    output.redact_library_logs()
+    return api
+
+
+def with_release(manifest: Manifest, repo_type: str | None = None, revision: str | None = None) -> Manifest:
+    """``manifest`` with ``--repo-type`` / ``--revision`` replacing its release fields, when given."""
+    update = {key: value for key, value in (("repo_type", repo_type), ("revision", revision)) if value}
+    if not update:
+        return manifest
+    return manifest.model_copy(update={"release": manifest.release.model_copy(update=update)})

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.secrets import redact
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,6 +28,31 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 _consoles: dict[str, Console] = {}
+_quiet = False
+
+
+def set_quiet(quiet: bool = True) -> None:
+    """``-q/--quiet``: notes, warnings, tables and progress are dropped; results and errors stay."""
+    global _quiet
+    _quiet = quiet
+
+
+class _Redacting:
+    """A stand-in for sys.stdout / sys.stderr (looked up at each write, as CliRunner swaps them)
+    that passes every write through ``secrets.redact``: rich consoles write through it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def _target(self) -> TextIO:
+        return sys.stdout if self._name == "stdout" else sys.stderr
+
+    def write(self, text: str) -> int:
+        return self._target.write(redact(text))
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self._target, attr)
 
 
 def __getattr__(name: str) -> Console:
@@ -36,7 +62,7 @@ def __getattr__(name: str) -> Console:
     if name not in _consoles:
         from rich.console import Console
 
-        _consoles[name] = Console(stderr=name == "stderr", soft_wrap=True, highlight=False)
+        _consoles[name] = Console(file=_Redacting(name), soft_wrap=True, highlight=False)  # type: ignore[arg-type]
     return _consoles[name]
 
 
@@ -48,6 +74,7 @@ def _plain(stream: TextIO) -> bool:
 def styled_line(label: str, style: str, text: str, *, stream: str = "stdout") -> None:
     """``label`` in ``style`` (rich style name) then ``text`` as is, on one line."""
     target: TextIO = sys.stdout if stream == "stdout" else sys.stderr
+    text = redact(text)
     if _plain(target):
         target.write(f"{label} {text}\n")
         target.flush()
@@ -101,7 +128,7 @@ class _RichProgress:
 @contextlib.contextmanager
 def progress(json_mode: bool = False) -> Iterator[Progress]:
     """Yield a progress sink: a rich bar when interactive, else a no-op."""
-    if not interactive(json_mode):
+    if _quiet or not interactive(json_mode):
         quiet_library_progress()
         yield NULL_PROGRESS
         return
@@ -135,17 +162,25 @@ def print_table(table: Table) -> None:
     """A table on stdout: fitted to a terminal, else one line per row (CI logs, pipes, files)."""
     from rich.console import Console
 
+    if _quiet:
+        return
     stdout = __getattr__("stdout")
     if stdout.file.isatty():
         stdout.print(table)
     else:  # rich caps print(width=) at the console's own width, so a wide console of its own
-        wide = Console(width=_PIPE_WIDTH, highlight=False, no_color=stdout.no_color, force_terminal=False)
+        wide = Console(
+            file=_Redacting("stdout"),  # type: ignore[arg-type]
+            width=_PIPE_WIDTH,
+            highlight=False,
+            no_color=stdout.no_color,
+            force_terminal=False,
+        )
         wide.print(table, crop=False)
 
 
 def emit_json(payload: Any) -> None:
     """Write one JSON document to stdout (stable key order, UTF-8)."""
-    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+    sys.stdout.write(redact(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
 
@@ -153,7 +188,7 @@ def github_annotation(level: str, message: str, file: str | None = None) -> None
     """Print a GitHub Actions workflow command when running under Actions."""
     if os.environ.get("GITHUB_ACTIONS") != "true":
         return
-    escaped = message.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    escaped = redact(message).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     location = f" file={file}" if file else ""
     sys.stdout.write(f"::{level}{location}::{escaped}\n")
 
@@ -164,18 +199,22 @@ def error_line(message: str) -> None:
 
 
 def warn_line(message: str) -> None:
+    if _quiet:
+        return
     styled_line("warning:", "yellow", message, stream="stderr")
 
 
 def info_line(message: str) -> None:
+    if _quiet:
+        return
     if _plain(sys.stderr):
-        sys.stderr.write(message + "\n")
+        sys.stderr.write(redact(message) + "\n")
         return
     __getattr__("stderr").print(message, markup=False, highlight=False)
 
 
 class _Notices(logging.Handler):
-    """Library notices (``logging.getLogger("hubrelease...")``: rate-limit waits...) as warning lines."""
+    """hubrelease's library notices (``logging.getLogger("hubrelease...")``: rate-limit waits...)."""
 
     def emit(self, record: logging.LogRecord) -> None:
         warn_line(record.getMessage())
@@ -185,3 +224,18 @@ _library_log = logging.getLogger("hubrelease")
 _library_log.addHandler(_Notices())
 _library_log.setLevel(logging.INFO)
 _library_log.propagate = False
+
+
+class _RedactRecord(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), ()
+        return not _quiet
+
+
+def redact_library_logs() -> None:
+    """huggingface_hub logs retries to stderr itself, quoting URLs and server errors: redact them too."""
+    from huggingface_hub.utils import logging as hf_logging
+
+    for handler in hf_logging.get_logger().handlers:
+        if not any(isinstance(f, _RedactRecord) for f in handler.filters):
+            handler.addFilter(_RedactRecord())

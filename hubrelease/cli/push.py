@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import DirOpt, EndpointOpt, JsonOpt, ManifestArg
+from hubrelease.cli.options import (
+    DirOpt,
+    EndpointOpt,
+    JsonOpt,
+    ManifestArg,
+    QuietOpt,
+    RepoTypeOpt,
+    TokenOpt,
+    hub_session,
+    with_release,
+)
 from hubrelease.cli.report import human_bytes, render_report
 
 if TYPE_CHECKING:
@@ -25,6 +35,8 @@ Examples:
   hubrelease push hubrelease.yaml --create-pr --json
 
   hubrelease push manifests/example/hubrelease.yaml --endpoint local   # the embedded loopback Hub
+
+  hubrelease push hubrelease.yaml --private --revision rc --token "$HF_TOKEN" -q
 
 Exit codes: 0 pushed and verified, 1 preflight failed, a file changed since verify, someone else
 pushed (412) or remote drift after the push, 2 invalid input, 4 the Hub could not be reached or
@@ -58,19 +70,43 @@ def push(
     ] = False,
     tag: Annotated[str | None, typer.Option("--tag", help="Tag the pushed commit (e.g. v1.0).")] = None,
     message: Annotated[str | None, typer.Option("--message", "-m", help="Commit message.")] = None,
+    private: Annotated[
+        bool | None,
+        typer.Option(
+            "--private/--public",
+            help="Visibility of a new repo (default: release.private); an existing repo is never flipped.",
+            show_default=False,
+        ),
+    ] = None,
+    revision: Annotated[
+        str | None,
+        typer.Option(
+            "--revision",
+            help="Branch to push to (default: release.revision); created from main if missing.",
+            show_default=False,
+        ),
+    ] = None,
+    repo_type: RepoTypeOpt = None,
     endpoint: EndpointOpt = None,
+    token: TokenOpt = None,
+    quiet: QuietOpt = False,
     json_mode: JsonOpt = False,
 ) -> None:
     """Publish the release as one commit guarded by the head it was planned on, then verify the Hub."""
-    from hubrelease.hub import build_plan, hub_api, preflight, push_release, read_remote
+    from hubrelease.hub import build_plan, preflight, push_release, read_remote
+    from hubrelease.hub.plan import check_limits
     from hubrelease.manifest import load_manifest, release_root
 
     release = load_manifest(manifest)
     root = release_root(release, manifest, directory)
+    release = with_release(release, repo_type, revision)
+    visibility = private if private is not None else release.release.private
+    api = hub_session(endpoint, token, quiet)
     with output.progress(json_mode) as progress:
         preflight(release, manifest, root, progress)
-    api = hub_api(endpoint)
     plan = build_plan(release, manifest, root, read_remote(api, release))
+    for warning in check_limits(plan):
+        output.warn_line(warning)
     payload: dict[str, object] = {
         "schema_version": 1,
         "command": "push",
@@ -81,6 +117,8 @@ def push(
         output.print_table(_plan_table(plan))
         where = f"{plan.repo_id}@{plan.revision}"
         base = plan.parent_commit[:12] if plan.parent_commit else "a new repo"
+        if plan.create_branch:
+            base += f" (new branch {plan.revision!r} from it)"
         output.info_line(f"plan: {human_bytes(plan.upload_bytes)} to upload to {where} on {base}")
     if dry_run:
         if json_mode:
@@ -93,6 +131,7 @@ def push(
         message=message or f"Release {plan.repo_id} (hubrelease)",
         create_pr=create_pr,
         tag=tag,
+        private=visibility,
         notify=notify,
     )
     assert result.report is not None
@@ -100,6 +139,8 @@ def push(
         payload.update(result=result.to_dict(), verify=result.report.to_dict(str(manifest)))
         output.emit_json(payload)
         raise typer.Exit(1 if result.report.has_drift else 0)
+    if result.created:
+        output.info_line(f"created {result.created} repo {plan.repo_id}")
     if result.landed:
         target = result.pr_url or f"{plan.repo_id}@{plan.revision}"
         output.info_line(f"pushed {result.commit} to {target}")

@@ -7,7 +7,18 @@ from typing import Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import DirOpt, EndpointOpt, JobsOpt, JsonOpt, ManifestArg
+from hubrelease.cli.options import (
+    DirOpt,
+    EndpointOpt,
+    JobsOpt,
+    JsonOpt,
+    ManifestArg,
+    QuietOpt,
+    RepoTypeOpt,
+    TokenOpt,
+    hub_session,
+    with_release,
+)
 from hubrelease.cli.report import render_report
 from hubrelease.errors import InputError
 
@@ -52,18 +63,24 @@ def verify(
         typer.Option("--revision", help="With --remote: branch, tag or commit (default: release.revision)."),
     ] = None,
     endpoint: EndpointOpt = None,
+    token: TokenOpt = None,
+    repo_type: RepoTypeOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
     from hubrelease.hashing import looks_like_sums
     from hubrelease.verify import VerifyOptions, verify_manifest_file, verify_sums_file
 
+    output.set_quiet(quiet)
     if remote:
-        from hubrelease.hub import hub_api, verify_remote
+        from hubrelease.hub import verify_remote
         from hubrelease.manifest import load_manifest, release_root
 
         release = load_manifest(manifest)
         root = release_root(release, manifest, directory)
-        report = verify_remote(release, hub_api(endpoint), revision, root=root, known=[manifest.name])
+        api = hub_session(endpoint, token, quiet)
+        release = with_release(release, repo_type)
+        report = verify_remote(release, api, revision, root=root, known=[manifest.name])
         raise typer.Exit(render_report(report, str(manifest), json_mode))
     try:
         text = manifest.read_text(encoding="utf-8")

@@ -62,10 +62,13 @@ def embedded_hub() -> LoopbackHub:
         return hub
 
 
-def hub_api(endpoint: str | None = None) -> HfApi:
-    """An ``HfApi`` for ``endpoint``: None (HF_ENDPOINT or huggingface.co), a URL, or ``'local'``."""
+def hub_api(endpoint: str | None = None, token: str | None = None) -> HfApi:
+    """An ``HfApi`` for ``endpoint``: None (HF_ENDPOINT or huggingface.co), a URL, or ``'local'``.
+
+    ``token`` (``--token``) replaces huggingface_hub's own sources; the embedded Hub gets none.
+    """
     if endpoint is None:
-        return HfApi()
+        return HfApi(token=token)
     if endpoint == LOCAL:
         return HfApi(endpoint=embedded_hub().url, token=False)
     try:
@@ -74,7 +77,7 @@ def hub_api(endpoint: str | None = None) -> HfApi:
         parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InputError(f"--endpoint must be an http(s) URL or 'local', got {endpoint!r}", field="endpoint")
-    return HfApi(endpoint=endpoint.rstrip("/"))
+    return HfApi(endpoint=endpoint.rstrip("/"), token=token)
 
 
 def http_status(exc: BaseException) -> int | None:

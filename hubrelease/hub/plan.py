@@ -35,6 +35,8 @@ class RemoteSnapshot:
     commit: str | None
     files: dict[str, RemoteFile]
     private: bool | None = None
+    branch_missing: bool = False
+    """The repo exists but the release branch does not: ``commit``/``files`` are main's, to branch from."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class PushPlan:
     root: Path
     manifest_name: str
     remote_private: bool | None = None
+    create_branch: bool = False
 
     def with_status(self, *statuses: FileStatus) -> list[PlannedFile]:
         return [f for f in self.files if f.status in statuses]
@@ -99,13 +102,20 @@ class PushPlan:
 def read_remote(api: HfApi, manifest: Manifest, revision: str | None = None) -> RemoteSnapshot:
     """Commit and file metadata of the release branch, or of ``revision`` (1 + files/1000 requests)."""
     release = manifest.release
+    branch_missing = False
     try:
         info = repo_info(api, release.repo_id, revision or release.revision, release.repo_type)
     except NotFoundError:
-        return RemoteSnapshot(None, {})
+        if revision is not None or release.revision == "main":
+            return RemoteSnapshot(None, {})
+        try:  # a new branch is created from main's head, so plan against main
+            info = repo_info(api, release.repo_id, "main", release.repo_type)
+        except NotFoundError:
+            return RemoteSnapshot(None, {})
+        branch_missing = True
     commit = str(info.sha)
     files = list_files(api, release.repo_id, commit, release.repo_type)
-    return RemoteSnapshot(commit, files, getattr(info, "private", None))
+    return RemoteSnapshot(commit, files, getattr(info, "private", None), branch_missing)
 
 
 def release_files(manifest: Manifest, manifest_path: Path, root: Path) -> list[tuple[str, Path, str | None]]:
@@ -159,6 +169,7 @@ def build_plan(manifest: Manifest, manifest_path: Path, root: Path, remote: Remo
         root,
         manifest_path.name,
         remote.private,
+        remote.branch_missing,
     )
 
 
@@ -197,3 +208,57 @@ def _status(remote: RemoteFile | None, local: Path, size: int, sha256: str) -> F
         return "unchanged" if remote.sha256 == sha256 else "changed"
     # Regular file on the Hub: only its git blob id is known; the file is small, so hash it here.
     return "unchanged" if git_hash(local.read_bytes()) == remote.blob_id else "changed"
+
+
+# The Hub's limits (hub-api.md 1.2: create_commit's docstring, hf_api.py:5048 in huggingface_hub
+# 2.4.0, "limited to 25k LFS files and a 1GB payload for regular files"; per-folder and per-file
+# numbers: huggingface.co/docs/hub/storage-limits, "Per file: 50GB max", "Per folder: <10k files";
+# 50 GB is also constants.MAX_HTTP_DOWNLOAD_SIZE, the most a plain-HTTP client downloads).
+MAX_FILES_PER_COMMIT = 25_000
+MAX_REGULAR_BYTES_PER_COMMIT = 1_000_000_000
+MAX_FOLDER_ENTRIES = 10_000
+MAX_FILE_BYTES = 50 * 1000 * 1000 * 1000
+# Files above this are always LFS/Xet (the Hub refuses larger regular files); smaller ones may be
+# regular, depending on .gitattributes and content, which only the Hub decides (preupload).
+REGULAR_FILE_MAX = 10 << 20
+
+
+def check_limits(plan: PushPlan) -> list[str]:
+    """Warnings for the Hub's soft limits; ``InputError`` for the hard ones. Nothing is split.
+
+    Refused (one commit cannot carry it): more than 25,000 files to upload, a file over 50 GB.
+    Warned: more than 1 GB in files small enough to be regular (the Hub may still take some as
+    LFS), more than 10,000 entries in one folder.
+    """
+    uploads = plan.with_status("added", "changed")
+    if len(uploads) > MAX_FILES_PER_COMMIT:
+        raise InputError(
+            f"{plan.repo_id}: {len(uploads):,} files to upload in one commit, over the Hub's "
+            f"{MAX_FILES_PER_COMMIT:,} per commit; hubrelease does not split a release: publish it "
+            "as several releases (manifests) or merge small files"
+        )
+    huge = [f for f in plan.files if f.size > MAX_FILE_BYTES]
+    if huge:
+        raise InputError(
+            f"{huge[0].path}: {huge[0].size:,} bytes, over the Hub's 50 GB per file; split it "
+            "(e.g. sharded safetensors, gguf-split)",
+            path=huge[0].local,
+        )
+    warnings = []
+    small = sum(f.size for f in uploads if f.size <= REGULAR_FILE_MAX)
+    if small > MAX_REGULAR_BYTES_PER_COMMIT:
+        warnings.append(
+            f"{small:,} bytes in files of 10 MiB or less: the Hub takes at most 1 GB of regular "
+            "(non-LFS) files per commit; the commit may be refused unless .gitattributes sends them to LFS"
+        )
+    folders: dict[str, int] = {}
+    for f in plan.files:
+        parent = f.path.rpartition("/")[0]
+        folders[parent] = folders.get(parent, 0) + 1
+    for folder, count in sorted(folders.items()):
+        if count > MAX_FOLDER_ENTRIES:
+            warnings.append(
+                f"{folder or '(repo root)'}: {count:,} files in one folder, over the Hub's recommended "
+                f"{MAX_FOLDER_ENTRIES:,}; listing and browsing it will be slow"
+            )
+    return warnings

@@ -193,12 +193,24 @@ def push_release(
     with _before_landing(plan):
         _visibility(plan, private)
         parent = plan.parent_commit
-        created = None
+        created, new_branch = None, plan.create_branch
         if parent is None:
             with hub_errors(plan.repo_id):
                 api.create_repo(plan.repo_id, repo_type=plan.repo_type, private=private, exist_ok=True)
             created = "private" if private else "public"
-            parent = _head(api, plan)
+            parent = resolve_commit(api, plan.repo_id, "main", plan.repo_type)
+            new_branch = plan.revision != "main"
+        if new_branch and not create_pr:
+            # The Hub commits only to existing branches; the new one starts at main's head, which
+            # is also the parent the commit is guarded by (hf upload --revision does the same).
+            with hub_errors(plan.repo_id):
+                api.create_branch(
+                    plan.repo_id,
+                    branch=plan.revision,
+                    revision=parent,
+                    repo_type=plan.repo_type,
+                    exist_ok=True,
+                )
         create_tag = tag is not None and _tag_is_free(api, plan, tag, parent)
         prs_before = _pull_requests(api, plan) if create_pr and plan.has_changes else None
     commit, landed, attempts, pr_url, pr_revision = parent, False, 0, None, None

@@ -59,7 +59,7 @@ RepoPath = Annotated[str, AfterValidator(_release_path)]
 ByteSize = Annotated[int, Field(ge=0)]
 """A size in bytes."""
 
-RepoType = Literal["model", "dataset"]
+RepoType = Literal["model", "dataset", "space"]
 Role = Literal["recommended", "variant", "benchmark", "data", "doc"]
 BaseModelRelation = Literal["adapter", "merge", "quantized", "finetune"]
 
@@ -286,9 +286,12 @@ class Release(_Strict):
     repo_id: RepoId
     """Hub id the release is published to."""
     repo_type: RepoType = "model"
-    """model | dataset."""
+    """model | dataset | space."""
     revision: str = "main"
     """Branch the release is pushed to."""
+    private: bool | None = None
+    """Visibility: a new repo is created private (true) or public (false); push refuses to flip an
+    existing repo's visibility. Absent: the Hub's default for new repos, any for existing ones."""
     title: str | None = None
     """Display title for the card."""
     license: str

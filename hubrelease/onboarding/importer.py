@@ -64,22 +64,38 @@ class ImportResult:
     """The restored manifest checked against the Hub at ``commit``."""
 
 
-def parse_spec(spec: str) -> tuple[str, str]:
-    """``namespace/name[@revision]`` -> (repo id, revision; ``main`` when absent)."""
-    repo_id, _, revision = spec.partition("@")
+_TYPE_PREFIXES = {"models/": "model", "datasets/": "dataset", "spaces/": "space"}
+
+
+def parse_spec(spec: str) -> tuple[str, str, RepoType | None]:
+    """A repo as the ``hf`` CLI names it -> (repo id, revision or ``main``, repo type or None).
+
+    ``namespace/name[@revision]``, with an optional ``datasets/`` / ``spaces/`` / ``models/``
+    prefix and an optional ``hf://`` scheme (``hf://datasets/org/name@v1``).
+    """
+    body = spec.removeprefix("hf://")
+    kind: RepoType | None = None
+    for prefix, name in _TYPE_PREFIXES.items():
+        if body.startswith(prefix):
+            body, kind = body.removeprefix(prefix), name  # type: ignore[assignment]
+            break
+    repo_id, _, revision = body.partition("@")
     if not is_repo_id(repo_id):
         raise InputError(f"{repo_id!r} is not a Hub repo id (expected namespace/name, optionally @revision)")
-    if "@" in spec and not revision:
+    if "@" in body and not revision:
         raise InputError(f"{spec!r}: empty revision after '@'")
-    return repo_id, revision or "main"
+    return repo_id, revision or "main", kind
 
 
 def import_repo(
-    api: HfApi, spec: str, out: Path, *, repo_type: RepoType = "model", force: bool = False
+    api: HfApi, spec: str, out: Path, *, repo_type: RepoType | None = None, force: bool = False
 ) -> ImportResult:
-    """Describe ``spec`` (``repo[@revision]``) at one commit and write the manifest to ``out``."""
+    """Describe ``spec`` (``[hf://][datasets/]repo[@revision]``) at one commit and write the manifest to ``out``."""
     refuse_existing(out, force)
-    repo_id, revision = parse_spec(spec)
+    repo_id, revision, kind = parse_spec(spec)
+    if kind is not None and repo_type is not None and kind != repo_type:
+        raise InputError(f"{spec!r} names a {kind} repo but --repo-type is {repo_type}", field="repo-type")
+    repo_type = kind or repo_type or "model"
     commit = resolve_commit(api, repo_id, revision, repo_type)
     listed = list_files(api, repo_id, commit, repo_type)
     _refuse_unsafe_paths(repo_id, commit, listed)
@@ -234,7 +250,7 @@ def _branch(api: HfApi, repo_id: str, revision: str, repo_type: str) -> str:
 
 
 def _header(repo_id: str, revision: str, repo_type: str, commit: str, out: Path) -> list[str]:
-    type_flag = " --repo-type dataset" if repo_type == "dataset" else ""
+    type_flag = f" --repo-type {repo_type}" if repo_type != "model" else ""
     return [
         f"Imported by `hubrelease import {repo_id}@{revision}{type_flag}` at commit {commit}.",
         "Sizes and sha256 come from the Hub: LFS files from their LFS metadata (nothing downloaded),",

@@ -127,6 +127,8 @@ def _release(options: InitOptions) -> tuple[dict[str, Any], list[str]]:
     release: dict[str, Any] = {
         "repo_id": options.repo_id or f"{PLACEHOLDER_NAMESPACE}/{repo_name(options.root)}",
         "repo_type": options.repo_type,
+        # Private until the author flips it: the first push must not publish by accident.
+        "private": True,
         "license": fields.pop("license", DEFAULT_LICENSE),
     }
     release.update(fields)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -9,7 +10,15 @@ import pytest
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.errors import InputError
-from hubrelease.hub.plan import RemoteSnapshot, build_plan
+from hubrelease.hub.plan import (
+    MAX_FILE_BYTES,
+    MAX_FILES_PER_COMMIT,
+    MAX_FOLDER_ENTRIES,
+    PushPlan,
+    RemoteSnapshot,
+    build_plan,
+    check_limits,
+)
 from hubrelease.hub.tree import RemoteFile
 from hubrelease.manifest import load_manifest
 from tests.factories.releases import write_release
@@ -66,3 +75,28 @@ def test_missing_local_file_and_name_collision_are_input_errors(tmp_path: Path) 
     )
     with pytest.raises(InputError, match="collides with a published file"):
         build_plan(load_manifest(clash), clash, tmp_path / "clash", RemoteSnapshot(None, {}))
+
+
+def _sized(plan: PushPlan, sizes: dict[str, int]) -> PushPlan:
+    """``plan`` with its files replaced by ``sizes`` (path -> bytes), all to be added."""
+    template = plan.files[0]
+    files = tuple(dataclasses.replace(template, path=p, size=n, status="added") for p, n in sizes.items())
+    return dataclasses.replace(plan, files=files)
+
+
+def test_hub_limits_refuse_or_warn_and_split_nothing(tmp_path: Path) -> None:
+    manifest_path = write_release(tmp_path, FILES)
+    plan = build_plan(load_manifest(manifest_path), manifest_path, tmp_path, RemoteSnapshot(None, {}))
+    assert check_limits(plan) == []
+    too_many = _sized(plan, {f"shards/{i}.bin": 1 for i in range(MAX_FILES_PER_COMMIT + 1)})
+    with pytest.raises(InputError, match="25,001 files to upload in one commit, over the Hub's 25,000"):
+        check_limits(too_many)
+    with pytest.raises(InputError, match=r"big\.gguf: 50,000,000,001 bytes, over the Hub's 50 GB per file"):
+        check_limits(_sized(plan, {"big.gguf": MAX_FILE_BYTES + 1}))
+    wide = _sized(plan, {f"data/{i}.json": 100 for i in range(MAX_FOLDER_ENTRIES + 1)})
+    assert check_limits(wide) == [
+        "data: 10,001 files in one folder, over the Hub's recommended 10,000; listing and browsing it will be slow"
+    ]
+    regular = _sized(plan, {f"r{i}.txt": 10 << 20 for i in range(100)})
+    (warning,) = check_limits(regular)
+    assert warning.startswith("1,048,576,000 bytes in files of 10 MiB or less: the Hub takes at most 1 GB")

@@ -467,14 +467,14 @@ def test_xet_errors_are_retried_or_refused_with_exit_4_never_exit_2(
     head = _head(hub, repo)
     manifest = _release(folder, repo, {"notes.md": b"v2\n", "a.safetensors": os.urandom(5000)})
     dropped = ConnectionError("xorb upload: connection reset by peer")
-    monkeypatch.setattr(hubrelease.hub, "hub_api", lambda *a, **k: XetFailing(hub, [dropped]))
+    monkeypatch.setattr(hubrelease.hub.client, "hub_api", lambda *a, **k: XetFailing(hub, [dropped]))
     retried = _push(hub, manifest)
     assert retried.exit_code == 0, retried.stderr
     assert "push attempt 1 was lost (xorb upload: connection reset by peer); retrying" in retried.stderr
     assert _head(hub, repo) != head
     head = _head(hub, repo)
     refused = hf_xet.XetAuthenticationError("token expired")
-    monkeypatch.setattr(hubrelease.hub, "hub_api", lambda *a, **k: XetFailing(hub, [refused]))
+    monkeypatch.setattr(hubrelease.hub.client, "hub_api", lambda *a, **k: XetFailing(hub, [refused]))
     result = _push(hub, _release(folder, repo, {"notes.md": b"v3\n", "a.safetensors": b"x"}))
     assert result.exit_code == 4, result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
@@ -542,3 +542,69 @@ def test_create_pr_after_main_moved_opens_the_pr_from_the_planned_parent(
     result = push_release(api, plan, message="m", create_pr=True)
     assert result.landed and result.pr_revision == "refs/pr/1"
     assert result.report is not None and not result.report.has_drift
+
+
+@pytest.mark.parametrize("fault", ["refuse_shard", "drop_xorb"])
+def test_real_xet_failures_end_in_one_line_and_exit_4(hub: LoopbackHub, tmp_path: Path, fault: str) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    head = _head(hub, repo)
+    if fault == "refuse_shard":
+        hub.faults.refuse_shard(times=1000)
+    else:
+        hub.faults.drop_xorb(times=1000)
+    result = _push(hub, _release(folder, repo, {"notes.md": b"v1\n", "w.safetensors": os.urandom(70_000)}))
+    assert result.exit_code == 4, result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: {repo}: push did not land after 3 attempt(s) (")
+    assert last.endswith(
+        f"the remote is unchanged at {head[:12]}; re-run push: uploaded files are not sent again"
+    )
+    assert _head(hub, repo) == head
+
+
+def test_visibility_new_repo_is_created_as_stated_and_never_flipped(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    manifest = _release(tmp_path / "a", repo, {"notes.md": b"v1\n"})
+    created = _push(hub, manifest, "--private")
+    assert created.exit_code == 0, created.stderr
+    assert f"created private repo {repo}" in created.stderr
+    assert api_for(hub).model_info(repo).private is True
+    refused = _push(hub, _release(tmp_path / "a", repo, {"notes.md": b"v2\n"}), "--public")
+    assert refused.exit_code == 2
+    assert (
+        refused.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"error: release.private: {repo} is private on the Hub but this push asks for public")
+    )
+    assert "nothing was pushed" in refused.stderr and api_for(hub).model_info(repo).private is True
+    public = unique_repo()
+    release = {"repo_id": public, "license": "mit", "private": False}
+    from_manifest = write_release(tmp_path / "b", {"notes.md": b"v1\n"}, extra_manifest={"release": release})
+    result = _push(hub, from_manifest, "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["result"]["created"] == "public"
+    assert api_for(hub).model_info(public).private is False
+
+
+def test_revision_pushes_to_a_new_branch_created_from_main(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    main = _head(hub, repo)
+    result = _push(hub, _release(folder, repo, {"notes.md": b"rc\n"}), "--revision", "rc1")
+    assert result.exit_code == 0, result.stderr
+    assert f"on {main[:12]} (new branch 'rc1' from it)" in result.stderr
+    assert _head(hub, repo) == main
+    key = RepoKey("model", repo)
+    assert len(hub.store.history(key, "rc1")) == len(hub.store.history(key, "main")) + 1
+    assert api_for(hub).hf_hub_download(repo, "notes.md", revision="rc1", local_dir=tmp_path / "dl")
+    assert (tmp_path / "dl" / "notes.md").read_bytes() == b"rc\n"
+
+
+def test_quiet_prints_only_the_result(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    result = _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n"}), "-q")
+    assert result.exit_code == 0
+    assert result.stderr == ""
+    assert result.stdout.strip().splitlines()[-1].startswith("OK (remote at")

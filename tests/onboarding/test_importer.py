@@ -106,16 +106,21 @@ def test_missing_repo_and_revision_are_not_found(loopback_hub: LoopbackHub, tmp_
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
-        ("acme/x", ("acme/x", "main")),
-        ("acme/x@v1.0", ("acme/x", "v1.0")),
-        ("acme/x@refs/pr/1", ("acme/x", "refs/pr/1")),
+        ("acme/x", ("acme/x", "main", None)),
+        ("acme/x@v1.0", ("acme/x", "v1.0", None)),
+        ("acme/x@refs/pr/1", ("acme/x", "refs/pr/1", None)),
+        ("datasets/acme/x", ("acme/x", "main", "dataset")),
+        ("hf://datasets/acme/x@v2", ("acme/x", "v2", "dataset")),
+        ("hf://acme/x", ("acme/x", "main", None)),
+        ("hf://spaces/acme/x", ("acme/x", "main", "space")),
+        ("models/acme/x@main", ("acme/x", "main", "model")),
     ],
 )
-def test_parse_spec(spec: str, expected: tuple[str, str]) -> None:
+def test_parse_spec(spec: str, expected: tuple[str, str, str | None]) -> None:
     assert parse_spec(spec) == expected
 
 
-@pytest.mark.parametrize("spec", ["not a repo", "acme/x@", "a/b/c"])
+@pytest.mark.parametrize("spec", ["not a repo", "acme/x@", "a/b/c", "hf://datasets/", "hf://acme/x@"])
 def test_parse_spec_refuses_bad_input(spec: str) -> None:
     with pytest.raises(InputError):
         parse_spec(spec)
@@ -144,6 +149,12 @@ def test_dataset_repo(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
     }
     assert "--repo-type dataset" in out.read_text(encoding="utf-8").splitlines()[0]
     assert verify_remote(manifest, api, known=[out.name]).errors == []
+    # The hf CLI's forms name the type in the id: no --repo-type needed, a contradicting one refused.
+    for form in (f"datasets/{repo_id}", f"hf://datasets/{repo_id}@main"):
+        again = import_repo(api, form, tmp_path / "form.yaml", force=True)
+        assert again.commit == commit and load_manifest(tmp_path / "form.yaml").release.repo_type == "dataset"
+    with pytest.raises(InputError, match="names a dataset repo but --repo-type is model"):
+        import_repo(api, f"datasets/{repo_id}", tmp_path / "x.yaml", repo_type="model")
 
 
 def test_a_large_lfs_readme_is_not_downloaded(
