@@ -8,14 +8,16 @@ from typing import Annotated
 import typer
 
 from hubrelease.cli import output
+from hubrelease.errors import InputError
 
 EXAMPLES = """
 Examples:
 
-  hubrelease hub serve --root ./hub-data --port 8765
+  hubrelease hub serve --root ./hub-data --port 8765 --token-file ./hub-tokens
+  hubrelease hub serve --root ./hub-data --allow-anonymous          # tests and demos only
 
   # in another shell:
-  HF_ENDPOINT=http://127.0.0.1:8765 hf download acme/drafter
+  HF_ENDPOINT=http://127.0.0.1:8765 HF_TOKEN=... hf download acme/drafter
 """
 
 hub_app = typer.Typer(
@@ -31,11 +33,48 @@ def serve(
     port: Annotated[
         int, typer.Option("--port", min=0, max=65535, help="TCP port on 127.0.0.1 (0 = any free port).")
     ] = 0,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="HUBRELEASE_HUB_TOKEN",
+            help="A write token clients must send (Authorization: Bearer); env HUBRELEASE_HUB_TOKEN.",
+            show_default=False,
+        ),
+    ] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            help="File of tokens, one 'TOKEN [read|write]' per line (write by default, # comments).",
+            show_default=False,
+        ),
+    ] = None,
+    allow_anonymous: Annotated[
+        bool,
+        typer.Option(
+            "--allow-anonymous",
+            help="Let clients without a token read and write public repos (tests, demos).",
+        ),
+    ] = False,
 ) -> None:
     """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
     from hubrelease.hub.server import LoopbackHub
+    from hubrelease.hub.server.auth import Role, TokenFileError, read_token_file
 
-    hub = LoopbackHub(root, port=port, access_log=output.info_line)
+    tokens: dict[str, Role] = {}
+    if token_file is not None:
+        try:
+            tokens.update(read_token_file(token_file))
+        except (OSError, UnicodeDecodeError, TokenFileError) as exc:
+            raise InputError(f"cannot read the token file: {exc}", path=token_file) from None
+    if token:
+        tokens[token] = "write"
+    if not tokens and not allow_anonymous:
+        raise InputError("hub serve needs --token, --token-file or --allow-anonymous", field="token")
+    hub = LoopbackHub(
+        root, port=port, access_log=output.info_line, tokens=tokens, allow_anonymous=allow_anonymous
+    )
     output.info_line(f"loopback Hub at {hub.url} (root {root})")
     output.info_line(f"use: HF_ENDPOINT={hub.url}, or --endpoint {hub.url}")
     try:

@@ -2,7 +2,8 @@
 
 The token is left to huggingface_hub's usual sources (``HF_TOKEN``, ``hf auth login``); this module
 never reads, prints or logs it. ``--endpoint local`` starts (once per process) a loopback Hub on a
-free port, disk-backed in a per-user folder, and sends no token at all.
+free port, disk-backed in a per-user folder; it answers only a token it minted for this process,
+so the user needs none and nothing else on the machine can read or write it.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def embedded_hub() -> LoopbackHub:
     with _embedded_lock:
         hub = _embedded.get(root)
         if hub is None:
-            hub = LoopbackHub(root).start()
+            hub = LoopbackHub(root, allow_anonymous=False).start()
             _embedded[root] = hub
         return hub
 
@@ -70,7 +71,8 @@ def hub_api(endpoint: str | None = None, token: str | None = None) -> HfApi:
     if endpoint is None:
         return HfApi(token=token)
     if endpoint == LOCAL:
-        return HfApi(endpoint=embedded_hub().url, token=False)
+        hub = embedded_hub()  # offline and token-free for the user: it answers its own token only
+        return HfApi(endpoint=hub.url, token=hub.owner_token)
     try:
         parts = urlsplit(endpoint)
     except ValueError:  # e.g. an unclosed IPv6 bracket

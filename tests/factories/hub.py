@@ -24,7 +24,8 @@ def unique_repo(prefix: str = "drafter") -> str:
 
 
 def api_for(hub: LoopbackHub) -> HfApi:
-    return HfApi(endpoint=hub.url, token=False)
+    """A client with the server's own write token (any hub, the embedded one included)."""
+    return HfApi(endpoint=hub.url, token=hub.owner_token)
 
 
 def raw_request(

@@ -25,6 +25,7 @@ def test_local_endpoint_starts_one_embedded_hub_in_the_configured_folder(
     api = hub_api("local")
     assert local_hub_root() == tmp_path / "local"
     assert api.endpoint == embedded_hub().url
+    assert raw_request(f"{api.endpoint}/api/models/acme/x")[0] == 401  # only this process's own token
     assert constants.HF_HUB_DISABLE_XET is False  # the loopback Hub speaks Xet
     repo = unique_repo()
     api.create_repo(repo)
@@ -46,7 +47,9 @@ def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
     )
     # The serving loop itself runs in a child (it blocks until SIGINT); importing only the hub
     # command keeps the child's start-up short.
-    serve = f"from hubrelease.cli.hub import hub_app; hub_app(['--root', {str(tmp_path / 'root')!r}])"
+    (tmp_path / "tokens").write_text("hf_serve_reader read  # a comment\n")
+    args = ["--root", str(tmp_path / "root"), "--token-file", str(tmp_path / "tokens")]
+    serve = f"from hubrelease.cli.hub import hub_app; hub_app({args!r})"
     proc = subprocess.Popen(
         [sys.executable, "-c", serve],
         stderr=subprocess.PIPE,
@@ -57,15 +60,23 @@ def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
         first = proc.stderr.readline()
         assert first.startswith("loopback Hub at http://127.0.0.1:")
         url = first.split()[3]
-        status, headers, _ = raw_request(f"{url}/api/models/acme/none")
+        assert raw_request(f"{url}/api/models/acme/none")[0] == 401  # no token, no anonymous access
+        reader = {"Authorization": "Bearer hf_serve_reader"}
+        status, headers, _ = raw_request(f"{url}/api/models/acme/none", headers=reader)
         assert status == 404 and headers["x-error-code"] == "RepoNotFound"
+        create = b'{"name": "x", "organization": "acme"}'
+        assert raw_request(f"{url}/api/repos/create", "POST", create, reader)[0] == 403  # read-only
         assert proc.stderr.readline().startswith("use: ")
+        assert proc.stderr.readline().startswith("GET /api/models/acme/none 401 in=0 out=")
         assert proc.stderr.readline() == "GET /api/models/acme/none 404 in=0 out=60\n"
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0
-    assert "stopped" in err
+    assert "stopped" in err and "hf_serve_reader" not in err
+    refused = CliRunner().invoke(app, ["hub", "serve", "--root", str(tmp_path / "root")])
+    assert refused.exit_code == 2
+    assert "hub serve needs --token, --token-file or --allow-anonymous" in refused.stderr
 
 
 def test_push_and_verify_remote_with_endpoint_local(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,9 @@ against it with or without hf_xet. Example::
         hub.faults.rate_limit(route=METADATA_ROUTES, times=2, reset=1)   # 429 on repo_info, tree...
         hub.faults.truncate_siblings(10)     # repo_info lists 10 files; the tree stays complete
 
+Without ``tokens`` every client is anonymous (tests); with them, ``allow_anonymous=False`` refuses
+requests without a token (``hub serve``). Private repos are never visible anonymously (``auth.py``).
+
 The failure-mode switches (409, 403, validate-yaml 400 / HTML 502, header echo) are listed in
 ``faults.py``. ``create_pr`` with ``parent_commit`` opens the PR from that parent (no 412).
 """
@@ -22,6 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from hubrelease.hub.server.auth import Access, Role
 from hubrelease.hub.server.faults import Faults, RequestLog
 from hubrelease.hub.server.store import HubStore, RepoKey
 from hubrelease.hub.server.xetstore import XetStore
@@ -48,11 +52,16 @@ class LoopbackHub:
         request_timeout: float = 60.0,
         max_body: int = 64 * 1024 * 1024,
         max_upload: int = 64 * 1024**3,
+        tokens: dict[str, Role] | None = None,
+        allow_anonymous: bool = True,
     ) -> None:
         from hubrelease.hub.server.handler import HubHTTPServer
 
         self.store = HubStore(root)
         self.xet = XetStore(self.store)
+        self.access = Access(tokens, allow_anonymous)
+        self.owner_token = self.access.mint("write")
+        """A write token for the process that started the server (``--endpoint local``); never printed."""
         self.faults = Faults()
         self.requests = RequestLog()
         self.server_errors: list[BaseException] = []

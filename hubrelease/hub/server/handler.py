@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from hubrelease.hub.server import lfs, routes, xet
+from hubrelease.hub.server import auth, lfs, routes, xet
 from hubrelease.hub.server.faults import Fault, RequestRecord
 from hubrelease.hub.server.store import CHUNK, StoreError
 from hubrelease.hub.server.wire import Request, Response, error_response, json_response
@@ -232,10 +232,14 @@ class HubHandler(BaseHTTPRequestHandler):
         elif found is None:
             response = error_response(StoreError(404, f"no route for {method} {split.path}"))
         else:
-            request = Request(
-                hub, method, found[2], parse_qs(split.query), _lower(self.headers.items()), body, chunks
-            )
-            response = self._run(found[1], request)
+            headers = _lower(self.headers.items())
+            try:
+                role = auth.require(hub.access, name, method, headers.get("authorization", ""))
+            except StoreError as exc:
+                response = error_response(exc)
+            else:
+                request = Request(hub, method, found[2], parse_qs(split.query), headers, body, chunks, role)
+                response = self._run(found[1], request)
             if streamed and not self.close_connection:
                 with contextlib.suppress(StoreError):
                     for _ in chunks:  # drain what a failing view did not read, to keep the connection usable

@@ -34,6 +34,8 @@ def create_repo(request: Request) -> Response:
         raise StoreError(400, "name is required")
     key = RepoKey(repo_type, f"{body.get('organization') or 'local'}/{name}")
     private = body.get("private") or body.get("visibility") == "private"
+    if private and request.role is None:
+        raise StoreError(401, "a private repo needs a token: anonymous clients could never read it")
     url = _repo_url(request, key)
     if not request.hub.store.create_repo(key, bool(private)):
         return json_response({"error": "You already created this repo", "url": url}, 409)

@@ -13,6 +13,7 @@ from hubrelease.hub.server.store import REPO_TYPES, RepoKey, StoreError
 
 if TYPE_CHECKING:
     from hubrelease.hub.server import LoopbackHub
+    from hubrelease.hub.server.auth import Role
 
 
 @dataclass
@@ -26,6 +27,8 @@ class Request:
     headers: dict[str, str]
     body: bytes
     chunks: Iterator[bytes] = field(default_factory=lambda: iter(()))
+    role: Role | None = None
+    """The caller's token role; None = anonymous (``auth.py``)."""
 
     def arg(self, name: str, default: str = "") -> str:
         """Path parameter, percent-decoded once (revisions arrive as ``quote(rev, safe='')``)."""
@@ -71,8 +74,13 @@ class Request:
         return RepoKey(repo_type, f"{unquote(self.params['ns'])}/{unquote(self.params['name'])}")
 
     def require_repo(self) -> RepoKey:
+        """The repo, which must exist and, when private, be asked for with a token (else 404, as the Hub)."""
         key = self.repo
         self.hub.store.require(key)
+        if self.role is None and self.hub.store.refs(key)["private"]:
+            raise StoreError(
+                404, f"Repository Not Found for url: {key.repo_type}s/{key.repo_id}.", "RepoNotFound"
+            )
         return key
 
 

@@ -15,8 +15,6 @@ What hf_xet (huggingface_hub >= 1.20 picks it whenever it is installed) calls, f
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
 
 from hubrelease.hub.server.store import StoreError
@@ -75,10 +73,6 @@ def dedup_probe(request: Request) -> Response:
     raise StoreError(404, "chunk not tracked by global deduplication")
 
 
-def _signature(request: Request, xorb: str) -> str:
-    return hmac.new(request.hub.xet.secret, xorb.encode(), hashlib.sha256).hexdigest()
-
-
 def reconstruction(request: Request) -> Response:
     _authorize(request, write=False)
     first, last = 0, None
@@ -92,15 +86,14 @@ def reconstruction(request: Request) -> Response:
     payload = request.hub.xet.reconstruction(request.arg("file"), first, last, base)
     for xorb, entries in payload["fetch_info"].items():
         for entry in entries:
-            entry["url"] += f"?sig={_signature(request, xorb)}"
+            entry["url"] += f"?sig={request.hub.access.sign(xorb)}"
     return json_response(payload)
 
 
 def fetch_xorb(request: Request) -> Response:
     """Bytes of a stored xorb, for a URL a reconstruction signed (the client sends no token here)."""
     xorb = request.arg("hash")
-    if not hmac.compare_digest(request.query.get("sig", [""])[0], _signature(request, xorb)):
-        raise StoreError(403, "bad or missing signature")
+    request.hub.access.check_signature(xorb, request.query.get("sig", [""])[0])
     path = request.hub.xet.xorb_path(xorb)
     if not path.is_file():
         raise StoreError(404, f"xorb {xorb} not found")

@@ -56,8 +56,6 @@ class XetStore:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._tokens: dict[str, XetToken] = {}
         self._lock = threading.Lock()
-        self.secret = secrets.token_bytes(32)
-        """Signs the xorb fetch URLs of reconstructions (the client sends no token there)."""
 
     # -- tokens ------------------------------------------------------------------------------
 
