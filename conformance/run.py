@@ -254,11 +254,12 @@ def environment() -> dict[str, str]:
             info["sglang"] = f"sglang {out[0]} (PyPI), torch {out[1]}, transformers {out[2]}"
     if env.get("ZLAB_DFLASH_SRC"):
         info["z-lab dflash"] = (
-            f"{env['ZLAB_DFLASH_SRC']} ({env.get('ZLAB_DFLASH_COMMIT', 'commit not given')})"
+            f"{env['ZLAB_DFLASH_SRC']} (commit {env.get('ZLAB_DFLASH_COMMIT', 'not given')})"
         )
-    for name, var in (("llama.cpp mainline", "LLAMA_SERVER"), ("ik_llama.cpp", "IK_LLAMA_SERVER")):
-        if env.get(var):
-            info[name] = f"llama-server {_version([env[var], '--version'])}"
+    for name, var in (("llama.cpp mainline", "LLAMA"), ("ik_llama.cpp", "IK_LLAMA")):
+        if env.get(f"{var}_SERVER"):
+            version = _version([env[f"{var}_SERVER"], "--version"])
+            info[name] = f"llama-server {version}, commit {env.get(f'{var}_COMMIT', 'not given')}"
     return info
 
 

@@ -15,6 +15,7 @@
 #   IK_LLAMA_SERVER=/path/to/ik_llama.cpp/build/bin/llama-server   (ik_llama.cpp, CPU build)
 #   IK_LLAMA_SRC=/path/to/ik_llama.cpp                              (its convert_hf_to_gguf.py + gguf-py)
 #   ZLAB_DFLASH_SRC=/path/to/z-lab/dflash                           (the dflash package: dflash/model.py)
+# IK_LLAMA_COMMIT / ZLAB_DFLASH_COMMIT / LLAMA_COMMIT: the commits to record in RESULTS.md.
 # LLAMA_SERVER / LLAMA_SRC override the mainline build. CONFORMANCE_CACHE moves the cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,6 +96,9 @@ fi
 
 . scripts/_venv.sh ""
 export SGLANG_PYTHON=$SGLANG_VENV/bin/python ZLAB_PYTHON=$ZLAB_VENV/bin/python CONVERT_PYTHON
+# Builds from an sdist or an archive have no git metadata: record the commits (the sdist's CHANGELOG names it).
+[ "$LLAMA_SRC" = "$MAINLINE/vendor/llama.cpp" ] && : "${LLAMA_COMMIT:=0c1e57098 (llama-cpp-python 0.3.36 CHANGELOG)}"
+export LLAMA_COMMIT=${LLAMA_COMMIT:-} IK_LLAMA_COMMIT=${IK_LLAMA_COMMIT:-} ZLAB_DFLASH_COMMIT=${ZLAB_DFLASH_COMMIT:-}
 export LLAMA_SERVER LLAMA_SRC IK_LLAMA_SERVER=${IK_LLAMA_SERVER:-} IK_LLAMA_SRC=${IK_LLAMA_SRC:-}
 export ZLAB_DFLASH_SRC=${ZLAB_DFLASH_SRC:-} CONFORMANCE_WORK=${CONFORMANCE_WORK:-$CACHE/conformance-work}
 python -m conformance.run "$@"
