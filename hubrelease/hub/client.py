@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 from huggingface_hub import HfApi
-from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.errors import HfHubHTTPError, OIDCError, RepositoryNotFoundError, RevisionNotFoundError
 from huggingface_hub.utils._http import parse_ratelimit_headers
 
 from hubrelease.errors import HubError, HubUnavailable, InputError, NotFoundError
@@ -129,6 +129,12 @@ def to_hub_error(exc: BaseException, repo_id: str, revision: str | None = None) 
     """
     current = _innermost(exc)
     status = http_status(current)
+    if isinstance(current, OIDCError):
+        return HubUnavailable(
+            f"{repo_id}: no Hub token from OIDC (HF_OIDC_RESOURCE is set): {describe(current)}; in GitHub "
+            "Actions the job needs `permissions: id-token: write` and a trusted publisher on the repo",
+            repo_id=repo_id,
+        )
     if isinstance(current, RepositoryNotFoundError):
         return NotFoundError(f"{repo_id}: repository not found", repo_id=repo_id, status=404)
     if isinstance(current, RevisionNotFoundError):
@@ -150,7 +156,7 @@ def hub_errors(repo_id: str, revision: str | None = None) -> Iterator[None]:
     """Translate huggingface_hub and transport errors into ``HubError``s (the one boundary for them)."""
     try:
         yield
-    except (HfHubHTTPError, httpx2.TransportError, ConnectionError, TimeoutError) as exc:
+    except (HfHubHTTPError, httpx2.TransportError, ConnectionError, TimeoutError, OIDCError) as exc:
         raise to_hub_error(exc, repo_id, revision) from None
 
 
@@ -188,7 +194,7 @@ def metadata(repo_id: str, revision: str | None, call: Callable[[], T]) -> T:
                 if wait is not None:
                     error.message += f" (rate limited: waited {waited}s, the Hub asks for {wait}s more)"
                 raise error from None
-        except (httpx2.TransportError, ConnectionError, TimeoutError) as exc:
+        except (httpx2.TransportError, ConnectionError, TimeoutError, OIDCError) as exc:
             raise to_hub_error(exc, repo_id, revision) from None
         log.warning("rate limited by the Hub (%s): waiting %ds before retrying", repo_id, wait)
         sleep(wait)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import httpx2
 from huggingface_hub import CommitInfo, CommitOperationAdd, CommitOperationDelete, HfApi
-from huggingface_hub.errors import BadRequestError, HfHubHTTPError
+from huggingface_hub.errors import BadRequestError, HfHubHTTPError, OIDCError
 
 from hubrelease.errors import (
     CheckFailed,
@@ -375,7 +375,7 @@ def _classify(exc: Exception, plan: PushPlan, parent: str) -> Exception:
         )
     if status is None and (is_transport_failure(exc) or isinstance(exc, OSError | RuntimeError)):
         return _Attempt(exc, "lost")  # hf_xet raises built-in ConnectionError/OSError/RuntimeError
-    if status is not None or isinstance(exc, httpx2.TransportError | HfHubHTTPError):
+    if status is not None or isinstance(exc, httpx2.TransportError | HfHubHTTPError | OIDCError):
         error = to_hub_error(exc, plan.repo_id, plan.revision)
         error.message += f"; {unchanged}"
         return error
