@@ -567,11 +567,13 @@ def test_real_xet_failures_end_in_one_line_and_exit_4(hub: LoopbackHub, tmp_path
 def test_visibility_new_repo_is_created_as_stated_and_never_flipped(hub: LoopbackHub, tmp_path: Path) -> None:
     repo = unique_repo()
     manifest = _release(tmp_path / "a", repo, {"notes.md": b"v1\n"})
-    created = _push(hub, manifest, "--private")
+    created = _push(hub, manifest, "--private", "--token", hub.owner_token)  # private repos need a token
     assert created.exit_code == 0, created.stderr
     assert f"created private repo {repo}" in created.stderr
     assert api_for(hub).model_info(repo).private is True
-    refused = _push(hub, _release(tmp_path / "a", repo, {"notes.md": b"v2\n"}), "--public")
+    refused = _push(
+        hub, _release(tmp_path / "a", repo, {"notes.md": b"v2\n"}), "--public", "--token", hub.owner_token
+    )
     assert refused.exit_code == 2
     assert (
         refused.stderr.strip()
