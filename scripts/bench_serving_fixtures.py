@@ -10,7 +10,7 @@ bench_serving runs in its own venv (it needs sglang, torch and transformers; the
     SGLANG_BENCH_PYTHON=/work/venvs/sglang-bench/bin/python .venv/bin/python scripts/bench_serving_fixtures.py
 
 The stub (tests/factories/sglang_server.py) serves two configurations, autoregressive and a DFlash
-speculative server, each measured by the ``sglang-oai`` and ``sglang`` backends at --max-concurrency
+speculative server, each measured by the ``sglang-oai``, ``sglang-oai-chat`` and ``sglang`` backends at --max-concurrency
 1 and 4 with --flush-cache and --output-details, plus one run without --max-concurrency and one with
 an injected failed request. One output file per configuration and backend, tagged with the
 configuration id. bench_serving is run unmodified through ``runpy``; the only stand-in is
@@ -106,7 +106,7 @@ def main() -> None:
         for name, config in CONFIGURATIONS.items():
             server, url = start_stub(config)
             try:
-                for backend in ("sglang-oai", "sglang"):
+                for backend in ("sglang-oai", "sglang-oai-chat", "sglang"):
                     out = OUT / f"{name}-{backend}.jsonl"
                     for concurrency in (1, 4):
                         _bench(python, url, folder, dataset, out, "--backend", backend, "--tag", name,

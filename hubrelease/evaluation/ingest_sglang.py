@@ -15,6 +15,7 @@ average that only ``--flush-cache`` (line 1519) resets; the file does not record
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -75,12 +76,15 @@ class ServerInfo:
         return (self.algorithm, self.draft_model, self.model, self.draft_tokens)
 
 
+_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
 def same_model(path: str, repo_id: str) -> bool:
-    """A served model path names ``repo_id``: the id itself, a folder ending in it, or its last part."""
+    """A served model path names ``repo_id``: a Hub id must be it; a local folder must end in it or its name."""
     path = path.rstrip("/")
-    return (
-        path == repo_id or path.endswith("/" + repo_id) or PurePosixPath(path).name == repo_id.split("/")[-1]
-    )
+    if _HUB_ID.match(path):
+        return path == repo_id
+    return path.endswith("/" + repo_id) or PurePosixPath(path).name == repo_id.split("/")[-1]
 
 
 def infer_configuration(name: str, info: ServerInfo | None) -> Configuration:

@@ -250,3 +250,29 @@ def test_a_hostile_spec_is_one_line(workdir: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("error: spec.yaml:6: f: YAML aliases expand to more than")
     assert len(result.stderr.splitlines()) == 1
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "evaluation" / "fixtures"
+
+
+def test_seed_001_layout_end_to_end_with_one_line_of_input(tmp_path: Path) -> None:
+    seed = FIXTURES / "seed001"
+    manifest = (
+        Path(__file__).resolve().parents[2] / "manifests" / "ornith-1.0-dflash-gguf" / "hubrelease.yaml"
+    )
+    out = tmp_path / "evaluation.json"
+    args = [
+        "build", "eval", str(seed / "results-retrain-ab-20260809.csv"), str(seed / "results-m1q4-20260809.csv"),
+        "--hardware", "NVIDIA GB10", "--target", "paragon-of-brah/Ornith-1.0-397B-DFLASH-GGUF",
+        "--baseline", "A", "--treatment", "B", "--primary", "n_max=3", "--fit-range", "1:12",
+        "--manifest", str(manifest), "--out", str(out), "--json",
+    ]  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["comparisons"] == ["B-vs-A", "m1-q4-on-off"]
+    evaluation = load_evaluation(out)
+    primary = evaluation.comparisons[0].primary
+    assert primary is not None
+    assert (primary.setting, f"[{primary.ci95.low:.3f}, {primary.ci95.high:.3f}]") == (3, "[0.360, 2.270]")
+    fit = evaluation.sweeps[0].step_time_fit
+    assert fit is not None and (fit.setting_min, fit.setting_max, fit.points) == (1, 12, 7)

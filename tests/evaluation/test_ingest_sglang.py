@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from hubrelease.errors import FormatError
-from hubrelease.evaluation.ingest_sglang import ServingOptions, infer_configuration, sglang_cell, sglang_cells
+from hubrelease.evaluation.ingest_sglang import (
+    ServingOptions,
+    infer_configuration,
+    same_model,
+    sglang_cell,
+    sglang_cells,
+)
 from hubrelease.evaluation.models import Configuration, Drafter, Run
 from hubrelease.evaluation.records import Record
 from tests.factories.bench_runs import eval_spec, sglang_line, sglang_server_info
@@ -233,3 +239,17 @@ def test_configurations_are_inferred_from_server_info() -> None:
     assert (inferred.method, inferred.draft_tokens) == ("dflash", 10)
     assert inferred.drafter == Drafter(name="drafter", repo_id="acme/drafter")
     assert infer_configuration("ar", None).method == "autoregressive"
+
+
+@pytest.mark.parametrize(
+    ("path", "repo_id", "same"),
+    [
+        ("acme/drafter", "acme/drafter", True),
+        ("other/drafter", "acme/drafter", False),
+        ("/models/acme/drafter/", "acme/drafter", True),
+        ("/models/drafter", "acme/drafter", True),
+        ("/models/drafter-v2", "acme/drafter", False),
+    ],
+)
+def test_a_hub_id_must_match_exactly_and_a_local_path_by_name(path: str, repo_id: str, same: bool) -> None:
+    assert same_model(path, repo_id) is same

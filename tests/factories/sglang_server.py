@@ -104,18 +104,22 @@ class _Handler(BaseHTTPRequestHandler):
         if index in config.fail_requests:
             self._json(500, {"error": "stub: injected failure"})
             return
-        native = self.route == "/generate"
-        prompt = body.get("text" if native else "prompt") or ""
-        wanted = int(
-            (body.get("sampling_params") or {}).get("max_new_tokens", 16)
-            if native
-            else body.get("max_tokens", 16)
-        )
+        native, chat = self.route == "/generate", self.route == "/v1/chat/completions"
+        if native:
+            prompt, wanted = body.get("text"), (body.get("sampling_params") or {}).get("max_new_tokens", 16)
+        elif chat:
+            prompt, wanted = (
+                (body.get("messages") or [{}])[-1].get("content"),
+                body.get("max_completion_tokens", 16),
+            )
+        else:
+            prompt, wanted = body.get("prompt"), body.get("max_tokens", 16)
+        wanted = int(wanted)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
         self.end_headers()
-        prompt_tokens = max(1, len(str(prompt).split()))
+        prompt_tokens = max(1, len(str(prompt or "").split()))
         time.sleep(config.prefill_s)
         produced, text = 0, ""
         steps = itertools.cycle(config.tokens_per_step)
@@ -134,6 +138,11 @@ class _Handler(BaseHTTPRequestHandler):
             usage = {"prompt_tokens": prompt_tokens, "completion_tokens": produced}
             if native:
                 chunk: dict[str, Any] = {"text": text, "meta_info": usage}
+            elif chat:
+                chunk = {
+                    "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+                    "usage": usage,
+                }
             else:
                 chunk = {"choices": [{"index": 0, "text": piece, "finish_reason": None}], "usage": usage}
             self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
