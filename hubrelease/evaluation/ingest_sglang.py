@@ -5,7 +5,7 @@ per-request latency, and TPOT needs it. bench_serving (sglang 0.5.23, python/sgl
 computes, per successful request, ``tpot = (latency - ttft) / (output_len - 1)`` (line 1172) where
 ``latency`` is stamped at every streamed chunk, the final ``[DONE]`` included (lines 356-357, 391), so
 it is not the sum of the ITLs; ``median_tpot_ms = np.median(tpots or 0) * 1000`` (line 1287) and
-``output_throughput = sum(output_lens) / dur_s`` (line 1273). Per-user tok/s is 1000 / median_tpot_ms,
+``output_throughput = sum(output_lens) / dur_s`` (line 1274). Per-user tok/s is 1000 / median_tpot_ms,
 the figure seed 000's table prints (80.7 = 1000 / 12.39). ``accept_length`` comes from
 ``/server_info`` ``internal_states[0].avg_spec_accept_length`` (lines 1643-1658), a server-lifetime
 average that only ``--flush-cache`` (line 1519) resets; the file does not record whether it was used.

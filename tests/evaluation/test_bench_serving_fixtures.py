@@ -33,10 +33,10 @@ def _records(path: Path) -> list[Record]:
 def test_the_fixtures_are_bench_serving_output_of_the_recorded_version() -> None:
     assert (FIXTURES / "SGLANG_VERSION").read_text(encoding="utf-8") == "0.5.23\n"
     lines = [r.data for path in RUNS for r in _records(path)]
-    assert len(lines) == 8
+    assert len(lines) == 12
     assert {(d["backend"], d["tag"], d["max_concurrency"]) for d in lines} == {
         (backend, tag, c)
-        for backend in ("sglang-oai", "sglang")
+        for backend in ("sglang-oai", "sglang-oai-chat", "sglang")
         for tag in ("autoregressive", "dflash")
         for c in (1, 4)
     }

@@ -95,7 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
                 config.accepted = config.rounds = 0
             self._json(200, {})
             return
-        if self.route not in ("/v1/completions", "/generate"):
+        if self.route not in ("/v1/completions", "/v1/chat/completions", "/generate"):
             self._json(404, {"error": "not found"})
             return
         with self.server.lock:
