@@ -124,6 +124,8 @@ class Request:
     server_sha: str | None = None
     sha_columns: tuple[str, str] = ("drafter_sha", "server_sha")
     """The row's own names of the drafter and server digest columns, for errors."""
+    numbered: bool = False
+    """The row has no repetition column: :func:`number_repetitions` gives it one."""
 
     @property
     def tok_s(self) -> float:
@@ -171,7 +173,7 @@ def parse_run(record: Record, columns: Columns = Columns(), defaults: RowDefault
         prompt=prompt_default or record.text(key("prompt_id")),
         arm=str(arm_default) if arm_default is not None else record.text(key("arm")),
         boot=int(boot_default) if boot_default is not None else record.integer(key("boot")),
-        repetition=record.integer(key("repetition"), default=0),
+        repetition=record.integer(key("repetition")) if _present(record.data.get(key("repetition"))) else 0,
         n_max=record.integer(key("n_max")),
         predicted_n=record.integer(key("predicted_n")),
         predicted_ms=record.number(key("predicted_ms")),
@@ -181,6 +183,7 @@ def parse_run(record: Record, columns: Columns = Columns(), defaults: RowDefault
         drafter_sha=_digest(record, key("drafter_sha")),
         server_sha=_digest(record, key("server_sha")),
         sha_columns=(key("drafter_sha"), key("server_sha")),
+        numbered=not _present(record.data.get(key("repetition"))),
     )
     if run.predicted_ms <= 0:
         raise record.error(f"zero-duration run ({run.predicted_ms:g} ms)", key("predicted_ms"))
@@ -199,11 +202,11 @@ def parse_run(record: Record, columns: Columns = Columns(), defaults: RowDefault
 
 
 def number_repetitions(runs: Sequence[Request]) -> list[Request]:
-    """Rows without a repetition column (0) are numbered 1, 2, ... per prompt, arm, boot and n_max, in file order."""
+    """Rows without a repetition column are numbered 1, 2, ... per prompt, arm, boot and n_max, in file order."""
     counts: dict[tuple[str, str, int, int], int] = defaultdict(int)
     numbered = []
     for run in runs:
-        if run.repetition == 0:
+        if run.numbered:
             group = (run.prompt, run.arm, run.boot, run.n_max)
             counts[group] += 1
             run = dataclasses.replace(run, repetition=counts[group])

@@ -11,7 +11,15 @@ import scipy.stats
 
 from hubrelease.builders.evaluation import Source, build_evaluation, llama_options
 from hubrelease.errors import BuildError, FormatError, InputError
-from hubrelease.evaluation.ingest_llama_server import Columns, Request, compare_arms, parse_run, sweep
+from hubrelease.evaluation.ingest_llama_server import (
+    Columns,
+    Request,
+    check_unique,
+    compare_arms,
+    number_repetitions,
+    parse_run,
+    sweep,
+)
 from hubrelease.evaluation.models import Evaluation
 from hubrelease.evaluation.records import read_records
 from hubrelease.evaluation.spec import ComparisonSpec, SweepSpec, load_spec
@@ -398,3 +406,18 @@ def test_an_incomplete_grid_is_refused_naming_the_missing_runs(tmp_path: Path) -
     assert evaluation.provenance.warnings == [
         "incomplete grid: 1 run missing (arm B boot 2 n_max 3 prompt p3 repetition 1)"
     ]
+
+
+def test_zero_based_repetitions_are_kept_and_absent_ones_numbered(tmp_path: Path) -> None:
+    rows = llama_rows(arms={"A": [1]}, n_max_values=(3,))
+    for row in rows:
+        row["repetition"] -= 1  # 0 and 1, as a 0-based driver writes them
+    runs = number_repetitions([parse_run(r) for r in read_records(write_csv(tmp_path / "r.csv", rows))])
+    assert sorted({run.repetition for run in runs}) == [0, 1]
+    check_unique(runs)
+    fields = [f for f in LLAMA_FIELDS if f != "repetition"]
+    runs = number_repetitions(
+        [parse_run(r) for r in read_records(write_csv(tmp_path / "n.csv", rows, fields))]
+    )
+    assert [run.repetition for run in runs[:2]] == [1, 2]
+    check_unique(runs)
