@@ -1,6 +1,7 @@
 """Run an engine's own ``convert_hf_to_gguf.py`` (with the gguf-py shipped beside it) on a drafter folder.
 
-Run with a Python that has torch + transformers: ``python convert.py ENGINE_SRC DRAFTER TARGET OUTTYPE OUT``.
+Run with a Python that has torch + transformers: ``python convert.py ENGINE_SRC DRAFTER TARGET OUTTYPE OUT``
+(TARGET ``-`` converts DRAFTER as a model of its own: the example target itself).
 The converter runs unchanged but for one thing: both converters name the BPE pre-tokenizer by hashing
 the token ids of a fixed text (``get_vocab_base_pre``: mainline ``conversion/base.py:1629``, ik
 ``convert_hf_to_gguf.py:577``), which only matches the published vocabularies and raises

@@ -40,7 +40,10 @@ def _free_port() -> int:
 def spec_args(engine: Engine, draft: Path) -> list[str]:
     if engine == "ik":
         return ["--model-draft", str(draft), "--spec-type", f"dflash:n_max={DRAFT_MAX},cross_ctx=64"]
-    return ["--model-draft", str(draft), "--spec-type", "draft-dflash", "--spec-draft-n-max", str(DRAFT_MAX)]
+    # -lv 4: the model loader's info lines (which DFlash modules it built) are below the default threshold.
+    return [
+        "--model-draft", str(draft), "--spec-type", "draft-dflash", "--spec-draft-n-max", str(DRAFT_MAX), "-lv", "4",
+    ]  # fmt: skip
 
 
 def _get(url: str, timeout: float) -> int:
@@ -65,12 +68,21 @@ def _post(url: str, body: dict[str, Any], timeout: float) -> tuple[int, dict[str
 
 
 def _log_excerpt(log: str) -> str:
-    lines = [line for line in log.splitlines() if _ERROR_LINE.search(line)]
-    return " | ".join((lines or log.splitlines() or [""])[-4:])[:1200]
+    """The first error lines (the cause, e.g. ``check_tensor_dims: ... wrong shape``) and the last one."""
+    lines = [line.strip() for line in log.splitlines() if _ERROR_LINE.search(line)] or log.splitlines()[-3:]
+    picked = lines[:3] + lines[-1:] if len(lines) > 4 else lines
+    return " | ".join(picked)[:1500]
 
 
-def run(engine: Engine, server: Path, target: Path, draft: Path) -> dict[str, Any]:
-    """Start the server on 127.0.0.1, wait for /health, ask for N_PREDICT greedy tokens, stop it."""
+def run(
+    engine: Engine, server: Path, target: Path, draft: Path, expect_log: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Start the server on 127.0.0.1, wait for /health, ask for N_PREDICT greedy tokens, stop it.
+
+    ``expect_log``: lines the server must log, e.g. mainline's ``DFlash extract_layers`` and, when it
+    builds the DFlash2 modules, ``DFlash2 conv kernel`` (``src/models/dflash.cpp:49,157``; without them
+    a DFlash2 file would draft as DFlash v1).
+    """
     port = _free_port()
     argv = [str(server), "-m", str(target), *spec_args(engine, draft)]
     argv += ["--host", "127.0.0.1", "--port", str(port), "-c", "1024", "-t", "2", "-np", "1", "--no-warmup"]
@@ -108,4 +120,10 @@ def run(engine: Engine, server: Path, target: Path, draft: Path) -> dict[str, An
     detail = f"{predicted} tokens, timings.draft_n={drafted}, draft_n_accepted={accepted}"
     if not isinstance(drafted, int) or drafted <= 0:
         return {"status": "fail", "error": f"no drafting: {detail}; log: {_log_excerpt(text)}"}
-    return {"status": "pass", "checks": [" ".join(argv[3:7]), detail]}
+    checks = [" ".join(argv[3:7]), detail]
+    for expected in expect_log:
+        found = next((line.strip() for line in text.splitlines() if expected in line), None)
+        if found is None:
+            return {"status": "fail", "error": f"the server never logged {expected!r}: {detail}"}
+        checks.append(found[found.index(expected) :])
+    return {"status": "pass", "checks": checks}
