@@ -19,6 +19,7 @@ from hubrelease.cli.options import (
     with_release,
 )
 from hubrelease.cli.report import human_bytes, render_report
+from hubrelease.errors import HubError
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -104,7 +105,12 @@ def push(
     api = hub_session(endpoint, token, quiet)
     with output.progress(json_mode) as progress:
         preflight(release, manifest, root, progress)
-    plan = build_plan(release, manifest, root, read_remote(api, release))
+    try:
+        remote = read_remote(api, release)
+    except HubError as exc:
+        exc.message += "; nothing was pushed"
+        raise
+    plan = build_plan(release, manifest, root, remote)
     for warning in check_limits(plan):
         output.warn_line(warning)
     payload: dict[str, object] = {

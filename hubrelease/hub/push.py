@@ -226,7 +226,7 @@ def push_release(
             except RemoteMovedError:
                 # A retry refused as stale may be refused by our own earlier attempt, which the
                 # Hub finished after we had looked (a timed-out commit POST goes on server-side).
-                late = None if attempts == 1 or create_pr else _read_back(api, plan, parent, None)
+                late = None if attempts == 1 or create_pr else _head(api, plan)
                 if late is None or not _holds(api, plan, late):
                     raise
                 commit, landed = late, True
@@ -395,7 +395,7 @@ def _recover(
 ) -> tuple[str, str | None] | None:
     """Landed anyway -> (commit, PR ref); lost with attempts left -> None; else raise ``HubUnavailable``."""
     error = failure.error
-    found = None if failure.kind != "lost" else _landed(api, plan, parent, failure, prs_before)
+    found = None if failure.kind != "lost" else _read_back(api, plan, parent, failure, prs_before)
     if failure.kind == "conflict":
         failure.wait = min(2**attempts, MAX_CONFLICT_WAIT)
     if failure.kind == "rate_limit" and failure.wait > MAX_RATE_LIMIT_WAIT:
@@ -410,21 +410,28 @@ def _recover(
     return found
 
 
-def _read_back(api: HfApi, plan: PushPlan, parent: str, failure: _Attempt | None) -> str:
-    """The branch head after a failed attempt; if even that read fails, say the outcome is unknown."""
+def _read_back(
+    api: HfApi, plan: PushPlan, parent: str, failure: _Attempt, prs_before: dict[str, str] | None
+) -> tuple[str, str | None] | None:
+    """``_landed``, except that a Hub that cannot even be read back makes the outcome unknown.
+
+    Never a bare HTTP error here: the attempt may have landed, and the line must say so.
+    """
     try:
-        return _head(api, plan)
+        return _landed(api, plan, parent, prs_before)
+    except RemoteMovedError:
+        raise
     except HubError as exc:
-        cause = f" ({describe(failure.error)})" if failure is not None else ""
         raise HubUnavailable(
-            f"{plan.repo_id}: a push attempt failed{cause} and the branch could not be read back "
-            f"({exc.message}); whether the commit landed is unknown: run `hubrelease verify --remote`",
+            f"{plan.repo_id}: a push attempt failed ({describe(failure.error)}) and the Hub could not be "
+            f"read back ({exc.message}); whether the commit landed is unknown: run `hubrelease verify "
+            f"--remote`",
             repo_id=plan.repo_id,
         ) from None
 
 
 def _landed(
-    api: HfApi, plan: PushPlan, parent: str, failure: _Attempt, prs_before: dict[str, str] | None
+    api: HfApi, plan: PushPlan, parent: str, prs_before: dict[str, str] | None
 ) -> tuple[str, str | None] | None:
     """After a 5xx or a dropped connection: (commit, PR ref) if the attempt landed anyway, None if lost.
 
@@ -436,7 +443,7 @@ def _landed(
         prs = _pull_requests(api, plan)
         new = [ref for ref in sorted(set(prs) - set(prs_before)) if _holds(api, plan, prs[ref])]
         return (prs[new[-1]], new[-1]) if new else None
-    head = _read_back(api, plan, parent, failure)
+    head = _head(api, plan)
     if head == parent:
         return None
     if not _holds(api, plan, head):

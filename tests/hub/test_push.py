@@ -16,7 +16,7 @@ from typer.testing import CliRunner, Result
 
 import hubrelease.hub
 from hubrelease.cli.app import app
-from hubrelease.errors import CheckFailed, RemoteMovedError
+from hubrelease.errors import CheckFailed, HubUnavailable, RemoteMovedError
 from hubrelease.hub.plan import build_plan, read_remote
 from hubrelease.hub.push import PushResult, push_release
 from hubrelease.hub.server import LoopbackHub, RepoKey
@@ -610,3 +610,32 @@ def test_quiet_prints_only_the_result(hub: LoopbackHub, tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert result.stderr == ""
     assert result.stdout.strip().splitlines()[-1].startswith("OK (remote at")
+
+
+def test_a_5xx_then_an_unreadable_hub_says_the_outcome_is_unknown_not_a_bare_500(
+    hub: LoopbackHub, tmp_path: Path, no_backoff_sleep: None
+) -> None:
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    head = _head(hub, repo)
+    hub.faults.inject("status", route="tree", status=500, times=100)
+    planning = _push(hub, _release(folder, repo, {"notes.md": b"v2\n"}))
+    assert planning.exit_code == 4
+    assert planning.stderr.strip().splitlines()[-1] == (
+        f"error: {repo}: HTTP 500: injected HTTP 500; nothing was pushed"
+    )
+    hub.faults.clear()
+    manifest = _release(folder, repo, {"notes.md": b"v2\n"})
+    release = load_manifest(manifest)
+    plan = build_plan(release, manifest, folder, read_remote(api_for(hub), release))
+    hub.faults.inject("after", route="commit", status=500)  # the commit lands, the answer is a 500
+    hub.faults.inject("status", route="tree", status=500, times=100)  # and the tree cannot be read
+    with pytest.raises(HubUnavailable) as raised:
+        push_release(api_for(hub), plan, message="m", sleep=lambda _: None)
+    assert str(raised.value) == (
+        f"{repo}: a push attempt failed (HTTP 500: injected HTTP 500) and the Hub could not be read back "
+        f"({repo}: HTTP 500: injected HTTP 500); whether the commit landed is unknown: run "
+        "`hubrelease verify --remote`"
+    )
+    assert _head(hub, repo) != head  # it had landed
