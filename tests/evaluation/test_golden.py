@@ -12,12 +12,17 @@ import pytest
 
 from hubrelease.builders.evaluation import Source, build_evaluation, evaluation_json
 from hubrelease.evaluation import load_evaluation
-from hubrelease.evaluation.spec import load_spec
+from hubrelease.evaluation.infer import SpecOptions
+from hubrelease.evaluation.ingest_sglang import ServingOptions
+from hubrelease.evaluation.spec import EvaluationSpec, load_spec
 
 GOLDEN = Path(__file__).parent / "golden"
+REAL = "../../fixtures/bench_serving"
 CASES = {
     "serving": ["autoregressive=autoregressive.jsonl", "tagged.jsonl"],
     "llama": ["ab.csv", "sweep.jsonl"],
+    # real bench_serving output, no spec: everything but the hardware inferred
+    "bench-serving-inferred": [f"{REAL}/autoregressive-sglang.jsonl", f"{REAL}/dflash-sglang.jsonl"],
 }
 
 
@@ -25,7 +30,13 @@ CASES = {
 def test_golden_evaluation(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = GOLDEN / case
     monkeypatch.chdir(folder)  # provenance records the paths as given, so give them relative
-    evaluation = build_evaluation([Source.parse(s) for s in CASES[case]], load_spec("spec.json"))
+    spec = load_spec("spec.json") if Path("spec.json").exists() else EvaluationSpec()
+    evaluation = build_evaluation(
+        [Source.parse(s) for s in CASES[case]],
+        spec,
+        spec_options=SpecOptions(hardware="Test CPU"),
+        serving_options=ServingOptions(flushed_cache=True),
+    )
     expected = folder / "expected.json"
     if os.environ.get("HUBRELEASE_UPDATE_GOLDENS"):
         expected.write_text(evaluation_json(evaluation), encoding="utf-8")
