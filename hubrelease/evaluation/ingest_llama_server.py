@@ -193,6 +193,16 @@ def parse_run(record: Record, columns: Columns = Columns(), defaults: RowDefault
         raise record.error(
             f"{run.predicted_n} tokens in {run.predicted_ms:g} ms is not a finite speed", key("predicted_ms")
         )
+    reported = record.data.get("predicted_per_second")
+    # llama-server's own figure, 1e3 / t_token_generation * n_decoded (tools/server/server-task.cpp,
+    # result_timings): ours must be the same number, up to the rounding of a CSV cell.
+    if _present(reported) and not math.isclose(
+        record.number("predicted_per_second"), run.tok_s, rel_tol=1e-3
+    ):
+        raise record.error(
+            f"{reported} tok/s disagrees with predicted_n / predicted_ms = {run.tok_s:.6g} tok/s",
+            "predicted_per_second",
+        )
     if not 0 <= run.accepted <= min(run.draft_n, run.predicted_n - 1):
         raise record.error(
             f"draft_n_accepted {run.accepted} is outside 0..min(draft_n, predicted_n - 1)",

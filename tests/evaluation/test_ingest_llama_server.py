@@ -14,6 +14,7 @@ from hubrelease.errors import BuildError, FormatError, InputError
 from hubrelease.evaluation.ingest_llama_server import (
     Columns,
     Request,
+    RowDefaults,
     check_unique,
     compare_arms,
     number_repetitions,
@@ -421,3 +422,17 @@ def test_zero_based_repetitions_are_kept_and_absent_ones_numbered(tmp_path: Path
     )
     assert [run.repetition for run in runs[:2]] == [1, 2]
     check_unique(runs)
+
+
+def test_llama_servers_own_speed_must_match_ours(tmp_path: Path) -> None:
+    response = _completion("Write a sort.", 3, 800.0)
+    response["timings"]["predicted_per_second"] = 64_000 / 800.0
+    (record,) = read_records(write_jsonl(tmp_path / "ok.jsonl", [response]))
+    assert parse_run(record, defaults=RowDefaults(arm="A", boot=1)).tok_s == 80.0
+    response["timings"]["predicted_per_second"] = 90.0
+    (record,) = read_records(write_jsonl(tmp_path / "bad.jsonl", [response]))
+    with pytest.raises(FormatError) as info:
+        parse_run(record, defaults=RowDefaults(arm="A", boot=1))
+    assert str(info.value).endswith(
+        "bad.jsonl:1: predicted_per_second: 90.0 tok/s disagrees with predicted_n / predicted_ms = 80 tok/s"
+    )
