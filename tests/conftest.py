@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
 
 # Set before anything imports huggingface_hub (it reads these once at import time). Uploads and
 # downloads go through hf_xet, as for real users; the plain-LFS tests opt out (tests/hub/test_server.py).
@@ -18,6 +19,12 @@ os.environ.setdefault("HF_XET_CLIENT_RETRY_MAX_DURATION", "200ms")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.pop("HF_TOKEN", None)
 os.environ.pop("GITHUB_ACTIONS", None)
+
+# One fixed hypothesis profile: derandomized and without an example database, so every run (CI
+# included) draws the same cases and a failure reproduces. HYPOTHESIS_PROFILE=dev explores.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("dev", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 if TYPE_CHECKING:
     from hubrelease.hub.server import LoopbackHub

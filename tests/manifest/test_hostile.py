@@ -150,3 +150,23 @@ def test_every_command_that_loads_a_manifest_refuses_an_alias_bomb(tmp_path: Pat
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "alias bomb" in lines[0], result.stderr
     assert manifest.read_bytes() == before
+
+
+def test_edits_refuse_100k_unknown_keys_before_ruamel_parses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rm``/``add``/``lock`` parse with ruamel to keep comments; the screen fails first (ruamel: >20 s)."""
+    import hubrelease.manifest.load as load_module
+
+    def no_ruamel(*args: object, **kwargs: object) -> None:
+        raise AssertionError("ruamel parsed a manifest the screen should have refused")
+
+    monkeypatch.setattr(load_module, "_yaml", no_ruamel)
+    path = tmp_path / "hubrelease.yaml"
+    path.write_text(GOOD + "".join(f"k{i}: {i}\n" for i in range(100_000)), encoding="utf-8")
+    with pytest.raises(ManifestError) as info:
+        load_tree(path)
+    assert (
+        str(info.value)
+        == f"{path}:9: k0: unknown key (allowed keys are listed by `hubrelease schema`) (and 99999 more)"
+    )

@@ -1,0 +1,105 @@
+"""Run one fuzz case through the CLI in process and check the contract every input must meet.
+
+The contract (issue 13): exit 0, 1 or 2, never 3 or a traceback; an exit 2 is exactly one
+``error:`` line on stderr; a failed command (exit 1 or 2) leaves the folder it was given as it was
+(the ``.hubrelease/`` caches aside); each case stays within the bounds below.
+
+Bounds, per case: ``CASE_SECONDS`` of wall time (a watchdog, not a performance assertion: it
+catches hangs and blow-ups such as an alias bomb being expanded) and ``CASE_RSS_GROWTH`` of growth
+in the test process's peak resident memory.
+
+Example counts are small so the tier runs in a few minutes on 2 cores; ``HUBRELEASE_FUZZ_SCALE=10``
+runs ten times as many. The ``ci`` hypothesis profile (tests/conftest.py) derandomizes, so CI is
+reproducible.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import resource
+import signal
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+from hypothesis import HealthCheck, settings
+from typer.testing import CliRunner, Result
+
+from hubrelease.cli.app import app
+from hubrelease.fsutil import STATE_DIR
+
+# CliRunner gives each invocation its own stderr and closes it afterwards, while a library logger
+# created during an earlier case (huggingface_hub's) still holds the old one: logging would print
+# "--- Logging error ---" with a traceback for that closed stream. A real process has one stderr.
+logging.raiseExceptions = False
+
+CASE_SECONDS = 30
+CASE_RSS_GROWTH = 512 << 20
+SCALE = max(1, int(os.environ.get("HUBRELEASE_FUZZ_SCALE", "1")))
+
+
+def fuzz(count: int) -> settings:
+    """Hypothesis settings for a fuzz test: ``count`` examples (times ``HUBRELEASE_FUZZ_SCALE``)."""
+    return settings(
+        max_examples=count * SCALE,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+class CaseTimeout(BaseException):
+    """A case ran past ``CASE_SECONDS``."""
+
+
+@contextmanager
+def _watchdog(seconds: int) -> Iterator[None]:
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise CaseTimeout(f"case ran past {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime_ns) of every file under ``folder``, outside the tool's own state folder."""
+    state: dict[str, tuple[int, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if d != STATE_DIR]
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            state[os.path.relpath(path, folder)] = (st.st_size, st.st_mtime_ns)
+    return state
+
+
+def peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+
+
+def run_case(args: Sequence[str], folder: Path | None = None) -> Result:
+    """Invoke the CLI on ``args`` and assert the contract; ``folder`` is checked for writes on failure."""
+    before = snapshot(folder) if folder is not None else None
+    rss = peak_rss()
+    with _watchdog(CASE_SECONDS):
+        result = CliRunner().invoke(app, list(args))
+    where = f"{list(args)!r}: exit {result.exit_code}, stderr {result.stderr[-600:]!r}"
+    assert result.exception is None or isinstance(result.exception, SystemExit), where
+    assert result.exit_code in (0, 1, 2), where
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output and "internal error" not in output, where
+    if result.exit_code == 2:
+        lines = result.stderr.strip("\n").split("\n")
+        assert len(lines) == 1 and lines[0].startswith("error: "), where
+    if result.exit_code != 0 and before is not None and folder is not None:
+        assert snapshot(folder) == before, f"{where}: a failed command changed files"
+    assert peak_rss() - rss < CASE_RSS_GROWTH, (
+        f"{where}: peak memory grew by over {CASE_RSS_GROWTH >> 20} MiB"
+    )
+    return result
