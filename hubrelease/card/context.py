@@ -109,6 +109,7 @@ class CardContext:
     files: tuple[FileRow, ...]
     recommended: FileRow | None
     checksums: tuple[FileRow, ...]
+    """Files with a pinned sha256: artifacts, then evaluation files (role ``evaluation``)."""
     usage: tuple[UsageCommand, ...]
     licence: Licence
     benchmarks: tuple[BenchmarkTable, ...]
@@ -145,6 +146,16 @@ def _file_rows(manifest: Manifest) -> tuple[FileRow, ...]:
                 ik_only=tuple(t.name for t in known if t is not None and t.origin == "ik"),
             )
         )
+    return tuple(rows)
+
+
+def _evaluation_rows(manifest: Manifest) -> tuple[FileRow, ...]:
+    """Pinned evaluation files, for the checksums block: every number in the card comes from them."""
+    rows = []
+    for e in manifest.evaluation_files:
+        if e.sha256 is not None:
+            size_text = bytes_(e.size) if e.size is not None else None
+            rows.append(FileRow(e.path, e.size, size_text, "evaluation", None, e.sha256, (), False, ()))
     return tuple(rows)
 
 
@@ -257,7 +268,7 @@ def build_context(
         title=manifest.release.title or manifest.release.repo_id.split("/")[-1],
         files=files,
         recommended=next((f for f in files if f.role == "recommended"), None),
-        checksums=tuple(f for f in files if f.sha256),
+        checksums=tuple(f for f in files if f.sha256) + _evaluation_rows(manifest),
         usage=_usage(manifest, card, where),
         licence=_licence(manifest),
         benchmarks=benchmarks,

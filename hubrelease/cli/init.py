@@ -130,8 +130,12 @@ def print_written(manifest: Manifest, warnings: Sequence[str], summary: str) -> 
         output.warn_line(warning)
     for artifact in manifest.artifacts:
         output.stdout.print(f"{artifact.role:<11} {artifact.size:>14}  {artifact.path}", markup=False)
-    for path in manifest.evaluation_paths:
-        output.stdout.print(f"{'evaluation':<11} {'':>14}  {path}", markup=False)
+    for evaluation in manifest.evaluation_files:
+        size = "" if evaluation.size is None else evaluation.size
+        output.stdout.print(f"{'evaluation':<11} {size:>14}  {evaluation.path}", markup=False)
+    if manifest.card is not None and manifest.card.hand_written:
+        size = "" if manifest.card.size is None else manifest.card.size
+        output.stdout.print(f"{'card':<11} {size:>14}  {manifest.card.output}", markup=False)
     output.info_line(summary)
 
 
