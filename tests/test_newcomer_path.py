@@ -85,7 +85,10 @@ def test_committed_seed_pushes_with_its_unpinned_pins(
         assert "size mismatch on the Hub" in drift.stdout and target.files[0].path in drift.stdout
 
 
-def test_newcomer_path_closes_the_round_trip(tmp_path: Path, loopback_hub: LoopbackHub) -> None:
+def test_newcomer_path_closes_the_round_trip(
+    tmp_path: Path, loopback_hub: LoopbackHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", loopback_hub.owner_token)  # init writes private: true; as a user would
     folder = tmp_path / "my-drafter"
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
@@ -119,7 +122,7 @@ def test_newcomer_path_closes_the_round_trip(tmp_path: Path, loopback_hub: Loopb
     assert pushed.exit_code == 0, pushed.stderr + pushed.stdout
     # hf download of the release verifies clean against its own published manifest.
     download = tmp_path / "download"
-    env = hf_env(loopback_hub, tmp_path / "hf-home")
+    env = {**hf_env(loopback_hub, tmp_path / "hf-home"), "HF_TOKEN": loopback_hub.owner_token}
     subprocess.run(
         [str(VENV_BIN / "hf"), "download", repo, "--local-dir", str(download)],
         env=env,
@@ -144,8 +147,9 @@ def test_newcomer_path_closes_the_round_trip(tmp_path: Path, loopback_hub: Loopb
 
 
 def test_a_manifest_outside_its_folder_is_published_without_root(
-    tmp_path: Path, loopback_hub: LoopbackHub
+    tmp_path: Path, loopback_hub: LoopbackHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("HF_TOKEN", loopback_hub.owner_token)  # init writes private: true
     folder = tmp_path / "release"
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(b"weights")
@@ -161,7 +165,8 @@ def test_a_manifest_outside_its_folder_is_published_without_root(
     download = tmp_path / "download"
     subprocess.run(
         [str(VENV_BIN / "hf"), "download", repo, "--local-dir", str(download)],
-        env=hf_env(loopback_hub, tmp_path / "hf-home"), check=True, capture_output=True,
+        env={**hf_env(loopback_hub, tmp_path / "hf-home"), "HF_TOKEN": loopback_hub.owner_token},
+        check=True, capture_output=True,
     )  # fmt: skip
     published = download / "hubrelease.yaml"
     assert "root:" not in published.read_text(encoding="utf-8")
