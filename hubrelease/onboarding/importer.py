@@ -27,7 +27,7 @@ from huggingface_hub.utils.sha import git_hash
 from hubrelease.errors import FormatError, HubError, InputError
 from hubrelease.fsutil import atomic_write_bytes
 from hubrelease.hashing import sha256_file
-from hubrelease.hub.client import hub_errors
+from hubrelease.hub.client import hub_errors, metadata
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, list_files, resolve_commit, verify_remote
 from hubrelease.manifest import load_manifest_text
@@ -244,8 +244,7 @@ def _branch(api: HfApi, repo_id: str, revision: str, repo_type: str) -> str:
     """``revision`` when it names a branch (the one push would update), else ``main``."""
     if revision == "main" or _COMMIT.match(revision):
         return "main"
-    with hub_errors(repo_id, revision):
-        refs = api.list_repo_refs(repo_id, repo_type=repo_type)
+    refs = metadata(repo_id, revision, lambda: api.list_repo_refs(repo_id, repo_type=repo_type))
     return revision if revision in {branch.name for branch in refs.branches} else "main"
 
 

@@ -127,8 +127,9 @@ def _release(options: InitOptions) -> tuple[dict[str, Any], list[str]]:
     release: dict[str, Any] = {
         "repo_id": options.repo_id or f"{PLACEHOLDER_NAMESPACE}/{repo_name(options.root)}",
         "repo_type": options.repo_type,
-        # Private until the author flips it: the first push must not publish by accident.
-        "private": True,
+        # Stated, not implied: the first push creates the repo public (the Hub's default) unless this
+        # says true, and no push flips an existing repo's visibility (hub.push._visibility).
+        "private": False,
         "license": fields.pop("license", DEFAULT_LICENSE),
     }
     release.update(fields)

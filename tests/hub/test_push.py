@@ -639,3 +639,4 @@ def test_a_5xx_then_an_unreadable_hub_says_the_outcome_is_unknown_not_a_bare_500
         "`hubrelease verify --remote`"
     )
     assert _head(hub, repo) != head  # it had landed
+
