@@ -205,6 +205,11 @@ def sglang_cell(record: Record, configuration: str, options: ServingOptions = Se
         if accepted <= 0:
             accepted = None  # bench_serving reports -1 (or 0) when the server has no speculative state.
     failed = _failed(record)
+    if failed is not None and completed + failed != len(record.data["errors"]):
+        raise record.error(
+            f"{completed} completed and {failed} failed requests, but {len(record.data['errors'])} requests listed",
+            "completed",
+        )
     if failed:
         first = next(str(e) for e in record.data["errors"] if e)
         warnings.append(
@@ -276,6 +281,12 @@ def sglang_cells(
             )
         first_seen[key] = record
         cells.append(cell)
+    unchecked = sum(1 for _, record in runs if record.data.get("server_info") is None)
+    if unchecked:
+        warnings.append(
+            f"{unchecked} run{'s carry' if unchecked > 1 else ' carries'} no server_info (bench_serving could not read "
+            "/server_info): their configuration is not checked against the server"
+        )
     lifetime = sum(1 for c in cells if c.accepted_length_per_run is False)
     if lifetime:
         warnings.append(

@@ -55,6 +55,7 @@ def test_seed_000_per_user_figure_is_1000_over_the_median_tpot() -> None:
 def test_failed_requests_are_recorded_and_warned_about() -> None:
     line = sglang_line(output_lens=(101, 1, 201), decode_s=(1.0, 0.5, 1.0))
     line["errors"] = ["", "", "Bad Gateway: upstream died"]
+    line["completed"] = 2
     result = sglang_cell(_record(line, 3), "ar")
     assert result.cell.failed_requests == 1
     assert result.warnings == [
@@ -82,9 +83,12 @@ def test_accept_length_scope_follows_the_flush_option_and_is_warned_about() -> N
     cells, warnings = sglang_cells(runs, [DF])
     assert (cells[0].accepted_length, cells[0].accepted_length_per_run) == (4.02, False)
     assert warnings == [
+        "1 run carries no server_info (bench_serving could not read /server_info): their configuration is not "
+        "checked against the server",
         "accept_length of 1 run is the server's lifetime average (warmup and earlier runs included) unless "
-        "bench_serving ran with --flush-cache; pass --flushed-cache if it did"
+        "bench_serving ran with --flush-cache; pass --flushed-cache if it did",
     ]
+    runs = [(None, _record(sglang_line(tag="df", accept_length=4.02, server_info=SPEC_SERVER)))]
     cells, warnings = sglang_cells(runs, [DF], options=ServingOptions(flushed_cache=True))
     assert (cells[0].accepted_length_per_run, warnings) == (True, [])
 
@@ -104,6 +108,10 @@ def test_accept_length_scope_follows_the_flush_option_and_is_warned_about() -> N
         ),
         ({"p99_ttft_ms": -1}, "runs.jsonl:7: p99_ttft_ms: expected a number >= 0, got -1"),
         ({"errors": 0}, "runs.jsonl:7: errors: expected a list with one value per request, got int"),
+        (
+            {"errors": ["", "", "x"]},
+            "runs.jsonl:7: completed: 3 completed and 1 failed requests, but 3 requests listed",
+        ),
         ({"server_info": "x"}, "runs.jsonl:7: server_info: expected an object, got str"),
     ],
 )
