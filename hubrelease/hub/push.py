@@ -61,7 +61,7 @@ from hubrelease.hub.client import (
     to_hub_error,
 )
 from hubrelease.hub.plan import PushPlan, read_remote
-from hubrelease.hub.tree import resolve_commit, verify_remote
+from hubrelease.hub.tree import repo_info, resolve_commit, verify_remote
 from hubrelease.verify import VerifyReport
 
 Notify = Callable[[str], None]
@@ -197,8 +197,8 @@ def push_release(
         if parent is None:
             with hub_errors(plan.repo_id):
                 api.create_repo(plan.repo_id, repo_type=plan.repo_type, private=private, exist_ok=True)
-            created = "private" if private else "public"
-            parent = resolve_commit(api, plan.repo_id, "main", plan.repo_type)
+            made = repo_info(api, plan.repo_id, "main", plan.repo_type)  # what the Hub made of it
+            parent, created = str(made.sha), "private" if made.private else "public"
             new_branch = plan.revision != "main"
         if new_branch and not create_pr:
             # The Hub commits only to existing branches; the new one starts at main's head, which
@@ -226,8 +226,17 @@ def push_release(
             except RemoteMovedError:
                 # A retry refused as stale may be refused by our own earlier attempt, which the
                 # Hub finished after we had looked (a timed-out commit POST goes on server-side).
-                late = None if attempts == 1 or create_pr else _head(api, plan)
-                if late is None or not _holds(api, plan, late):
+                try:
+                    late = None if attempts == 1 or create_pr else _head(api, plan)
+                    ours = late is not None and _holds(api, plan, late)
+                except HubError as exc:
+                    raise HubUnavailable(
+                        f"{plan.repo_id}: a retry was refused as stale (HTTP 412) and the Hub could not be "
+                        f"read back ({exc.message}); whether an earlier attempt landed is unknown: run "
+                        "`hubrelease verify --remote`",
+                        repo_id=plan.repo_id,
+                    ) from None
+                if late is None or not ours:
                     raise
                 commit, landed = late, True
                 notify(
@@ -244,7 +253,7 @@ def push_release(
                     break
                 notify(failure.retry_notice(attempts))
                 wait(failure.wait)
-    with _after_landing(plan, commit, landed, "tagging it"):
+    with _after_landing(plan, commit, landed, f"tagging it {tag!r}"):
         if tag is not None and create_tag:
             with hub_errors(plan.repo_id):
                 api.create_tag(plan.repo_id, tag=tag, revision=commit, repo_type=plan.repo_type)
