@@ -1,9 +1,12 @@
 """Local verify throughput against its peers, measured in one run on one tree.
 
 Generates a release (default: 4 x 1 GiB shards + 1,000 small files) with a manifest, then times:
-  - ``hubrelease verify`` cold (``--no-cache``) and warm (unchanged tree, stat cache),
+  - ``hubrelease verify`` cold: a first run (no ``.hubrelease/`` at all) and ``--no-cache``,
+  - ``hubrelease verify`` warm (unchanged tree, stat cache),
   - ``sha256sum -c`` (coreutils, one process),
-  - N parallel ``openssl dgst -sha256`` processes (N = cores; the practical ceiling),
+  - the practical limit (issue 16): one ``openssl dgst -sha256`` per large file plus the small files
+    in batches, as many processes at once as there are cores, largest first,
+  - N parallel ``openssl`` processes over equal shares of bytes (the earlier ceiling),
   - ``model_signing verify`` (sign with an EC key first) if its CLI is on PATH or given with --model-signing.
 Prints throughput and the ratios the issue targets. The files sit in the page cache after the
 first pass, so every tool is measured hashing from memory: this compares hashing, not disks.
@@ -95,6 +98,35 @@ def parallel_openssl(root: Path, names: list[str], jobs: int) -> float:
     return time.perf_counter() - start
 
 
+def practical_limit(root: Path, names: list[str], jobs: int, large: int = 16 << 20) -> float:
+    """One openssl per large file, small files in batches of 256, ``jobs`` processes at a time, largest first."""
+    sized = sorted(((os.path.getsize(root / n), n) for n in names), reverse=True)
+    tasks = [[n] for size, n in sized if size >= large]
+    small = [n for size, n in sized if size < large]
+    tasks += [small[i : i + 256] for i in range(0, len(small), 256)]
+    start = time.perf_counter()
+    running: list[subprocess.Popen[bytes]] = []
+    for task in tasks:
+        while len(running) >= jobs:
+            running[0].wait()
+            running = [p for p in running if p.poll() is None]
+        running.append(
+            subprocess.Popen(["openssl", "dgst", "-sha256", *task], cwd=root, stdout=subprocess.DEVNULL)
+        )
+    if any(p.wait() != 0 for p in running):
+        raise SystemExit("openssl failed")
+    return time.perf_counter() - start
+
+
+def single_core_rate(path: Path) -> float:
+    """Bytes per second one core hashes (our digest, in process, file in the page cache)."""
+    from hubrelease.hashing import sha256_file
+
+    start = time.perf_counter()
+    sha256_file(path)
+    return path.stat().st_size / (time.perf_counter() - start)
+
+
 def model_signing_verify(cli: str, root: Path, model: Path) -> float | None:
     keys = root.parent / "keys"
     keys.mkdir(exist_ok=True)
@@ -150,6 +182,9 @@ def main() -> None:
         "--model-signing", default=shutil.which("model_signing"), help="model_signing CLI path"
     )
     parser.add_argument("--keep", type=Path, help="build the tree here and keep it")
+    parser.add_argument(
+        "--limit-16", type=float, default=1.88, help="practical limit measured on 16 cores (issue 16)"
+    )
     args = parser.parse_args()
 
     hubrelease = shutil.which("hubrelease") or str(Path(sys.executable).parent / "hubrelease")
@@ -172,15 +207,25 @@ def main() -> None:
 
     results: dict[str, float] = {}
     timed(["cat", *names[: args.big_count]], root)  # warm the page cache for everybody
+
+    def first_run() -> float:
+        shutil.rmtree(root / ".hubrelease", ignore_errors=True)
+        return timed([hubrelease, "verify", str(manifest)], root, env)
+
+    results["hubrelease verify (cold, first run)"] = best(first_run)
     results["hubrelease verify (cold, --no-cache)"] = best(
         lambda: timed([hubrelease, "verify", str(manifest), "--no-cache"], root, env)
     )
+    results["hubrelease --help (start-up alone)"] = best(lambda: timed([hubrelease, "--help"], root, env))
     timed([hubrelease, "verify", str(manifest)], root, env)  # fill the stat cache
     timed([hubrelease, "verify", str(manifest)], root, env)  # entries are no longer racy
     results["hubrelease verify (warm, stat cache)"] = best(
         lambda: timed([hubrelease, "verify", str(manifest)], root, env)
     )
     results["sha256sum -c"] = best(lambda: timed(["sha256sum", "--quiet", "-c", "SHA256SUMS"], root))
+    results["practical limit: openssl per large file + batches"] = best(
+        lambda: practical_limit(root, names, jobs)
+    )
     results[f"openssl dgst x{jobs} processes"] = best(lambda: parallel_openssl(root, names, jobs))
     lib_cold, lib_warm = in_process(manifest, args.repeat)
     results["library verify_manifest (cold)"] = lib_cold
@@ -197,11 +242,15 @@ def main() -> None:
     )
     for name, seconds in results.items():
         print(f"{name:40s} {seconds:8.3f} s  {total / seconds / 1e9:7.2f} GB/s")
-    cold = results["hubrelease verify (cold, --no-cache)"]
+    cold = results["hubrelease verify (cold, first run)"]
+    no_cache = results["hubrelease verify (cold, --no-cache)"]
     warm = results["hubrelease verify (warm, stat cache)"]
+    limit = results["practical limit: openssl per large file + batches"]
     print("\nratios (higher is better for hubrelease):")
+    print(f"  cold (first run) vs practical limit:  {limit / cold:.2f}x (target >= 0.9)")
+    print(f"  cold (--no-cache) vs practical limit: {limit / no_cache:.2f}x")
     print(
-        f"  cold vs parallel openssl throughput: {results[f'openssl dgst x{jobs} processes'] / cold:.2f}x (target >= 0.85)"
+        f"  cold vs openssl x{jobs} equal shares:   {results[f'openssl dgst x{jobs} processes'] / cold:.2f}x"
     )
     print(f"  cold vs sha256sum -c:                {results['sha256sum -c'] / cold:.2f}x")
     if "model_signing verify (key)" in results:
@@ -210,6 +259,18 @@ def main() -> None:
         )
     print(f"  warm vs cold, whole process:         {cold / warm:.0f}x (target >= 100)")
     print(f"  warm vs cold, library call:          {lib_cold / lib_warm:.0f}x (no interpreter start-up)")
+    # A model for more cores: both sides hash the same bytes at the same per-core rate with the same
+    # largest-first makespan, so what separates them is a fixed cost that does not shrink with more
+    # cores (our start-up, manifest load, stat-cache writes; openssl's spawns): delta = ours - limit,
+    # measured here. On N cores: ratio = limit_N / (limit_N + delta). The issue measured the limit on
+    # a 16-core machine (17 GB, 2,008 files in the page cache): 1.88 s.
+    delta = cold - limit
+    rate = max(single_core_rate(root / names[0]) for _ in range(args.repeat))
+    print(
+        f"\nmodel: fixed cost ours - limit = {delta * 1000:+.0f} ms (one core hashes {rate / 1e9:.2f} GB/s here)"
+    )
+    for label, limit_n in ((f"{jobs} cores, this tree", limit), ("16 cores, issue's tree", args.limit_16)):
+        print(f"  {label}: limit {limit_n:.2f} s -> predicted ratio {limit_n / (limit_n + delta):.2f}x")
     if not args.keep:
         shutil.rmtree(base)
 

@@ -10,6 +10,7 @@ the process with SIGBUS.)
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import mmap
 from collections.abc import Callable
@@ -18,10 +19,23 @@ from pathlib import Path
 CHUNK_SIZE = 1 << 20
 
 
-def sha256_file(path: str | Path, on_bytes: Callable[[int], None] | None = None) -> str:
-    """Hex SHA-256 of a file's content; ``on_bytes`` is told about every chunk (for progress)."""
+def read_buffer() -> mmap.mmap:
+    """A page-aligned ``CHUNK_SIZE`` buffer for ``sha256_file`` (the pool keeps one per thread)."""
+    return mmap.mmap(-1, CHUNK_SIZE)
+
+
+def sha256_file(
+    path: str | Path, on_bytes: Callable[[int], None] | None = None, *, buffer: mmap.mmap | None = None
+) -> str:
+    """Hex SHA-256 of a file's content; ``on_bytes`` is told about every chunk (for progress).
+
+    ``buffer`` (from ``read_buffer``) is reused instead of mapping a fresh one for this file.
+    """
     digest = hashlib.sha256()
-    with mmap.mmap(-1, CHUNK_SIZE) as buffer, open(path, "rb", buffering=0) as handle:
+    with contextlib.ExitStack() as stack:
+        if buffer is None:
+            buffer = stack.enter_context(read_buffer())
+        handle = stack.enter_context(open(path, "rb", buffering=0))
         view = memoryview(buffer)
         try:
             while True:

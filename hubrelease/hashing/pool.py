@@ -1,11 +1,12 @@
-"""Hashing many files: threads over all cores, largest file first, with the stat cache in front.
+"""Hashing many files: threads over all cores, largest first, small files batched, stat cache in front.
 
-Largest-first keeps the pool busy until the end (a 4 GiB shard started last would leave other
-cores idle). Work is scheduled here; ``digest`` knows only how to hash one file.
+hashlib releases the GIL while it hashes a 1 MiB chunk, so threads use every core. Work is
+scheduled here (``batches``); ``digest`` knows only how to hash one file.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import threading
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from hubrelease.hashing.digest import sha256_file
+from hubrelease.hashing.digest import read_buffer, sha256_file
 from hubrelease.hashing.statcache import StatCache, StatKey
 from hubrelease.progress import NULL_PROGRESS, Progress
 
@@ -49,6 +50,35 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+BATCH_BYTES = 16 << 20
+"""Files smaller than this are hashed in batches of about this many bytes (at most ``BATCH_FILES``)."""
+BATCH_FILES = 256
+
+
+def batches(jobs: Sequence[HashJob]) -> list[list[HashJob]]:
+    """Large files one per task, small ones grouped; the biggest tasks first.
+
+    Largest-first keeps every core busy to the end (a 4 GiB shard started last would leave the
+    others idle); batching makes a thousand 4 KiB configs a few tasks instead of a thousand
+    scheduling round trips, and the batches fill the gaps the large files leave.
+    """
+    tasks: list[list[HashJob]] = []
+    batch: list[HashJob] = []
+    batch_bytes = 0
+    for job in sorted(jobs, key=lambda j: j.key.size, reverse=True):
+        if job.key.size >= BATCH_BYTES:
+            tasks.append([job])
+            continue
+        if batch and (batch_bytes + job.key.size > BATCH_BYTES or len(batch) >= BATCH_FILES):
+            tasks.append(batch)
+            batch, batch_bytes = [], 0
+        batch.append(job)
+        batch_bytes += job.key.size
+    if batch:
+        tasks.append(batch)
+    return sorted(tasks, key=lambda task: sum(j.key.size for j in task), reverse=True)
+
+
 def hash_files(
     jobs: Sequence[HashJob],
     *,
@@ -65,7 +95,6 @@ def hash_files(
             results[job.name] = HashResult(job.name, cached, from_cache=True)
         else:
             pending.append(job)
-    pending.sort(key=lambda j: j.key.size, reverse=True)
     # Stamped before the first byte is read, never after: see statcache's module docstring.
     stamp_ns = cache.stamp() if cache is not None and pending else 0
     progress.start(sum(j.key.size for j in pending), "hashing")
@@ -78,30 +107,41 @@ def hash_files(
         with lock:
             progress.advance(count)
 
+    buffers: dict[int, mmap.mmap] = {}  # one read buffer per worker thread, reused for all its files
+
     def run(job: HashJob) -> tuple[HashResult, StatKey | None]:
         if stop.is_set():
             raise _Stopped
+        buffer = buffers.get(threading.get_ident())
+        if buffer is None:
+            buffer = buffers[threading.get_ident()] = read_buffer()
         try:
-            digest = sha256_file(job.path, advance)
+            digest = sha256_file(job.path, advance, buffer=buffer)
             after = StatKey.of(os.stat(job.path))
         except OSError as exc:
             return HashResult(job.name, None, False, error=exc.strerror or str(exc)), None
         # Only cache a digest if the file did not change while it was being read.
         return HashResult(job.name, digest, from_cache=False), after if after == job.key else None
 
+    def run_batch(batch: list[HashJob]) -> list[tuple[HashResult, StatKey | None]]:
+        return [run(job) for job in batch]
+
     fresh: list[tuple[str, StatKey, str]] = []
     try:
         with ThreadPoolExecutor(max_workers=threads or default_jobs()) as pool:
             try:
-                for result, key in pool.map(run, pending):
-                    results[result.name] = result
-                    if key is not None and result.sha256 is not None:
-                        fresh.append((result.name, key, result.sha256))
+                for batch in pool.map(run_batch, batches(pending)):
+                    for result, key in batch:
+                        results[result.name] = result
+                        if key is not None and result.sha256 is not None:
+                            fresh.append((result.name, key, result.sha256))
             except BaseException:
                 stop.set()  # Ctrl-C: workers stop at their next 1 MiB chunk instead of finishing
                 raise
     finally:
         progress.finish()
+        for buffer in buffers.values():
+            buffer.close()
     if cache is not None:
         cache.store(fresh, stamp_ns)
     return results

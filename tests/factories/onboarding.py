@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
@@ -90,9 +91,11 @@ def deny_reading(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     CI runs as root, and root reads mode-000 files, so ``chmod`` cannot make a file unreadable.
     """
 
-    def sha256(path: str | os.PathLike[str], on_bytes: Callable[[int], None] | None = None) -> str:
+    def sha256(
+        path: str | os.PathLike[str], on_bytes: Callable[[int], None] | None = None, **kwargs: Any
+    ) -> str:
         if Path(path).name == name:
             raise PermissionError(13, "Permission denied", str(path))
-        return sha256_file(path, on_bytes)
+        return sha256_file(path, on_bytes, **kwargs)
 
     monkeypatch.setattr(pool, "sha256_file", sha256)

@@ -16,6 +16,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -74,19 +75,20 @@ def test_same_size_rewrite_in_the_same_tick_while_another_file_hashes_is_not_tru
 ) -> None:
     """The issue-13 race: the old code stamped after all hashing and trusted the stale digest."""
     fs = CoarseFS(monkeypatch)
-    manifest = write_release(tmp_path, {"big.bin": b"B" * (2 << 20), "small.json": b'{"v": 1}'})
+    # big.bin is large enough to be its own task (small files are batched onto one thread).
+    manifest = write_release(tmp_path, {"big.bin": b"B" * pool_module.BATCH_BYTES, "small.json": b'{"v": 1}'})
     for name in ("big.bin", "small.json"):
         fs.write(tmp_path / name, (tmp_path / name).read_bytes())
     release = load_manifest(manifest)
     small_hashed = threading.Event()
     real_sha = pool_module.sha256_file
 
-    def racing_sha(path: str | Path, on_bytes: Callable[[int], None] | None = None) -> str:
+    def racing_sha(path: str | Path, on_bytes: Callable[[int], None] | None = None, **kwargs: Any) -> str:
         if Path(path).name == "big.bin":
             assert small_hashed.wait(10)
             fs.advance()  # the clock moves on while the big file is still hashing
-            return real_sha(path, on_bytes)
-        digest = real_sha(path, on_bytes)
+            return real_sha(path, on_bytes, **kwargs)
+        digest = real_sha(path, on_bytes, **kwargs)
         fs.write(Path(path), b'{"v": 2}')  # same size, same tick as its previous write
         small_hashed.set()
         return digest
@@ -133,8 +135,8 @@ def _hash_all(
     """Hash ``paths`` one by one; ``rewrite`` = (file, new bytes, advance the clock) just after it is read."""
     real_sha = pool_module.sha256_file
 
-    def sha(path: str | Path, on_bytes: Callable[[int], None] | None = None) -> str:
-        digest = real_sha(path, on_bytes)
+    def sha(path: str | Path, on_bytes: Callable[[int], None] | None = None, **kwargs: Any) -> str:
+        digest = real_sha(path, on_bytes, **kwargs)
         if rewrite is not None and Path(path) == rewrite[0]:
             fs.write(rewrite[0], rewrite[1])
             if rewrite[2]:
