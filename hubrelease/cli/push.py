@@ -111,13 +111,15 @@ def push(
         exc.message += "; nothing was pushed"
         raise
     plan = build_plan(release, manifest, root, remote)
-    for warning in check_limits(plan):
+    warnings = check_limits(plan)
+    for warning in warnings:
         output.warn_line(warning)
     payload: dict[str, object] = {
         "schema_version": 1,
         "command": "push",
         "dry_run": dry_run,
         "plan": plan.to_dict(),
+        "warnings": warnings,
     }
     if not json_mode:
         output.print_table(_plan_table(plan))

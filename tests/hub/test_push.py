@@ -86,7 +86,9 @@ def test_dry_run_plans_without_touching_the_hub(hub: LoopbackHub, tmp_path: Path
     manifest = _release(tmp_path, repo, {"a.safetensors": A, "notes.md": b"hi\n"})
     result = _push(hub, manifest, "--dry-run", "--json")
     assert result.exit_code == 0
-    plan = json.loads(result.stdout)["plan"]
+    payload = json.loads(result.stdout)
+    plan = payload["plan"]
+    assert payload["warnings"] == []  # within every Hub limit
     assert plan["parent_commit"] is None and plan["upload_bytes"] == len(A) + 3 + manifest.stat().st_size
     assert [(f["path"], f["status"]) for f in plan["files"]] == [
         ("a.safetensors", "added"),
@@ -639,4 +641,3 @@ def test_a_5xx_then_an_unreadable_hub_says_the_outcome_is_unknown_not_a_bare_500
         "`hubrelease verify --remote`"
     )
     assert _head(hub, repo) != head  # it had landed
-
