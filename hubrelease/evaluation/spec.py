@@ -8,8 +8,9 @@ JSON) states the rest once. The builder adds every number.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -29,7 +30,8 @@ from hubrelease.evaluation.models import (
     _Strict,
 )
 from hubrelease.evaluation.records import read_text
-from hubrelease.manifest.load import format_loc, line_of, parse_tree, to_plain
+from hubrelease.manifest import load as manifest_load
+from hubrelease.manifest.load import format_loc, line_of, to_plain
 
 
 class ComparisonSpec(_Strict):
@@ -163,24 +165,45 @@ class SpecError(InputError):
         super().__init__("\n".join(lines))
 
 
-def load_spec(path: str | Path) -> EvaluationSpec:
-    """Read a spec file (YAML or JSON); all validation errors are reported together, with their lines.
+def _spec_tree(text: str, file: Path) -> tuple[Any, Callable[[Sequence[str | int]], int | None]]:
+    """Parsed spec data and a location -> line function, with the manifest loader's screening.
 
-    Parsing is the manifest's (``parse_tree``): alias bombs, deep nesting, complex keys and huge
-    integers are refused as one line before anything walks the data.
+    The manifest loader's libyaml pass (and, for the few texts it leaves to ruamel, its shape check)
+    refuses alias bombs, deep nesting, complex keys and huge integers in one line before anything
+    walks the data. Its public ``parse_tree`` also refuses keys a manifest does not have, so the
+    pieces are used directly.
     """
+    parsed = manifest_load._parse_fast(text, file)
+    if parsed is not None:
+        root, data = parsed
+        return data, lambda loc: manifest_load._node_line(root, loc)
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        tree = YAML(typ="rt").load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError("invalid YAML/JSON", path=file, line=mark.line + 1 if mark else None) from None
+    if not isinstance(tree, dict):
+        raise InputError("a spec must be a YAML mapping", path=file, line=1)
+    manifest_load._check_shape(tree, file, lambda loc: line_of(tree, loc) or 1)
+    return to_plain(tree), lambda loc: line_of(tree, loc)
+
+
+def load_spec(path: str | Path) -> EvaluationSpec:
+    """Read a spec file (YAML or JSON); all validation errors are reported together, with their lines."""
     file = Path(path)
     text = read_text(file, "a spec file (YAML or JSON)")
     if not text.strip():
         return EvaluationSpec()
-    tree = parse_tree(text, file)
+    data, line_for = _spec_tree(text, file)
     try:
-        return EvaluationSpec.model_validate(to_plain(tree))
+        return EvaluationSpec.model_validate(data)
     except ValidationError as exc:
         lines = []
         for loc, message in error_locs(exc):
             if message == "unknown key":
                 message = "unknown key (allowed keys are listed by `hubrelease schema --eval-spec`)"
-            line = line_of(tree, loc) or 1
-            lines.append(f"{file}:{line}: {format_loc(loc)}: {message}")
+            lines.append(f"{file}:{line_for(loc) or 1}: {format_loc(loc)}: {message}")
         raise SpecError(lines) from None
