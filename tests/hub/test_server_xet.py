@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from huggingface_hub import CommitOperationAdd
 
 from hubrelease.hub.server import LoopbackHub, xetformat
 from hubrelease.hub.server.xetstore import XetStore
-from tests.factories.hub import api_for, raw_request, unique_repo
+from tests.factories.hub import api_for, hf_env, raw_request, unique_repo
 
 # Random bytes, then 400 kB of zeros: the zeros chunk into identical chunks, which a xorb stores once
 # and the file's terms reference several times.
@@ -22,10 +24,15 @@ WEIGHTS = os.urandom(700_000) + bytes(400_000) + os.urandom(50_000)
 SMALL = os.urandom(3_000)
 
 
-def _push(hub: LoopbackHub, tmp_path: Path) -> tuple[str, str]:
+def _weights() -> bytes:
+    """Fresh bytes: the CAS deduplicates across tests, so an upload test must not reuse content."""
+    return os.urandom(700_000) + bytes(400_000) + os.urandom(50_000)
+
+
+def _push(hub: LoopbackHub, tmp_path: Path, weights: bytes = WEIGHTS) -> tuple[str, str]:
     api, repo = api_for(hub), unique_repo()
     api.create_repo(repo)
-    (tmp_path / "model.safetensors").write_bytes(WEIGHTS)
+    (tmp_path / "model.safetensors").write_bytes(weights)
     ops = [
         CommitOperationAdd("model.safetensors", tmp_path / "model.safetensors"),
         CommitOperationAdd("extra/small.gguf", SMALL),
@@ -35,12 +42,13 @@ def _push(hub: LoopbackHub, tmp_path: Path) -> tuple[str, str]:
 
 
 def test_upload_goes_through_xet_and_lands_checked_files(hub: LoopbackHub, tmp_path: Path) -> None:
-    repo, oid = _push(hub, tmp_path)
+    weights = _weights()
+    repo, oid = _push(hub, tmp_path, weights)
     assert hub.requests.count("xet_write_token") >= 1
     assert hub.requests.count("xet_xorb") >= 1 and hub.requests.count("xet_shard") == 1
     assert hub.requests.count("lfs_batch") == 0 and hub.requests.count("lfs_upload") == 0
-    sha = hashlib.sha256(WEIGHTS).hexdigest()
-    assert hub.store.has_lfs(sha, len(WEIGHTS))
+    sha = hashlib.sha256(weights).hexdigest()
+    assert hub.store.has_lfs(sha, len(weights))
     [expected] = hf_xet.hash_files([str(tmp_path / "model.safetensors")])
     info = {p.path: p for p in api_for(hub).get_paths_info(repo, ["model.safetensors", "config.json"])}
     weights = info["model.safetensors"]
@@ -130,9 +138,12 @@ def test_tampered_xorbs_and_shards_are_refused(
     hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     recorder = _Recorder(hub.xet, monkeypatch)
-    _push(hub, tmp_path)
+    weights = os.urandom(1_200_000)  # fresh and zero-free: nothing of it is in the CAS yet
+    api = api_for(hub)
+    api.create_repo(repo := unique_repo())
+    api.create_commit(repo, [CommitOperationAdd("w.safetensors", weights)], commit_message="w")
     [shard] = recorder.shards
-    sha = hashlib.sha256(WEIGHTS).hexdigest()
+    sha = hashlib.sha256(weights).hexdigest()
     with LoopbackHub(tmp_path / "other") as other:
         repo = unique_repo()
         api_for(other).create_repo(repo)
@@ -155,10 +166,10 @@ def test_tampered_xorbs_and_shards_are_refused(
         forged = shard[:at] + bytes(8) + shard[at + 8 :]
         status, _, body = raw_request(f"{other.url}/__xet/v1/shards", "POST", forged, auth)
         assert status == 400 and b"do not match" in body
-        assert not other.store.has_lfs(sha, len(WEIGHTS))
+        assert not other.store.has_lfs(sha, len(weights))
         status, _, body = raw_request(f"{other.url}/__xet/v1/shards", "POST", shard, auth)
         assert status == 200 and json.loads(body) == {"result": 1}
-        assert other.store.has_lfs(sha, len(WEIGHTS))
+        assert other.store.has_lfs(sha, len(weights))
         assert other.server_errors == []
 
 
@@ -178,3 +189,33 @@ def test_xet_faults_leave_the_repo_unchanged(hub: LoopbackHub, tmp_path: Path, a
         api.create_commit(repo, [CommitOperationAdd("w.safetensors", data)], commit_message="x")
     assert api.repo_info(repo).sha == head
     assert not hub.store.has_lfs(hashlib.sha256(data).hexdigest(), len(data))
+
+
+def test_global_dedup_probe_lets_another_client_skip_stored_chunks(hub: LoopbackHub, tmp_path: Path) -> None:
+    # Two processes with their own HF_HOME: no local shard cache is shared, only the CAS.
+    script = (
+        "import sys\n"
+        "from huggingface_hub import CommitOperationAdd, HfApi\n"
+        "api = HfApi(token=sys.argv[3])\n"
+        "api.create_repo(sys.argv[1], exist_ok=True)\n"
+        "api.create_commit(sys.argv[1], [CommitOperationAdd('w.safetensors', sys.argv[2])], commit_message='m')\n"
+    )
+    base = os.urandom(1_500_000)
+    (tmp_path / "one.bin").write_bytes(base)
+    (tmp_path / "two.bin").write_bytes(base + os.urandom(200_000))
+    sent = []
+    for name in ("one", "two"):
+        hub.requests.clear()
+        done = subprocess.run(
+            [sys.executable, "-c", script, unique_repo(), str(tmp_path / f"{name}.bin"), hub.owner_token],
+            env=hf_env(hub, tmp_path / f"home-{name}"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        sent.append(hub.requests.bytes_in("xet_xorb"))
+    assert sent[0] >= len(base)
+    assert sent[1] < 300_000  # the 1.5 MB the first client stored were deduplicated, not re-sent
+    probes = [r for r in hub.requests.records if r.route == "xet_dedup"]
+    assert any(r.status == 200 and r.bytes_out > 0 for r in probes)

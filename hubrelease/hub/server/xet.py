@@ -8,7 +8,8 @@ What hf_xet (huggingface_hub >= 1.20 picks it whenever it is installed) calls, f
   ``X-Xet-Access-Token``, ``X-Xet-Token-Expiration`` and as JSON ``{accessToken, exp, casUrl}``;
 - ``POST {cas}/v1/xorbs/default/{hash}`` (a xorb) and ``POST {cas}/v1/shards`` (the files); the client
   tries ``/v2/shards`` and ``/v2/reconstructions`` first and falls back to v1 on 404;
-- ``GET {cas}/v1/chunks/default-merkledb/{hash}``: the global dedup probe (404 = not known);
+- ``GET {cas}/v1/chunks/default/{hash}``: the global dedup probe (a shard of xorb records, 404 = not
+  known) for a file's first chunk and chunks whose hash is 0 mod 1024;
 - ``GET {cas}/v1/reconstructions/{file}`` (``Range`` optional): terms and byte ranges of xorbs, which
   the client then fetches from the signed ``/__xet/fetch/{xorb}`` URLs with a ``Range`` header.
 """
@@ -68,9 +69,12 @@ def upload_shard(request: Request) -> Response:
 
 
 def dedup_probe(request: Request) -> Response:
-    """Global dedup: the loopback CAS tracks no chunks across uploads, so every probe is a miss."""
+    """Global dedup: a shard naming the stored xorb that holds this chunk, so the client skips it."""
     _authorize(request, write=False)
-    raise StoreError(404, "chunk not tracked by global deduplication")
+    shard = request.hub.xet.dedup_shard(request.arg("hash"))
+    if shard is None:
+        raise StoreError(404, "chunk not tracked by global deduplication")
+    return Response(200, {"Content-Type": "application/octet-stream"}, shard)
 
 
 def reconstruction(request: Request) -> Response:

@@ -285,15 +285,24 @@ def _records(data: bytes, offset: int) -> Iterator[tuple[int, bytes]]:
         offset += RECORD
 
 
-def parse_shard(data: bytes) -> list[ShardFile]:
-    """The files of an uploaded shard (its xorb section only repeats what the xorbs say)."""
+@dataclass(frozen=True)
+class ShardXorb:
+    """One xorb's record in a shard's xorb section: its hash, chunk hashes, and the raw record bytes."""
+
+    xorb: str
+    chunk_hashes: list[bytes]
+    raw: bytes
+
+
+def parse_shard(data: bytes) -> tuple[list[ShardFile], list[ShardXorb]]:
+    """The files of an uploaded shard, and its xorb section (served back for global dedup)."""
     if len(data) < SHARD_HEADER_SIZE or data[:32] != SHARD_HEADER_TAG:
         raise XetFormatError("not a Xet shard (wrong header tag)")
     files: list[ShardFile] = []
     records = _records(data, SHARD_HEADER_SIZE)
-    for _, record in records:
+    for offset, record in records:
         if record[:32] == BOOKEND:
-            return files
+            return files, _xorb_section(data, offset + RECORD)
         flags, entries = struct.unpack_from("<II", record, 32)
         item = ShardFile(hash_hex(record[:32]))
         for _ in range(entries):
@@ -309,3 +318,36 @@ def parse_shard(data: bytes) -> list[ShardFile]:
             item.sha256 = hash_hex(next(records)[1][:32])  # stored as a MerkleHash, like the others
         files.append(item)
     raise XetFormatError("shard has no file section bookend")  # pragma: no cover - _records raises first
+
+
+def _xorb_section(data: bytes, offset: int) -> list[ShardXorb]:
+    xorbs: list[ShardXorb] = []
+    records = _records(data, offset)
+    for start, record in records:
+        if record[:32] == BOOKEND:
+            return xorbs
+        (entries,) = struct.unpack_from("<I", record, 36)
+        hashes = [next(records)[1][:32] for _ in range(entries)]
+        xorbs.append(ShardXorb(hash_hex(record[:32]), hashes, data[start : start + RECORD * (entries + 1)]))
+    raise XetFormatError("shard has no xorb section bookend")  # pragma: no cover - _records raises first
+
+
+def is_dedup_eligible(chunk: bytes) -> bool:
+    """A chunk the client probes global dedup for: last u64 of its hash 0 mod 1024 (constants.rs)."""
+    return int.from_bytes(chunk[24:32], "little") % 1024 == 0
+
+
+def dedup_shard(xorbs: list[bytes], now: int) -> bytes:
+    """A shard holding only xorb records, as the CAS answers a dedup probe (``streaming_shard.rs``
+    ``serialize_xorb_subset_with_expiry``): header, empty file section, the records, empty lookup
+    tables and the 200-byte footer."""
+    bookend = BOOKEND + bytes(16)
+    body = bookend + b"".join(xorbs) + bookend
+    footer_start = SHARD_HEADER_SIZE + len(body)
+    stored = sum(struct.unpack_from("<I", raw, 44)[0] for raw in xorbs)
+    raw_bytes = sum(struct.unpack_from("<I", raw, 40)[0] for raw in xorbs)
+    footer = struct.pack("<9Q", 1, SHARD_HEADER_SIZE, SHARD_HEADER_SIZE + RECORD, *[footer_start, 0] * 3)
+    footer += ZERO_KEY + struct.pack("<2Q", now, now + 24 * 3600) + bytes(48)
+    footer += struct.pack("<4Q", stored, 0, raw_bytes, footer_start)
+    header = SHARD_HEADER_TAG + struct.pack("<2Q", 2, len(footer))
+    return header + body + footer

@@ -6,6 +6,8 @@ Layout under the Hub's root (next to ``store.py``'s)::
     xet/xorbs/<h[:2]>/<h>.json     its chunk index: [offset, stored length, raw length, chunk hash]
     xet/files/<h[:2]>/<h>.json     a file: sha256, size and terms [xorb, first chunk, end chunk, bytes]
     xet/sha256/<s[:2]>/<s>         the Xet hash of the file whose sha256 is <s>
+    xet/xorbs/<h[:2]>/<h>.shard    the xorb's record from the shard that registered it (dedup answers)
+    xet/chunks/<c[:2]>/<c>         the xorb holding chunk <c>, for dedup-eligible and file-first chunks
 
 A shard makes its files visible only after each one is rebuilt from its xorbs, its Xet hash
 recomputed from the chunk hashes and its sha256 checked; the rebuilt bytes go into the LFS store
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hubrelease.fsutil import atomic_write_text
+from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
 from hubrelease.hub.server import xetformat
 from hubrelease.hub.server.store import HubStore, RepoKey, StoreError
 from hubrelease.hub.server.xetformat import Segment, XetFormatError, XorbChunk
@@ -52,7 +54,7 @@ class XetStore:
     def __init__(self, store: HubStore) -> None:
         self.store = store
         self.root = store.root / "xet"
-        for sub in ("xorbs", "files", "sha256"):
+        for sub in ("xorbs", "files", "sha256", "chunks"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._tokens: dict[str, XetToken] = {}
         self._lock = threading.Lock()
@@ -144,7 +146,7 @@ class XetStore:
     def put_shard(self, data: bytes) -> int:
         """Register every file of a shard after rebuilding and checking it; returns how many were new."""
         try:
-            files = xetformat.parse_shard(data)
+            files, xorbs = xetformat.parse_shard(data)
         except XetFormatError as exc:
             raise StoreError(400, f"invalid shard: {exc}") from None
         new = 0
@@ -152,7 +154,27 @@ class XetStore:
             if self.file_record(item.file_hash) is None:
                 self._register(item)
                 new += 1
+        firsts = {s.xorb: s.start for item in files for s in item.segments[:1]}
+        for xorb in xorbs:
+            self._index_for_dedup(xorb, firsts.get(xorb.xorb))
         return new
+
+    def _index_for_dedup(self, xorb: xetformat.ShardXorb, first_chunk: int | None) -> None:
+        """Keep a xorb's shard record and index its dedup-eligible chunks (and files' first chunks)."""
+        if not self.has_xorb(xorb.xorb) or [c.hash for c in self.xorb_index(xorb.xorb)] != xorb.chunk_hashes:
+            return  # the record must describe the xorb the CAS holds, or it is not served back
+        atomic_write_bytes(self._path("xorbs", xorb.xorb, ".shard"), xorb.raw)
+        for n, chunk in enumerate(xorb.chunk_hashes):
+            if n == first_chunk or xetformat.is_dedup_eligible(chunk):
+                atomic_write_text(self._path("chunks", xetformat.hash_hex(chunk)), xorb.xorb)
+
+    def dedup_shard(self, chunk: str) -> bytes | None:
+        """The shard answering a global dedup probe for ``chunk``, or None if no stored xorb has it."""
+        path = self._path("chunks", chunk)
+        if not path.is_file():
+            return None
+        record = self._path("xorbs", path.read_text().strip(), ".shard")
+        return xetformat.dedup_shard([record.read_bytes()], int(time.time())) if record.is_file() else None
 
     def _register(self, item: xetformat.ShardFile) -> None:
         if item.sha256 is None:
