@@ -23,6 +23,9 @@ from typer.core import TyperGroup
 from hubrelease.cli import output
 from hubrelease.errors import HubReleaseError
 
+INTERRUPTED = 130
+"""Exit code after Ctrl-C (documented in the README's exit-code table)."""
+
 HELP_NAMES = ["-h", "--help"]
 
 
@@ -127,7 +130,7 @@ class HubReleaseGroup(TyperGroup):
             code = exc.exit_code
         except (typer.Abort, KeyboardInterrupt):
             output.error_line("interrupted")
-            code = 130
+            code = INTERRUPTED
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
@@ -146,7 +149,7 @@ class HubReleaseGroup(TyperGroup):
             raise
         except KeyboardInterrupt:
             output.error_line("interrupted")
-            raise typer.Exit(130) from None
+            raise typer.Exit(INTERRUPTED) from None
         except OSError as exc:
             if os.environ.get("HUBRELEASE_DEBUG"):
                 raise
@@ -213,5 +216,17 @@ def _options(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point.
+
+    After Ctrl-C (exit 130) the process ends at once: the interrupted writes have already removed
+    their temp files on the way out, and waiting for interpreter shutdown would join worker
+    threads still inside a library call (an upload chunk, a download), for seconds or minutes.
+    """
+    try:
+        app()
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(INTERRUPTED)
+        raise

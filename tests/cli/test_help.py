@@ -17,6 +17,8 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import COMMANDS, _registered, app
+from hubrelease.hub.server import LoopbackHub, RepoKey
+from tests.factories.hub import api_for, unique_repo
 
 runner = CliRunner()
 
@@ -186,3 +188,40 @@ def _has_open(pid: int, path: Path) -> bool:
         return any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir())
     except OSError:
         return False
+
+
+def test_ctrl_c_during_a_push_upload_exits_130_at_once_and_commits_nothing(
+    tmp_path: Path, loopback_hub: LoopbackHub
+) -> None:
+    big = tmp_path / "big.safetensors"
+    with big.open("wb") as handle:
+        handle.truncate(1 << 30)  # sparse: cheap to hash, seconds to upload
+    repo = unique_repo("interrupted")
+    manifest = tmp_path / "hubrelease.yaml"
+    zeros = hashlib.sha256()
+    with big.open("rb") as handle:
+        while chunk := handle.read(1 << 24):
+            zeros.update(chunk)
+    manifest.write_text(
+        f"schema_version: 1\nrelease: {{repo_id: {repo}, license: mit}}\n"
+        f"artifacts:\n  - path: big.safetensors\n    size: {1 << 30}\n    sha256: {zeros.hexdigest()}\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from hubrelease.cli.app import main; main()", "push", str(manifest),
+         "--endpoint", loopback_hub.url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"}, text=True,
+    )  # fmt: skip
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:  # "plan: ..." is printed just before the upload starts
+        seen.append(line)
+        if line.startswith("plan:"):
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, rest = proc.communicate(timeout=60)
+    assert proc.returncode == 130, "".join(seen) + rest
+    assert rest.strip().splitlines()[-1] == "error: interrupted"
+    if loopback_hub.store.exists(RepoKey("model", repo)):  # push creates the repo before uploading
+        assert "big.safetensors" not in api_for(loopback_hub).list_repo_files(repo)
