@@ -171,10 +171,11 @@ def run_servers(variants: list[Variant], target_gguf: Path) -> list[Result]:
                     why = "ik_llama.cpp 8337e4cd has no DFlash2 architecture (hubrelease refuses --flavor ik)"
                     results.append(Result(consumer, v.name, artifact, "n/a", why))
                 elif not server or not Path(server).is_file():
-                    results.append(Result(consumer, v.name, artifact, "not run", f"set {env_name}"))
+                    why = f"{env_name}={server} is not a file" if server else f"set {env_name}"
+                    results.append(Result(consumer, v.name, artifact, "not run", why))
                 else:
                     expect = ("DFlash extract_layers", "DFlash2 conv kernel")[: 2 if v.dflash2 else 1]
-                    expect = expect if engine == "mainline" else ()
+                    expect = expect if engine == "mainline" else ("DFlash context ready",)
                     r = llama_server.run(engine, Path(server), target_gguf, gguf, expect)  # type: ignore[arg-type]
                     results.append(Result(consumer, v.name, artifact, r["status"], _detail(r)))
     return results
@@ -233,6 +234,70 @@ def run_converters(variants: list[Variant], target: Path, target_gguf: Path, wor
                     if error
                     else _compared(consumer, v.name, artifact, ours, theirs)
                 )
+    return results
+
+
+def _rejected(consumer: str, variant: str, artifact: str, result: dict[str, Any]) -> Result:
+    """A control passes when the consumer refuses the broken input."""
+    if result["status"] == "fail":
+        return Result(consumer, variant, artifact, "pass", f"rejected as it must be: {_detail(result)}")
+    return Result(consumer, variant, artifact, "fail", f"accepted a broken input: {_detail(result)}")
+
+
+def run_controls(variants: list[Variant], target: Path, target_gguf: Path, work: Path) -> list[Result]:
+    """Broken inputs each consumer must refuse, so a pass above means something.
+
+    - a checkpoint without ``layers.0.mlp.up_proj.weight``: SGLang's ``load_weights`` skips what is not
+      there without a word, the harness's parameter check must catch it; z-lab's strict load refuses it;
+    - GGUFs without ``blk.0.ffn_up.weight``: both loaders must refuse them;
+    - GGUFs whose target layers include the target's last layer (what ``build gguf-drafter`` refuses):
+      mainline must not serve it, ik must not draft with it.
+    """
+    from tests.factories.drafters import mutate_gguf, write_checkpoint
+
+    out = work / "controls"
+    shutil.rmtree(out, ignore_errors=True)
+    dflash = next(v for v in variants if v.name == "dflash")
+    missing = write_checkpoint(out / "missing-up-proj", drop=["layers.0.mlp.up_proj.weight"], rotary=False)
+    # The built drafter's config (block_size at the top level too), so the missing tensor is the only fault.
+    shutil.copy(dflash.folder / "config.json", missing / "config.json")
+    results = []
+    env = os.environ
+    name, artifact = "no up_proj", "safetensors"
+    if env.get("SGLANG_PYTHON"):
+        argv = [env["SGLANG_PYTHON"], str(CONSUMERS / "sglang_load.py"), str(missing), str(target)]
+        r = _json_subprocess(argv, dict(env, SGLANG_USE_CPU_ENGINE="1"))
+        results.append(_rejected("sglang (control)", name, artifact, r))
+    if env.get("ZLAB_PYTHON") and env.get("ZLAB_DFLASH_SRC"):
+        r = _json_subprocess(
+            [env["ZLAB_PYTHON"], str(CONSUMERS / "zlab_load.py"), env["ZLAB_DFLASH_SRC"], str(missing)]
+        )
+        results.append(_rejected("z-lab (control)", name, artifact, r))
+    last = int(json.loads((target / "config.json").read_text(encoding="utf-8"))["num_hidden_layers"]) - 1
+    for engine, env_name, consumer, layers in (
+        (
+            "mainline",
+            "LLAMA_SERVER",
+            "llama.cpp mainline (control)",
+            {"dflash.target_layers": [2, 4, last + 1]},
+        ),
+        (
+            "ik",
+            "IK_LLAMA_SERVER",
+            "ik_llama.cpp (control)",
+            {"dflash-draft.dflash.target_layer_ids": [1, 3, last]},
+        ),
+    ):
+        server = env.get(env_name, "")
+        if not server or not Path(server).is_file():
+            continue
+        source = dflash.ggufs[(engine, "f16")]
+        dropped = mutate_gguf(source, out / f"{engine}-no-ffn-up.gguf", drop_tensors=["blk.0.ffn_up.weight"])
+        r = llama_server.run(engine, Path(server), target_gguf, dropped)  # type: ignore[arg-type]
+        results.append(_rejected(consumer, "no ffn_up", f"{engine} f16 GGUF", r))
+        last_layer = mutate_gguf(source, out / f"{engine}-last-layer.gguf", set_kv=layers)
+        r = llama_server.run(engine, Path(server), target_gguf, last_layer)  # type: ignore[arg-type]
+        results.append(_rejected(consumer, f"layer {last}", f"{engine} f16 GGUF", r))
     return results
 
 
@@ -303,7 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--work", type=Path, default=Path(os.environ.get("CONFORMANCE_WORK", "conformance-work"))
     )
-    parser.add_argument("--only", default="sglang,z-lab,servers,converters", help="comma-separated steps")
+    parser.add_argument(
+        "--only", default="sglang,z-lab,servers,converters,controls", help="comma-separated steps"
+    )
     parser.add_argument("--results", type=Path, help="update this RESULTS.md's generated block")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)
@@ -315,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         "z-lab": lambda: run_zlab(variants, target),
         "servers": lambda: run_servers(variants, target_gguf),
         "converters": lambda: run_converters(variants, target, target_gguf, args.work),
+        "controls": lambda: run_controls(variants, target, target_gguf, args.work),
     }
     results: list[Result] = []
     for name in args.only.split(","):

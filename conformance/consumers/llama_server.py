@@ -12,6 +12,7 @@ Both servers report ``timings.draft_n`` / ``timings.draft_n_accepted`` in ``/com
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import socket
@@ -56,21 +57,38 @@ def _get(url: str, timeout: float) -> int:
         return 0
 
 
-def _post(url: str, body: dict[str, Any], timeout: float) -> tuple[int, dict[str, Any]]:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
+def _post_stream(url: str, body: dict[str, Any], timeout: float) -> tuple[int, dict[str, Any]]:
+    """POST with ``stream: true`` and return the last event (the one with ``timings``).
+
+    Streamed, because ik's non-streamed reply serialises the whole text at once and answers 500
+    ("invalid UTF-8 byte") when a random model's greedy tokens end inside a multi-byte character.
+    """
+    data = json.dumps({**body, "stream": True}).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return int(response.status), json.loads(response.read())
+            events = [
+                line[len(b"data:") :] for line in response.read().splitlines() if line.startswith(b"data:")
+            ]
+            parsed = [json.loads(e) for e in events if e.strip().startswith(b"{")]
+            final = next((e for e in reversed(parsed) if "timings" in e), parsed[-1] if parsed else {})
+            return int(response.status), final
     except urllib.error.HTTPError as exc:
         return int(exc.code), {"error": exc.read().decode(errors="replace")[:500]}
+    except (http.client.HTTPException, OSError) as exc:
+        # The server died mid-reply (an abort in the graph): the log says why.
+        return 0, {"error": f"connection lost ({type(exc).__name__})"}
 
 
 def _log_excerpt(log: str) -> str:
-    """The first error lines (the cause, e.g. ``check_tensor_dims: ... wrong shape``) and the last one."""
-    lines = [line.strip() for line in log.splitlines() if _ERROR_LINE.search(line)] or log.splitlines()[-3:]
-    picked = lines[:3] + lines[-1:] if len(lines) > 4 else lines
+    """The first error lines (a load's cause, e.g. ``check_tensor_dims: ... wrong shape``) and the last
+    two (an abort's), without mainline's "this warning is normal" line of its memory fitting pass."""
+    lines = [
+        line.strip()
+        for line in log.splitlines()
+        if _ERROR_LINE.search(line) and "this warning is normal" not in line
+    ] or log.splitlines()[-3:]
+    picked = lines[:2] + lines[-2:] if len(lines) > 4 else lines
     return " | ".join(picked)[:1500]
 
 
@@ -81,13 +99,15 @@ def run(
 
     ``expect_log``: lines the server must log, e.g. mainline's ``DFlash extract_layers`` and, when it
     builds the DFlash2 modules, ``DFlash2 conv kernel`` (``src/models/dflash.cpp:49,157``; without them
-    a DFlash2 file would draft as DFlash v1).
+    a DFlash2 file would draft as DFlash v1); ik's ``DFlash context ready`` (its dflash state, with the
+    feature width it checked against the target).
     """
     port = _free_port()
-    argv = [str(server), "-m", str(target), *spec_args(engine, draft)]
+    argv = [str(server.resolve()), "-m", str(target.resolve()), *spec_args(engine, draft.resolve())]
     argv += ["--host", "127.0.0.1", "--port", str(port), "-c", "1024", "-t", "2", "-np", "1", "--no-warmup"]
-    with tempfile.TemporaryFile("w+") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    # In a scratch folder: ik's server writes llama.log into its working directory.
+    with tempfile.TemporaryFile("w+") as log, tempfile.TemporaryDirectory() as scratch:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=scratch)
         try:
             deadline = time.monotonic() + _STARTUP_SECONDS
             while time.monotonic() < deadline and process.poll() is None:
@@ -99,7 +119,7 @@ def run(
                 why = f"exited with {process.returncode}" if process.poll() is not None else "not ready"
                 return {"status": "fail", "error": f"llama-server {why}: {_log_excerpt(log.read())}"}
             body = {"prompt": PROMPT, "n_predict": N_PREDICT, "temperature": 0.0, "top_k": 1, "seed": 0}
-            status, reply = _post(f"http://127.0.0.1:{port}/completion", body, 300)
+            status, reply = _post_stream(f"http://127.0.0.1:{port}/completion", body, 300)
             log.seek(0)
             text = log.read()
         finally:

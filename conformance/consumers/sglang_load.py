@@ -78,19 +78,21 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def _expected_params(tensors: dict[str, Any], torch: Any) -> dict[str, Any]:
-    """What each SGLang parameter must hold: file tensors by name, q/k/v and gate/up concatenated."""
+    """What each SGLang parameter must hold: file tensors by name, q/k/v and gate/up concatenated
+    (a fused parameter with a part missing from the file expects nothing, so it is reported)."""
     flat = {name.removeprefix("model."): t for name, t in tensors.items()}
     expected: dict[str, Any] = {}
     used: set[str] = set()
+    fused = (
+        ("q_proj", ("q_proj", "k_proj", "v_proj"), "qkv_proj"),
+        ("gate_proj", ("gate_proj", "up_proj"), "gate_up_proj"),
+    )
     for name in sorted(flat):
-        if ".self_attn.q_proj." in name:
-            parts = [name.replace("q_proj", p) for p in ("q_proj", "k_proj", "v_proj")]
-            expected[name.replace("q_proj", "qkv_proj")] = torch.cat([flat[p] for p in parts])
-            used.update(parts)
-        elif ".mlp.gate_proj." in name:
-            parts = [name.replace("gate_proj", p) for p in ("gate_proj", "up_proj")]
-            expected[name.replace("gate_proj", "gate_up_proj")] = torch.cat([flat[p] for p in parts])
-            used.update(parts)
+        for first, names, into in fused:
+            parts = [name.replace(first, p) for p in names]
+            if f".{first}." in name and all(p in flat for p in parts):
+                expected[name.replace(first, into)] = torch.cat([flat[p] for p in parts])
+                used.update(parts)
     for name, tensor in flat.items():
         if name not in used:
             expected[name] = tensor
