@@ -19,6 +19,7 @@ FindingKind = Literal[
     "lint",
     "revision_missing",
     "cache_rebuilt",
+    "temp_leftover",
 ]
 
 # Severity of each kind; one table so local, remote and JSON output agree.
@@ -35,6 +36,7 @@ SEVERITY: dict[FindingKind, Severity] = {
     "lint": "error",
     "revision_missing": "error",
     "cache_rebuilt": "warning",
+    "temp_leftover": "info",
 }
 
 

@@ -227,12 +227,17 @@ def verify_tree(
     if options.check_unlisted:
         listed = {item.name for item in expected}
         known_names = {relative_inside(p, root) for p in known}
-        for name in _walk(root):
+        leftovers: list[str] = []
+        for name in _walk(root, leftovers):
             if name in listed or name in known_names or _ignored(name, ignore):
                 continue
             findings.append(
                 Finding.make("unlisted", name, "file is in the release folder but not in the manifest")
             )
+        findings.extend(
+            Finding.make("temp_leftover", name, "left by an interrupted write; not data, safe to delete")
+            for name in leftovers
+        )
     ordered = tuple(checks[item.name] for item in expected)
     return VerifyReport("local", str(root), ordered, tuple(sorted(findings)), hashed_bytes=hashed)
 
@@ -267,16 +272,20 @@ def _observe(
     return FileCheck(item.name, "ok", st.st_size), HashJob(item.name, path, StatKey.of(st)), None
 
 
-def _walk(root: Path) -> list[str]:
-    """Every file (and symlinked folder) under ``root`` as a POSIX relative path; strings, not pathlib."""
+def _walk(root: Path, leftovers: list[str]) -> list[str]:
+    """Every file (and symlinked folder) under ``root`` as a POSIX relative path; strings, not pathlib.
+
+    Temp files and staging folders of interrupted writes are not data: they go to ``leftovers``.
+    """
     names: list[str] = []
     pending = [""]
     while pending:
         prefix = pending.pop()
         with os.scandir(os.path.join(root, prefix) if prefix else root) as entries:
             for entry in entries:
-                if is_temp_name(entry.name):
-                    continue  # left by a killed write (fsutil.TEMP_PREFIX): not data, never published
+                if is_temp_name(entry.name):  # left by a killed write (fsutil.TEMP_PREFIX)
+                    leftovers.append(prefix + entry.name)
+                    continue
                 name = prefix + entry.name
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in _ALWAYS_IGNORED_DIRS:

@@ -72,7 +72,10 @@ def test_leftovers_of_killed_writes_are_not_data(tmp_path: Path) -> None:
     manifest = load_manifest(out)
     assert sorted(a.path for a in manifest.artifacts) == ["model.gguf", "notes.md"]
     assert manifest.ignore == []
-    assert verify_manifest(manifest, out).findings == ()
+    report = verify_manifest(manifest, out)
+    assert {(f.kind, f.severity) for f in report.findings} == {("temp_leftover", "info")}
+    assert sorted(f.path for f in report.findings) == [leftover.name, staging.name]
+    assert not report.has_drift
     result = runner.invoke(app, ["add", str(out), str(leftover)])
     assert result.exit_code == 2
     assert "temp file of an interrupted write" in result.stderr
