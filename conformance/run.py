@@ -314,8 +314,11 @@ def _version(argv: list[str]) -> str:
 def environment() -> dict[str, str]:
     """Machine and consumer versions, for RESULTS.md."""
     env = os.environ
+    cpuinfo = Path("/proc/cpuinfo")
+    model = re.search(r"model name\s*: (.+)", cpuinfo.read_text() if cpuinfo.exists() else "")
     info = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
+        "machine": f"{model.group(1) if model else platform.machine()}, {os.cpu_count()} cores, "
+        f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
     }
     if env.get("SGLANG_PYTHON"):
