@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The conformance tier: run the example release and the test factories' drafters through the real
 # consumers (SGLang, z-lab DFlashDraftModel, llama.cpp mainline, ik_llama.cpp, the engines' converters).
-# Not part of scripts/check.sh: a first run installs ~2 GB and builds llama.cpp (tens of minutes on
+# Not part of scripts/check.sh: a first run installs ~4 GB (two venvs) and builds llama.cpp (tens of minutes on
 # 2 cores); everything is cached under $CACHE, so a re-run takes seconds plus the checks themselves.
 #
 # Usage: bash scripts/conformance.sh [--only CONSUMER,...] [--results conformance/RESULTS.md]
@@ -24,6 +24,8 @@ CACHE=${CONFORMANCE_CACHE:-$HOME/.cache/hubrelease}
 ENGINES=$CACHE/engines
 mkdir -p "$ENGINES"
 # Never let a dependency replace the CPU torch with a CUDA build (/etc/xdg/pip holds this machine's cap).
+# torch==2.13.0 resolves to the CPU wheel this machine keeps in pip's find-links (/opt/wheels); elsewhere
+# point PIP_FIND_LINKS at a CPU wheel of torch 2.13.0 first, or PyPI's CUDA build is installed.
 CONSTRAINTS=$CACHE/conformance-constraints.txt
 echo "torch==2.13.0" >"$CONSTRAINTS"
 export PIP_CONSTRAINT="$CONSTRAINTS${PIP_CONSTRAINT:+ $PIP_CONSTRAINT}"
