@@ -475,6 +475,13 @@ class Sweep(_Strict):
     """Caveats the card should carry."""
 
 
+def check_configuration_ids(configurations: list[Configuration]) -> None:
+    """Refuse repeated configuration ids (cells name their configuration by id)."""
+    known = [c.id for c in configurations]
+    if len(set(known)) != len(known):
+        raise ValueError(f"configuration ids repeat: {known}")
+
+
 class EvaluationHeader(_Strict):
     """What an evaluation file and a ``build eval`` spec share: identity and run metadata."""
 
@@ -491,9 +498,7 @@ class EvaluationHeader(_Strict):
 
     @model_validator(mode="after")
     def _check_configurations(self) -> EvaluationHeader:
-        known = [c.id for c in self.configurations]
-        if len(set(known)) != len(known):
-            raise ValueError(f"configuration ids repeat: {known}")
+        check_configuration_ids(self.configurations)
         return self
 
 

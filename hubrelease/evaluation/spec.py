@@ -28,6 +28,7 @@ from hubrelease.evaluation.models import (
     Setting,
     Target,
     _Strict,
+    check_configuration_ids,
 )
 from hubrelease.evaluation.records import read_text
 from hubrelease.manifest import load as manifest_load
@@ -152,9 +153,7 @@ class EvaluationSpec(_Strict):
 
     @model_validator(mode="after")
     def _check_configurations(self) -> EvaluationSpec:
-        known = [c.id for c in self.configurations]
-        if len(set(known)) != len(known):
-            raise ValueError(f"configuration ids repeat: {known}")
+        check_configuration_ids(self.configurations)
         return self
 
 
