@@ -8,7 +8,6 @@ JSON) states the rest once. The builder adds every number.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,8 +30,7 @@ from hubrelease.evaluation.models import (
     check_configuration_ids,
 )
 from hubrelease.evaluation.records import read_text
-from hubrelease.manifest import load as manifest_load
-from hubrelease.manifest.load import format_loc, line_of, to_plain
+from hubrelease.manifest.load import format_loc, screen_yaml
 
 
 class ComparisonSpec(_Strict):
@@ -164,18 +162,8 @@ class SpecError(InputError):
         super().__init__("\n".join(lines))
 
 
-def _spec_tree(text: str, file: Path) -> tuple[Any, Callable[[Sequence[str | int]], int | None]]:
-    """Parsed spec data and a location -> line function, with the manifest loader's screening.
-
-    The manifest loader's libyaml pass (and, for the few texts it leaves to ruamel, its shape check)
-    refuses alias bombs, deep nesting, complex keys and huge integers in one line before anything
-    walks the data. Its public ``parse_tree`` also refuses keys a manifest does not have, so the
-    pieces are used directly.
-    """
-    parsed = manifest_load._parse_fast(text, file)
-    if parsed is not None:
-        root, data = parsed
-        return data, lambda loc: manifest_load._node_line(root, loc)
+def _ruamel_tree(text: str, file: Path) -> Any:
+    """ruamel's tree of a spec libyaml leaves to it, or one line: invalid YAML, or not a mapping."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
@@ -186,8 +174,7 @@ def _spec_tree(text: str, file: Path) -> tuple[Any, Callable[[Sequence[str | int
         raise InputError("invalid YAML/JSON", path=file, line=mark.line + 1 if mark else None) from None
     if not isinstance(tree, dict):
         raise InputError("a spec must be a YAML mapping", path=file, line=1)
-    manifest_load._check_shape(tree, file, lambda loc: line_of(tree, loc) or 1)
-    return to_plain(tree), lambda loc: line_of(tree, loc)
+    return tree
 
 
 def load_spec(path: str | Path) -> EvaluationSpec:
@@ -196,7 +183,7 @@ def load_spec(path: str | Path) -> EvaluationSpec:
     text = read_text(file, "a spec file (YAML or JSON)")
     if not text.strip():
         return EvaluationSpec()
-    data, line_for = _spec_tree(text, file)
+    data, line_for = screen_yaml(text, file, lambda slow: _ruamel_tree(slow, file))
     try:
         return EvaluationSpec.model_validate(data)
     except ValidationError as exc:

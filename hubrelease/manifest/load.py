@@ -348,6 +348,26 @@ def _parse_fast(text: str, path: Path) -> tuple[pyyaml.Node, dict[Any, Any]] | N
     return root, data
 
 
+def screen_yaml(
+    text: str, path: Path, parse_slow: Callable[[str], CommentedMap]
+) -> tuple[Any, Callable[[Sequence[str | int]], int | None]]:
+    """Plain data of YAML ``text`` that is not a manifest, and a location -> 1-based line function.
+
+    The manifest's screening for other YAML inputs (``build eval --spec``): syntax errors, alias
+    bombs, deep nesting, complex keys, huge integers and a non-mapping top level are one
+    ``ManifestError`` line; no key is checked. Texts ruamel reads differently from libyaml (YAML 1.1
+    line breaks, lone surrogate escapes) go to ``parse_slow`` (ruamel, with the caller's wording),
+    whose mapping is then shape-checked the same way.
+    """
+    parsed = _parse_fast(text, path)
+    if parsed is not None:
+        root, data = parsed
+        return data, lambda loc: _node_line(root, loc)
+    tree = parse_slow(text)
+    _check_shape(tree, path, lambda loc: line_of(tree, loc) or 1)
+    return to_plain(tree), lambda loc: line_of(tree, loc)
+
+
 def _screen(text: str, path: Path) -> None:
     """Refuse what ruamel is slow to fail on (an edit validates only after ruamel's parse).
 
