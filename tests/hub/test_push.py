@@ -17,7 +17,7 @@ from typer.testing import CliRunner, Result
 import hubrelease.hub
 from hubrelease.cli.app import app
 from hubrelease.errors import CheckFailed, HubUnavailable, RemoteMovedError
-from hubrelease.hub.plan import build_plan, read_remote
+from hubrelease.hub.plan import PushPlan, build_plan, read_remote
 from hubrelease.hub.push import PushResult, push_release
 from hubrelease.hub.server import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
@@ -37,6 +37,12 @@ def _release(folder: Path, repo: str, files: dict[str, bytes], **extra: object) 
 
 def _push(hub: LoopbackHub, manifest: Path, *args: str) -> Result:
     return runner.invoke(app, ["push", str(manifest), "--endpoint", hub.url, *args])
+
+
+def _plan(api: HfApi, manifest: Path, folder: Path) -> PushPlan:
+    """The plan push would make for ``manifest`` against the Hub as it is now."""
+    release = load_manifest(manifest)
+    return build_plan(release, manifest, folder, read_remote(api, release))
 
 
 def _head(hub: LoopbackHub, repo: str) -> str:
@@ -160,8 +166,7 @@ def test_concurrent_pushes_from_one_parent_exactly_one_lands(hub: LoopbackHub, t
     plans = []
     for name, data in (("one", A), ("two", B)):
         manifest = _release(tmp_path / name, repo, {"notes.md": name.encode(), f"{name}.safetensors": data})
-        release = load_manifest(manifest)
-        plans.append(build_plan(release, manifest, manifest.parent, read_remote(api, release)))
+        plans.append(_plan(api, manifest, manifest.parent))
     assert plans[0].parent_commit == plans[1].parent_commit
     outcomes: list[PushResult | BaseException] = []
     barrier = threading.Barrier(2)
@@ -211,9 +216,8 @@ def test_rate_limited_commit_waits_as_told_then_lands(hub: LoopbackHub, tmp_path
     repo = unique_repo()
     manifest = _release(tmp_path, repo, {"notes.md": b"v1\n"})
     api = api_for(hub)
-    release = load_manifest(manifest)
     api.create_repo(repo)
-    plan = build_plan(release, manifest, tmp_path, read_remote(api, release))
+    plan = _plan(api, manifest, tmp_path)
     hub.faults.rate_limit(method="POST", path="/commit/", reset=7)
     waits: list[float] = []
     messages: list[str] = []
@@ -336,9 +340,8 @@ def test_someone_else_landing_while_a_lost_attempt_retries_is_not_taken_for_ours
     folder = tmp_path / "rel"
     assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
     manifest = _release(folder, repo, {"notes.md": b"v2\n"})
-    release = load_manifest(manifest)
     api = api_for(hub)
-    plan = build_plan(release, manifest, folder, read_remote(api, release))
+    plan = _plan(api, manifest, folder)
 
     class LostThenRaced(HfApi):
         def create_commit(self, *args: Any, **kwargs: Any) -> CommitInfo:
@@ -373,9 +376,8 @@ def test_retry_refused_by_our_own_late_landing_counts_as_landed(hub: LoopbackHub
     assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n", "old.md": b"x\n"})).exit_code == 0
     (folder / "old.md").unlink()
     manifest = _release(folder, repo, {"notes.md": b"v2\n"})
-    release = load_manifest(manifest)
     api = api_for(hub)
-    plan = build_plan(release, manifest, folder, read_remote(api, release))
+    plan = _plan(api, manifest, folder)
     assert [f.path for f in plan.deleted] == ["old.md"]  # a deletion is always sent, so the retry gets 412
     hub.faults.inject("status", method="POST", path="/commit/", status=504)
 
@@ -397,7 +399,7 @@ def test_commit_in_progress_409_backs_off_and_lands(hub: LoopbackHub, tmp_path: 
     manifest = _release(tmp_path, repo, {"notes.md": b"v1\n"})
     api = api_for(hub)
     api.create_repo(repo)
-    plan = build_plan(load_manifest(manifest), manifest, tmp_path, read_remote(api, load_manifest(manifest)))
+    plan = _plan(api, manifest, tmp_path)
     hub.faults.commit_in_progress(times=2)
     waits: list[float] = []
     messages: list[str] = []
@@ -510,9 +512,8 @@ def test_a_file_changed_after_planning_commits_nothing_and_is_named(hub: Loopbac
     head = _head(hub, repo)
     weights = os.urandom(10_000)
     manifest = _release(folder, repo, {"notes.md": b"v1\n", "a.safetensors": weights})
-    release = load_manifest(manifest)
     api = api_for(hub)
-    plan = build_plan(release, manifest, folder, read_remote(api, release))
+    plan = _plan(api, manifest, folder)
     hub.requests.clear()
     (folder / "a.safetensors").write_bytes(bytes(reversed(weights)))  # same size, other bytes
     with pytest.raises(CheckFailed, match=r"a\.safetensors: changed on disk since its sha256 was checked"):
@@ -524,7 +525,7 @@ def test_a_file_changed_after_planning_commits_nothing_and_is_named(hub: Loopbac
             (folder / "a.safetensors").write_bytes(bytes(reversed(weights)))
 
     (folder / "a.safetensors").write_bytes(weights)
-    plan = build_plan(release, manifest, folder, read_remote(api, release))
+    plan = _plan(api, manifest, folder)
     with pytest.raises(CheckFailed, match="nothing was committed"):
         push_release(ChangesDuringUpload(endpoint=hub.url, token=False), plan, message="m")
     assert _head(hub, repo) == head and hub.requests.count("commit") == 0
@@ -537,9 +538,8 @@ def test_create_pr_after_main_moved_opens_the_pr_from_the_planned_parent(
     folder = tmp_path / "rel"
     assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
     manifest = _release(folder, repo, {"notes.md": b"v2\n"})
-    release = load_manifest(manifest)
     api = api_for(hub)
-    plan = build_plan(release, manifest, folder, read_remote(api, release))
+    plan = _plan(api, manifest, folder)
     upload_files(api, repo, {"theirs.md": b"someone else\n"})  # main moves after planning
     result = push_release(api, plan, message="m", create_pr=True)
     assert result.landed and result.pr_revision == "refs/pr/1"
@@ -629,8 +629,7 @@ def test_a_5xx_then_an_unreadable_hub_says_the_outcome_is_unknown_not_a_bare_500
     )
     hub.faults.clear()
     manifest = _release(folder, repo, {"notes.md": b"v2\n"})
-    release = load_manifest(manifest)
-    plan = build_plan(release, manifest, folder, read_remote(api_for(hub), release))
+    plan = _plan(api_for(hub), manifest, folder)
     hub.faults.inject("after", route="commit", status=500)  # the commit lands, the answer is a 500
     hub.faults.inject("status", route="tree", status=500, times=100)  # and the tree cannot be read
     with pytest.raises(HubUnavailable) as raised:
