@@ -92,23 +92,22 @@ def http_status(exc: BaseException) -> int | None:
     return None
 
 
+def _innermost(exc: BaseException) -> BaseException:
+    """``exc`` with its ``RuntimeError`` wrappers (raised ... from the real error) looked through."""
+    current = exc
+    while isinstance(current, RuntimeError) and current.__cause__ is not None:
+        current = current.__cause__
+    return current
+
+
 def describe(exc: BaseException) -> str:
     """One line for the innermost huggingface_hub/httpx error: HTTP status and server message, no headers."""
-    current: BaseException = exc
-    while current.__cause__ is not None and isinstance(current, RuntimeError):
-        current = current.__cause__
+    current = _innermost(exc)
     if isinstance(current, HfHubHTTPError) and current.response is not None:
         detail = (current.server_message or "").strip().splitlines()
         return f"HTTP {current.response.status_code}" + (f": {detail[0]}" if detail else "")
     text = str(current).strip().splitlines()
     return text[0] if text else type(current).__name__
-
-
-def _innermost(exc: BaseException) -> BaseException:
-    current = exc
-    while isinstance(current, RuntimeError) and current.__cause__ is not None:
-        current = current.__cause__
-    return current
 
 
 def is_transport_failure(exc: BaseException) -> bool:

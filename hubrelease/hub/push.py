@@ -190,7 +190,7 @@ def push_release(
     ``private`` is the visibility the release asks for (None: whatever the Hub decides / has).
     """
     wait = sleep or client.sleep
-    with _before_landing(plan):
+    with _before_landing():
         _visibility(plan, private)
         parent = plan.parent_commit
         created, new_branch = None, plan.create_branch
@@ -265,7 +265,7 @@ def push_release(
 
 
 @contextlib.contextmanager
-def _before_landing(plan: PushPlan) -> Iterator[None]:
+def _before_landing() -> Iterator[None]:
     """A Hub failure before any upload says that nothing was pushed."""
     try:
         yield
