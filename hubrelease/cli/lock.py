@@ -19,6 +19,9 @@ Examples:
 Nothing is downloaded: commits come from repo info, sizes and sha256 from paths-info, header pins of
 GGUF / safetensors files (header_sha256, composition) from range reads of their headers.
 Existing values are never overwritten; a disagreement with the Hub exits 1 and names the field.
+
+Exit codes: 0 locked (or already locked), 1 the Hub disagrees with a pinned value, 2 invalid input or
+a missing repo or revision, 4 the Hub could not be reached or refused us.
 """
 
 
