@@ -98,7 +98,6 @@ def verify_remote(
     rev = revision or release.revision
     commit = resolve_commit(api, release.repo_id, rev, release.repo_type)
     remote = list_files(api, release.repo_id, commit, release.repo_type)
-    names = list(remote)
     expected_paths = [a.path for a in manifest.artifacts]
     findings: list[Finding] = []
     checks: list[FileCheck] = []
@@ -115,7 +114,7 @@ def verify_remote(
     if manifest.card is not None and manifest.card.hand_written:
         pinned_extras.append((manifest.card.output, manifest.card.size, manifest.card.sha256))
     for name, size, sha256 in pinned_extras:
-        if name not in names:
+        if name not in remote:
             findings.append(Finding.make("missing", name, "pinned file is not on the Hub"))
             continue
         local = root / name if root is not None else None
@@ -124,7 +123,7 @@ def verify_remote(
             findings.extend(problems)
     findings.extend(
         Finding.make("unlisted", name, "file is on the Hub but not in the manifest")
-        for name in names
+        for name in remote
         if name not in published
     )
     pins = [*manifest.pins.targets, *manifest.pins.base_drafters]
@@ -201,7 +200,7 @@ def _check_pin(api: HfApi, pin: PinnedRepo) -> list[Finding]:
     headers = RemoteRepo(api, pin.repo_id, revision, pin.repo_type)
     for item in pin.files:
         label = pin_label(pin.repo_id, revision, item.path)
-        _, problems = _compare(label, item.size, item.sha256, _relabel(remote.get(item.path), label), None)
+        _, problems = _compare(label, item.size, item.sha256, remote.get(item.path), None)
         findings.extend(problems)
         if item.path in remote:
             findings.extend(header_findings(headers, item, label))
@@ -215,7 +214,3 @@ def _check_dataset(api: HfApi, dataset: PinnedDataset) -> list[Finding]:
     except NotFoundError as exc:
         return [Finding.make("revision_missing", pin_label(dataset.repo_id, revision), exc.message)]
     return []
-
-
-def _relabel(remote: RemoteFile | None, label: str) -> RemoteFile | None:
-    return None if remote is None else RemoteFile(label, remote.size, remote.blob_id, remote.sha256)
