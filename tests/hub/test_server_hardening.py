@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx2
 import pytest
 from huggingface_hub import CommitOperationAdd
 
@@ -113,12 +114,12 @@ def test_worker_threads_are_bounded(tmp_path: Path) -> None:
         )
 
     before = serving()
-    with LoopbackHub(tmp_path / "root", max_workers=3, idle_timeout=0.5) as hub:
+    with LoopbackHub(tmp_path / "root", max_workers=3) as hub:  # idle ones give way to queued ones
         idle = [socket.create_connection(("127.0.0.1", hub.port), timeout=10) for _ in range(12)]
         try:
             time.sleep(0.2)  # let the server accept them all
             assert serving() - before <= 3
-            assert raw_request(f"{hub.url}/api/models/acme/none")[0] == 404  # served once idle ones time out
+            assert raw_request(f"{hub.url}/api/models/acme/none")[0] == 404  # served: idle ones gave way
         finally:
             for conn in idle:
                 conn.close()
@@ -147,3 +148,13 @@ def test_error_and_request_records_are_capped(tmp_path: Path) -> None:
     for n in range(5):
         log.add(RequestRecord("GET", f"/{n}", "x", 200, 0, 0))
     assert [r.path for r in log.records] == ["/2", "/3", "/4"]
+
+
+def test_idle_connections_outlive_the_clients_keepalive(tmp_path: Path) -> None:
+    # A server closing a kept-alive connection when httpx may still reuse it makes a request fail
+    # with "Server disconnected without sending a response" (seen with a 5 s server timeout).
+    hub = LoopbackHub(tmp_path / "root")
+    try:
+        assert hub.idle_timeout > httpx2.Limits().keepalive_expiry  # type: ignore[operator]
+    finally:
+        hub.stop()

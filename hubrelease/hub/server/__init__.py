@@ -48,7 +48,7 @@ class LoopbackHub:
         multipart_chunk: int = 16 * 1024 * 1024,
         access_log: Callable[[str], None] | None = None,
         max_workers: int = 64,
-        idle_timeout: float = 5.0,
+        idle_timeout: float = 75.0,
         request_timeout: float = 60.0,
         max_body: int = 64 * 1024 * 1024,
         max_upload: int = 64 * 1024**3,
@@ -69,7 +69,8 @@ class LoopbackHub:
         The first ``MAX_ERRORS`` are kept, so a long-running ``hub serve`` cannot grow without bound."""
         self.max_workers = max_workers
         self.idle_timeout = idle_timeout
-        """Seconds a kept-alive connection may wait for its next request before it is closed."""
+        """Seconds a kept-alive connection may wait for its next request before it is closed (1 s while
+        other connections wait for a worker)."""
         self.request_timeout = request_timeout
         """Seconds a request may go without sending a byte (a stalled upload, a malformed chunk)."""
         self.max_body = max_body

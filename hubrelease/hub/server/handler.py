@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import re
+import select
 import socket
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +27,8 @@ View = Callable[[Request], Response]
 _API = r"^/api/(?P<t>models|datasets|spaces)/(?P<ns>[^/]+)/(?P<name>[^/]+)"
 _GIT = r"^/(?:(?P<t>datasets|spaces)/)?(?!api/)(?P<ns>[^/]+)/(?P<name>[^/]+)"
 _OID = r"(?P<oid>[0-9a-f]{64})"
+BUSY_IDLE = 1.0
+IDLE_POLL = 0.25
 _HASH = r"(?P<hash>[0-9a-f]{64})"
 
 # (route name, methods, path pattern, view, streamed body); first match wins.
@@ -105,6 +110,9 @@ class HubHTTPServer(ThreadingHTTPServer):
         # At most ``max_workers`` connections are served at once; the others wait in the queue (a
         # thread per connection let 300 slow clients hold 302 threads).
         self.pool = ThreadPoolExecutor(max_workers=hub.max_workers, thread_name_prefix="loopback-hub")
+        self.waiting = 0
+        """Accepted connections queued for a worker: idle kept-alive ones then give way (HubHandler)."""
+        self._waiting_lock = threading.Lock()
         super().__init__(address, HubHandler)
 
     def get_request(self) -> tuple[socket.socket, Any]:
@@ -114,7 +122,14 @@ class HubHTTPServer(ThreadingHTTPServer):
         return connection, address
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        self.pool.submit(self.process_request_thread, request, client_address)
+        with self._waiting_lock:
+            self.waiting += 1
+        self.pool.submit(self._serve, request, client_address)
+
+    def _serve(self, request: Any, client_address: Any) -> None:
+        with self._waiting_lock:
+            self.waiting -= 1
+        self.process_request_thread(request, client_address)
 
     def server_close(self) -> None:
         super().server_close()
@@ -134,13 +149,28 @@ class HubHandler(BaseHTTPRequestHandler):
     server: HubHTTPServer
 
     def handle_one_request(self) -> None:
-        # Waiting for the next request on a kept-alive connection: idle_timeout; inside one: request_timeout.
-        self.connection.settimeout(self.server.hub.idle_timeout)
+        if not self._next_request_arrives():
+            self.close_connection = True
+            return
         super().handle_one_request()
 
-    def parse_request(self) -> bool:
-        self.connection.settimeout(self.server.hub.request_timeout)
-        return super().parse_request()
+    def _next_request_arrives(self) -> bool:
+        """Wait on a kept-alive connection for its next request, holding the worker.
+
+        Up to ``idle_timeout``, longer than clients keep idle connections (httpx: 5 s), so a client
+        never sends on a connection the server is closing. But while other connections wait for a
+        worker, an idle one gives its worker up after ``BUSY_IDLE`` seconds.
+        """
+        hub = self.server.hub
+        start = time.monotonic()
+        while True:
+            waited = time.monotonic() - start
+            if waited >= hub.idle_timeout or (self.server.waiting and waited >= BUSY_IDLE):
+                return False
+            slice_ = min(IDLE_POLL, hub.idle_timeout - waited)
+            if select.select([self.connection], [], [], slice_)[0]:
+                self.connection.settimeout(hub.request_timeout)
+                return True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: tests and the embedded hub must not write to the terminal."""
