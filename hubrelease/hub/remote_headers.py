@@ -142,10 +142,15 @@ def gguf_header(repo: RemoteRepo, path: str, keep_key: Callable[[str], bool] | N
                 end = min(max(more.guess, 2 * len(buf)), MAX_HEADER_READ)
 
 
+def _prefix(folder: str) -> str:
+    """What repo paths of files in ``folder`` start with (``"."`` is the repo root)."""
+    return "" if folder == "." else f"{folder}/"
+
+
 def read_gguf(repo: RemoteRepo, path: str, keep_key: Callable[[str], bool] | None = None) -> GGUFSet:
     """A GGUF file or the whole ``-0000N-of-0000M`` set it belongs to (names follow from its own)."""
     folder = str(PurePosixPath(path).parent)
-    prefix = "" if folder == "." else f"{folder}/"
+    prefix = _prefix(folder)
     names = [prefix + name for name in split_names(PurePosixPath(path).name, repo.uri(path))]
     shards = [gguf_header(repo, name, keep_key) for name in names]
     with repo.named(names[0]):
@@ -189,7 +194,7 @@ def read_safetensors(repo: RemoteRepo, path: str) -> tuple[SafetensorsSet, dict[
     else:
         folder = path.strip("/") or "."
         target = _folder_target(repo, names, folder)
-    prefix = "" if folder == "." else f"{folder}/"
+    prefix = _prefix(folder)
     config = repo.read_json(prefix + "config.json") if prefix + "config.json" in names else None
     if isinstance(target, list):
         return merge_headers([safetensors_header(repo, name) for name in target]), config
@@ -203,7 +208,7 @@ def read_safetensors(repo: RemoteRepo, path: str) -> tuple[SafetensorsSet, dict[
 
 
 def _folder_target(repo: RemoteRepo, names: set[str], folder: str) -> str | list[str]:
-    prefix = "" if folder == "." else f"{folder}/"
+    prefix = _prefix(folder)
     for candidate in (INDEX_NAME, "model.safetensors"):
         if prefix + candidate in names:
             return prefix + candidate
