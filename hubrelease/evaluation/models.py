@@ -20,11 +20,12 @@ from hubrelease.manifest.models import Sha256
 
 SCHEMA_VERSION = 1
 
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+"""A full git commit id (40 lowercase hex), as the Hub reports revisions."""
 
 
 def _commit(value: str) -> str:
-    if not _COMMIT.match(value):
+    if not COMMIT.match(value):
         raise ValueError(f"{value!r} is not a 40-hex commit")
     return value
 
