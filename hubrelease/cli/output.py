@@ -160,14 +160,14 @@ _PIPE_WIDTH = 100_000
 
 def print_table(table: Table) -> None:
     """A table on stdout: fitted to a terminal, else one line per row (CI logs, pipes, files)."""
-    from rich.console import Console
-
     if _quiet:
         return
     stdout = __getattr__("stdout")
     if stdout.file.isatty():
         stdout.print(table)
     else:  # rich caps print(width=) at the console's own width, so a wide console of its own
+        from rich.console import Console
+
         wide = Console(
             file=_Redacting("stdout"),  # type: ignore[arg-type]
             width=_PIPE_WIDTH,
