@@ -99,7 +99,7 @@ def _jsonl_table(path: Path) -> pa.Table:
     try:
         return pa.Table.from_pydict({name: [row.get(name) for row in rows] for name in names})
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-        raise FormatError(f"rows disagree on column types: {exc}", path=path) from None
+        raise FormatError(f"rows disagree on column types: {_one_line(exc)}", path=path) from None
 
 
 def _batches(path: Path) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
@@ -109,10 +109,23 @@ def _batches(path: Path) -> tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     try:
         parquet = pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise FormatError(f"not a readable parquet file ({exc})", path=path) from None
+        raise FormatError(f"not a readable parquet file ({_one_line(exc)})", path=path) from None
     if parquet.metadata.num_rows == 0:
         raise FormatError("empty shard: no rows", path=path)
-    return parquet.schema_arrow, parquet.iter_batches(batch_size=_BATCH_ROWS)
+    return parquet.schema_arrow, _checked(path, parquet.iter_batches(batch_size=_BATCH_ROWS))
+
+
+def _checked(path: Path, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    # A corrupt page surfaces only when its batch is decoded (ArrowInvalid, or OSError from thrift).
+    try:
+        yield from batches
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise FormatError(f"corrupt parquet data ({_one_line(exc)})", path=path) from None
+
+
+def _one_line(exc: Exception) -> str:
+    # pyarrow's messages can span lines (a thrift error ends in "\n)"): the CLI prints one line.
+    return " ".join(str(exc).split())
 
 
 def _row_error(path: Path, row: int, message: str, column: str) -> FormatError:

@@ -271,3 +271,22 @@ def test_null_message_fields_are_digested_and_unsupported_columns_name_the_shard
         2,
         "error: data/a.parquet: blob: column type binary is not supported by the content digest\n",
     )
+
+
+@pytest.mark.parametrize(("offset", "reason"), [(8, "Deserializing page header failed."), (200, "snappy")])
+def test_corrupt_parquet_pages_are_one_line_naming_the_shard(
+    tmp_path: Path, offset: int, reason: str
+) -> None:
+    # The footer is intact, so the file opens; the damage surfaces only while its batches decode
+    # (pyarrow's thrift message spans lines; a bad snappy page was an internal error).
+    data = tmp_path / "data"
+    data.mkdir()
+    shard = write_parquet_shards(data, conversations(ROWS), shards=1)[0]
+    damaged = bytearray(shard.read_bytes())
+    damaged[offset : offset + 16] = b"\xff" * 16
+    shard.write_bytes(bytes(damaged))
+    result = runner.invoke(app, ["build", "dataset-card", str(data), "--out", str(tmp_path / "README.md")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {shard}: corrupt parquet data (")
+    assert reason in result.stderr and result.stderr.count("\n") == 1
+    assert not (tmp_path / "README.md").exists()

@@ -189,9 +189,7 @@ def test_build_eval_over_runs_and_specs(
 
 @fuzz(25)
 @given(
-    # JSONL shards only: a corrupt parquet shard is refused with pyarrow's multi-line message (exit
-    # 2, two lines), reported to the owner of build dataset-card and left out of this corpus.
-    kind=st.just("jsonl"),
+    kind=st.sampled_from(["jsonl", "parquet"]),
     edits=edits,
     cut=st.none() | st.integers(0, 3000),
     extra=st.lists(lines, max_size=3),
