@@ -9,7 +9,6 @@ so the user needs none and nothing else on the machine can read or write it.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import os
 import threading
@@ -182,8 +181,8 @@ def metadata(repo_id: str, revision: str | None, call: Callable[[], T]) -> T:
     ``MAX_RATE_LIMIT_WAIT`` seconds in total), each wait announced through ``log``; past the
     bound the rate limit is ``HubUnavailable`` (exit 4).
     """
-    waited = 0
-    for attempt in itertools.count():
+    waited = attempt = 0
+    while True:
         try:
             return call()
         except HfHubHTTPError as exc:
@@ -198,4 +197,4 @@ def metadata(repo_id: str, revision: str | None, call: Callable[[], T]) -> T:
         log.warning("rate limited by the Hub (%s): waiting %ds before retrying", repo_id, wait)
         sleep(wait)
         waited += wait
-    raise AssertionError("unreachable")  # itertools.count() never ends
+        attempt += 1
