@@ -23,6 +23,9 @@ Examples:
   # everything else (engine commit, labels, design, notes) from a spec
   hubrelease build eval autoregressive=runs/ar.jsonl dflash2=runs/dflash2.jsonl \\
       --spec eval-spec.yaml --prompts prompts.jsonl --out spark-evaluation.json
+
+Exit codes: 0 written, 2 invalid input (malformed runs, spec errors, a refused server_info, grid or
+digest); nothing is written unless the whole evaluation validates.
 """
 
 
