@@ -185,7 +185,13 @@ def _scan(
             texts = pc.filter(content, pc.equal(role, "assistant")).to_pylist()
             tokens += sum(len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False))
         for name, counter in tallies.items():
-            for item in pc.value_counts(batch.column(name)).to_pylist():
+            try:  # parquet stores strings as bytes: a damaged page can hold invalid UTF-8
+                values = pc.value_counts(batch.column(name)).to_pylist()
+            except UnicodeDecodeError as exc:
+                raise FormatError(
+                    f"corrupt parquet data (invalid UTF-8: {exc.reason})", path=path, field=name
+                ) from None
+            for item in values:
                 counter[item["values"] if item["values"] is not None else "unspecified"] += item["counts"]
         try:
             digest.update(batch)

@@ -177,6 +177,10 @@ def _scanned(folder: Path, file: Path) -> ScannedFile:
     except ValueError:
         raise InputError(f"is outside the release folder {folder}", path=file) from None
     try:
+        check_release_path(name)  # before hashing: the stat cache cannot store a lone surrogate either
+    except ValueError as exc:
+        raise InputError(f"cannot be a path in the repo ({exc})", path=file) from None
+    try:
         st = os.lstat(file)
     except FileNotFoundError:
         raise InputError("no such file", path=file) from None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import resource
 import signal
 from collections.abc import Iterator, Sequence
@@ -35,6 +36,7 @@ from hubrelease.fsutil import STATE_DIR
 # "--- Logging error ---" with a traceback for that closed stream. A real process has one stderr.
 logging.raiseExceptions = False
 
+_LOCATED = re.compile(r"error: .+:\d+: ")
 CASE_SECONDS = 30
 CASE_RSS_GROWTH = 512 << 20
 SCALE = max(1, int(os.environ.get("HUBRELEASE_FUZZ_SCALE", "1")))
@@ -83,8 +85,15 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
 
-def run_case(args: Sequence[str], folder: Path | None = None) -> Result:
-    """Invoke the CLI on ``args`` and assert the contract; ``folder`` is checked for writes on failure."""
+def run_case(
+    args: Sequence[str | os.PathLike[str]], folder: Path | None = None, *, located_list: bool = False
+) -> Result:
+    """Invoke the CLI on ``args`` and assert the contract; ``folder`` is checked for writes on failure.
+
+    ``located_list``: an exit 2 may be several ``error: FILE:LINE: field: message`` lines, one per
+    problem (``build eval --spec`` reports every spec error at once, as its README section says).
+    """
+    args = [os.fspath(a) for a in args]
     before = snapshot(folder) if folder is not None else None
     rss = peak_rss()
     with _watchdog(CASE_SECONDS):
@@ -96,7 +105,8 @@ def run_case(args: Sequence[str], folder: Path | None = None) -> Result:
     assert "Traceback" not in output and "internal error" not in output, where
     if result.exit_code == 2:
         lines = result.stderr.strip("\n").split("\n")
-        assert len(lines) == 1 and lines[0].startswith("error: "), where
+        assert all(line.startswith("error: ") for line in lines), where
+        assert len(lines) == 1 or (located_list and all(_LOCATED.match(line) for line in lines)), where
     if result.exit_code != 0 and before is not None and folder is not None:
         assert snapshot(folder) == before, f"{where}: a failed command changed files"
     assert peak_rss() - rss < CASE_RSS_GROWTH, (

@@ -7,7 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from hubrelease.cli.app import app
 from hubrelease.errors import InputError
 from hubrelease.hashing import sha256_file
 from hubrelease.manifest import load_manifest
@@ -294,3 +296,20 @@ def test_a_file_named_like_a_repo_path_published_from_elsewhere_is_refused(relea
     with pytest.raises(InputError, match=re.escape("drafter.gguf is already published from build/out.gguf")):
         add_files(release, [stray])
     assert release.read_text(encoding="utf-8") == before
+
+
+@pytest.mark.parametrize(
+    "name", [b"\xff", b"tab\tname", b" lead"], ids=["undecodable byte", "control", "space"]
+)
+def test_add_refuses_a_name_no_manifest_can_hold_before_hashing(release: Path, name: bytes) -> None:
+    """Found by tests/fuzz: a file named with an undecodable byte (a lone surrogate in Python) ended in
+    exit 3 (UnicodeEncodeError in the stat cache). Control characters and spaces were refused only
+    after hashing, at a line of the would-be manifest. Now each is one line naming the file, exit 2."""
+    path = Path(os.fsdecode(os.fsencode(release.parent) + b"/" + name))
+    path.write_bytes(b"odd")
+    before = release.read_bytes()
+    result = CliRunner().invoke(app, ["add", str(release), str(path)])
+    assert result.exit_code == 2, result.stderr
+    lines = result.stderr.strip("\n").split("\n")
+    assert len(lines) == 1 and "cannot be a path in the repo" in lines[0], result.stderr
+    assert release.read_bytes() == before
