@@ -179,7 +179,9 @@ def _scanned(folder: Path, file: Path) -> ScannedFile:
     try:
         check_release_path(name)  # before hashing: the stat cache cannot store a lone surrogate either
     except ValueError as exc:
-        raise InputError(f"cannot be a path in the repo ({exc})", path=file) from None
+        raise InputError(
+            f"{name!r} cannot be a path in the repo ({exc})", path=folder
+        ) from None  # repr: one line
     try:
         st = os.lstat(file)
     except FileNotFoundError:

@@ -299,7 +299,9 @@ def test_a_file_named_like_a_repo_path_published_from_elsewhere_is_refused(relea
 
 
 @pytest.mark.parametrize(
-    "name", [b"\xff", b"tab\tname", b" lead"], ids=["undecodable byte", "control", "space"]
+    "name",
+    [b"\xff", b"tab\tname", b"a\nb", b" lead"],
+    ids=["undecodable byte", "control", "newline", "space"],
 )
 def test_add_refuses_a_name_no_manifest_can_hold_before_hashing(release: Path, name: bytes) -> None:
     """Found by tests/fuzz: a file named with an undecodable byte (a lone surrogate in Python) ended in
