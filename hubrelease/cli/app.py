@@ -163,6 +163,8 @@ class HubReleaseGroup(TyperGroup):
                 f"internal error: {type(exc).__name__}: {exc} (set HUBRELEASE_DEBUG=1 for a traceback)"
             )
             raise typer.Exit(3) from None
+        finally:
+            _stop_embedded_hubs()
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -213,6 +215,13 @@ def _options(
 
     The commands are not registered here: ``HubReleaseGroup`` builds each on first use.
     """
+
+
+def _stop_embedded_hubs() -> None:
+    # Commands that never reached the Hub never imported the client: they pay no import for this.
+    client = sys.modules.get("hubrelease.hub.client")
+    if client is not None:
+        client.stop_embedded()
 
 
 def main() -> None:

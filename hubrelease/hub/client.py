@@ -62,6 +62,19 @@ def embedded_hub() -> LoopbackHub:
         return hub
 
 
+def stop_embedded() -> None:
+    """Stop the embedded Hubs this process started (the CLI calls it when a command ends).
+
+    Their worker threads are joined at interpreter exit, so an embedded Hub left serving would keep
+    the process alive until its idle kept-alive connections time out.
+    """
+    with _embedded_lock:
+        hubs = list(_embedded.values())
+        _embedded.clear()
+    for hub in hubs:
+        hub.stop()
+
+
 def hub_api(endpoint: str | None = None, token: str | None = None) -> HfApi:
     """An ``HfApi`` for ``endpoint``: None (HF_ENDPOINT or huggingface.co), a URL, or ``'local'``.
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import http.client
+import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from typer.testing import CliRunner
 from hubrelease.cli.app import app
 from hubrelease.errors import InputError
 from hubrelease.hub.client import embedded_hub, hub_api, local_hub_root
+from hubrelease.hub.server import LoopbackHub
 from tests.factories.hub import raw_request, unique_repo
 from tests.factories.releases import write_release
 
@@ -88,3 +92,32 @@ def test_push_and_verify_remote_with_endpoint_local(tmp_path: Path, monkeypatch:
     assert pushed.exit_code == 0, pushed.stderr
     verified = CliRunner().invoke(app, ["verify", str(manifest), "--remote", "--endpoint", "local"])
     assert verified.exit_code == 0 and verified.stdout.startswith("OK (remote at main): 4 files")
+
+
+def test_stopping_the_hub_frees_workers_held_by_idle_kept_alive_connections(tmp_path: Path) -> None:
+    # Pool workers are joined at interpreter exit: one waiting out the idle timeout on a client's
+    # kept-alive connection held every `--endpoint local` command open for 75 s.
+    hub = LoopbackHub(tmp_path / "hub", allow_anonymous=True, idle_timeout=600).start()
+    connection = http.client.HTTPConnection("127.0.0.1", hub.port)
+    connection.request("GET", "/api/models/acme/nothing")
+    connection.getresponse().read()  # the connection stays open, its worker waiting for a request
+    hub.stop()
+    joined = threading.Thread(target=hub._httpd.pool.shutdown, kwargs={"wait": True})
+    joined.start()
+    joined.join(30)
+    connection.close()
+    assert not joined.is_alive()
+
+
+def test_a_command_on_the_embedded_hub_exits_when_it_is_done(tmp_path: Path) -> None:
+    env = {**os.environ, "HUBRELEASE_LOCAL_HUB": str(tmp_path / "local")}
+    command = ["inspect", "hf://acme/nothing/model.gguf", "--endpoint", "local"]
+    done = subprocess.run(
+        [sys.executable, "-c", "from hubrelease.cli.app import main; main()", *command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,  # the embedded Hub's idle timeout is 75 s: a hang fails here instead of passing late
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ")

@@ -113,6 +113,8 @@ class HubHTTPServer(ThreadingHTTPServer):
         self.waiting = 0
         """Accepted connections queued for a worker: idle kept-alive ones then give way (HubHandler)."""
         self._waiting_lock = threading.Lock()
+        self.closing = threading.Event()
+        """Set by ``server_close``: idle kept-alive connections give their workers up at once."""
         super().__init__(address, HubHandler)
 
     def get_request(self) -> tuple[socket.socket, Any]:
@@ -132,6 +134,9 @@ class HubHTTPServer(ThreadingHTTPServer):
         self.process_request_thread(request, client_address)
 
     def server_close(self) -> None:
+        # The pool's workers are joined at interpreter exit: one still waiting out ``idle_timeout``
+        # on a client's idle kept-alive connection held every `--endpoint local` command for 75 s.
+        self.closing.set()
         super().server_close()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
@@ -166,6 +171,8 @@ class HubHandler(BaseHTTPRequestHandler):
         while True:
             waited = time.monotonic() - start
             if waited >= hub.idle_timeout or (self.server.waiting and waited >= BUSY_IDLE):
+                return False
+            if self.server.closing.is_set():
                 return False
             slice_ = min(IDLE_POLL, hub.idle_timeout - waited)
             if select.select([self.connection], [], [], slice_)[0]:
