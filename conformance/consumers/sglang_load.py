@@ -21,9 +21,10 @@ import importlib.machinery
 import json
 import os
 import sys
-import traceback
 import types
 from typing import Any
+
+from consumer_report import report
 
 _STUBBED = ("torchvision", "sgl_kernel")
 
@@ -175,20 +176,5 @@ def check(drafter: str, target: str) -> dict[str, Any]:
     return {"status": "pass", "checks": checks}
 
 
-def main() -> None:
-    drafter, target = sys.argv[1], sys.argv[2]
-    try:
-        result = check(drafter, target)
-    except Exception as exc:
-        frames = traceback.extract_tb(exc.__traceback__)
-        where = next((f for f in reversed(frames) if "sglang" in f.filename), frames[-1] if frames else None)
-        result = {
-            "status": "fail",
-            "error": f"{type(exc).__name__}: {exc}",
-            "where": f"{where.filename.split('site-packages/')[-1]}:{where.lineno}" if where else "",
-        }
-    print(json.dumps(result))
-
-
 if __name__ == "__main__":
-    main()
+    report(check, "sglang")

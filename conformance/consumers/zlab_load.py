@@ -19,8 +19,9 @@ import glob
 import json
 import os
 import sys
-import traceback
 from typing import Any
+
+from consumer_report import report
 
 
 def _read_json(path: str) -> Any:
@@ -84,20 +85,5 @@ def check(src: str, drafter: str) -> dict[str, Any]:
     return {"status": "pass", "checks": checks}
 
 
-def main() -> None:
-    src, drafter = sys.argv[1], sys.argv[2]
-    try:
-        result = check(src, drafter)
-    except Exception as exc:
-        frames = traceback.extract_tb(exc.__traceback__)
-        where = next((f for f in reversed(frames) if "dflash" in f.filename), frames[-1] if frames else None)
-        result = {
-            "status": "fail",
-            "error": f"{type(exc).__name__}: {exc}"[:2000],
-            "where": f"{where.filename.split('site-packages/')[-1]}:{where.lineno}" if where else "",
-        }
-    print(json.dumps(result))
-
-
 if __name__ == "__main__":
-    main()
+    report(check, "dflash", limit=2000)
