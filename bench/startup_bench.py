@@ -6,6 +6,8 @@ Times (best of N fresh processes, rounds interleaved so machine load hits every 
   - ``hubrelease verify`` of a release of N small files whose digests all come from the stat cache
     (stdout to a pipe, as in CI or a pre-commit hook).
 Prints each ratio the issue targets: every ``--help`` <= 2x import typer, warm verify <= ``--help`` + 50 ms.
+The timed processes run without PYTHONDONTWRITEBYTECODE, after one warm-up run of each command: an
+installed hubrelease has .pyc files, and a shell that sets it would time the compiler instead.
 
 Usage: python bench/startup_bench.py [--repeat 15] [--files 2000] [--importtime]
 """
@@ -24,6 +26,8 @@ from pathlib import Path
 
 import yaml
 
+ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
 
 def commands(hubrelease: str) -> list[list[str]]:
     """Every command path, read from the CLI's own help (so new commands are measured too)."""
@@ -31,7 +35,7 @@ def commands(hubrelease: str) -> list[list[str]]:
 
     def walk(path: list[str]) -> None:
         text = subprocess.run(
-            [hubrelease, *path, "--help"], capture_output=True, text=True, check=True
+            [hubrelease, *path, "--help"], capture_output=True, text=True, check=True, env=ENV
         ).stdout
         if "Commands:" not in text:
             return
@@ -66,7 +70,7 @@ def make_release(root: Path, count: int) -> Path:
 
 def run_once(command: list[str]) -> float:
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True)
+    done = subprocess.run(command, capture_output=True, env=ENV)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} exited {done.returncode}: {done.stderr.decode()[:300]}")
@@ -98,6 +102,8 @@ def main() -> None:
         for path in commands(hubrelease):
             measured[f"hubrelease {' '.join(path)} --help"] = [hubrelease, *path, "--help"]
         measured[f"hubrelease verify (warm, {args.files} files)"] = verify
+        for command in measured.values():
+            run_once(command)  # warm-up: writes any missing .pyc, fills the page cache
         best = dict.fromkeys(measured, float("inf"))
         for _ in range(args.repeat):
             for name, command in measured.items():
@@ -129,6 +135,7 @@ def main() -> None:
             ],
             capture_output=True,
             text=True,
+            env=ENV,
         )
         rows = [line.split("|") for line in done.stderr.splitlines() if line.startswith("import time:")]
         rows = [r for r in rows if r[1].strip().isdigit()]

@@ -6,7 +6,6 @@ import contextlib
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
@@ -32,6 +31,8 @@ def temp_prefix(name: str) -> str:
 
 def staging_dir(target: Path) -> Path:
     """A fresh staging folder beside ``target`` (same filesystem, so a rename moves results in)."""
+    import tempfile  # only writers pay for it (and for random, which it imports): not a warm verify
+
     target.parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=temp_prefix(target.name), dir=target.parent))
 
@@ -45,6 +46,8 @@ def atomic_open(path: str | Path, mode: str = "w", encoding: str | None = "utf-8
     target = Path(path)
     if target.is_dir():
         raise InputError("is a folder; give the path of the file to write", path=target)
+    import tempfile
+
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target.name), suffix=".tmp", dir=target.parent)
     # mkstemp creates 0600; give the file the mode a plain open() would (or the one it had).

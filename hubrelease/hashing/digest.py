@@ -11,16 +11,20 @@ the process with SIGBUS.)
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import mmap
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # hashlib (OpenSSL) and mmap load on the first hash: a warm verify hashes nothing
+    import mmap
 
 CHUNK_SIZE = 1 << 20
 
 
 def read_buffer() -> mmap.mmap:
     """A page-aligned ``CHUNK_SIZE`` buffer for ``sha256_file`` (the pool keeps one per thread)."""
+    import mmap
+
     return mmap.mmap(-1, CHUNK_SIZE)
 
 
@@ -31,6 +35,8 @@ def sha256_file(
 
     ``buffer`` (from ``read_buffer``) is reused instead of mapping a fresh one for this file.
     """
+    import hashlib
+
     digest = hashlib.sha256()
     with contextlib.ExitStack() as stack:
         if buffer is None:

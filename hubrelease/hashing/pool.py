@@ -6,17 +6,19 @@ scheduled here (``batches``); ``digest`` knows only how to hash one file.
 
 from __future__ import annotations
 
-import mmap
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hubrelease.hashing.digest import read_buffer, sha256_file
 from hubrelease.hashing.statcache import StatCache, StatKey
 from hubrelease.progress import NULL_PROGRESS, Progress
+
+if TYPE_CHECKING:
+    import mmap
 
 
 @dataclass(frozen=True)
@@ -95,8 +97,12 @@ def hash_files(
             results[job.name] = HashResult(job.name, cached, from_cache=True)
         else:
             pending.append(job)
+    if not pending:  # every digest from the cache (a warm verify): no stamp, no threads
+        return results
+    from concurrent.futures import ThreadPoolExecutor
+
     # Stamped before the first byte is read, never after: see statcache's module docstring.
-    stamp_ns = cache.stamp() if cache is not None and pending else 0
+    stamp_ns = cache.stamp() if cache is not None else 0
     progress.start(sum(j.key.size for j in pending), "hashing")
     lock = threading.Lock()
     stop = threading.Event()

@@ -1,15 +1,23 @@
-"""Verify a release: observed file facts vs what the manifest pins. Drift is returned, not raised."""
+"""Verify a release: observed file facts vs what the manifest pins. Drift is returned, not raised.
 
-from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
-from hubrelease.verify.local import (
-    Expected,
-    VerifyOptions,
-    expected_from_manifest,
-    verify_manifest,
-    verify_sums_file,
-    verify_tree,
-)
-from hubrelease.verify.plan_cache import verify_manifest_file
+Exports load lazily (``hubrelease.lazy``), so ``hubrelease.verify.plan_cache`` costs only what a warm verify uses.
+"""
+
+from typing import TYPE_CHECKING
+
+from hubrelease.lazy import exports
+
+if TYPE_CHECKING:
+    from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
+    from hubrelease.verify.local import (
+        Expected,
+        VerifyOptions,
+        expected_from_manifest,
+        verify_manifest,
+        verify_sums_file,
+        verify_tree,
+    )
+    from hubrelease.verify.plan_cache import verify_manifest_file
 
 __all__ = [
     "Expected",
@@ -23,3 +31,19 @@ __all__ = [
     "verify_sums_file",
     "verify_tree",
 ]
+
+__getattr__ = exports(
+    __name__,
+    {
+        "FileCheck": "findings",
+        "Finding": "findings",
+        "VerifyReport": "findings",
+        "Expected": "local",
+        "VerifyOptions": "local",
+        "expected_from_manifest": "local",
+        "verify_manifest": "local",
+        "verify_sums_file": "local",
+        "verify_tree": "local",
+        "verify_manifest_file": "plan_cache",
+    },
+)

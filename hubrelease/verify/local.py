@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Literal
 
 from hubrelease.errors import HubReleaseError, InputError
 from hubrelease.fsutil import STATE_DIR, ReleaseFolder, is_temp_name, relative_inside
-from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files, parse_sums
+from hubrelease.hashing.pool import HashJob, hash_files
+from hubrelease.hashing.statcache import StatCache, StatKey
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.verify.findings import FileCheck, FileStatus, Finding, VerifyReport
 
@@ -143,6 +144,8 @@ def verify_sums_file(
     progress: Progress = NULL_PROGRESS,
 ) -> VerifyReport:
     """Verify files listed in a ``sha256sum`` file (like ``sha256sum -c``, with the stat cache)."""
+    from hubrelease.hashing.sumfile import parse_sums
+
     folder = (root or sums_path.parent).resolve()
     entries = parse_sums(text, sums_path)
     expected = [Expected(e.name, None, e.sha256) for e in entries]

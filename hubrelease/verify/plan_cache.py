@@ -4,7 +4,9 @@ A warm ``verify`` (every digest from the stat cache) is otherwise mostly fixed c
 pydantic and the manifest models, parsing and validating the YAML. The plan (release folder,
 expected files with their pins, known and ignored names) is a pure function of the manifest's
 bytes, its path, ``--dir`` and this code, so it is stored under the manifest's ``.hubrelease/``
-keyed on exactly those and reused while they are unchanged (bench/startup_bench.py). Any other
+keyed on the path, ``--dir`` and code, with the manifest's text beside it, and reused only while
+that text is exactly the manifest's (bench/startup_bench.py). The text is compared in full rather
+than through a digest: as exact, and a warm verify then never loads hashlib (OpenSSL). Any other
 state (a different manifest, an edited byte, another hubrelease) misses and validates again;
 ``--no-cache`` never reads or writes it. Manifests with ``lint: true`` artifacts are not cached:
 lint needs the manifest itself. Like the stat cache, ``.hubrelease/`` is local state the user's
@@ -14,7 +16,6 @@ own tools write; a cache that cannot be read is ignored, never trusted.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -27,19 +28,17 @@ from hubrelease.verify.findings import VerifyReport
 from hubrelease.verify.local import Expected, VerifyOptions, VerifyPlan, verify_manifest, verify_plan
 
 CACHE_NAME = "verify-plans.json"
-_FORMAT = "hubrelease-verify-plans-1"
+_FORMAT = "hubrelease-verify-plans-2"
 _KEEP = 8  # plans kept per folder (a few manifests, or --dir variants, side by side)
 # The code that turns a manifest into a plan: an edited checkout must not reuse plans of the old code.
 _PLAN_CODE = ("manifest/models.py", "manifest/load.py", "manifest/root.py", "verify/local.py")
 
 
-def _key(manifest_path: Path, data: bytes, root: Path | None) -> str:
+def _key(manifest_path: Path, root: Path | None) -> str:
+    """Which manifest, verified where, by which code: one plan each (an edit replaces it)."""
     package = Path(__file__).resolve().parents[1]
     code = [(name, os.stat(package / name).st_mtime_ns) for name in _PLAN_CODE]
-    identity = json.dumps(
-        [_FORMAT, __version__, code, str(manifest_path.resolve()), str(root) if root else None]
-    )
-    return hashlib.sha256(identity.encode() + b"\0" + data).hexdigest()
+    return json.dumps([__version__, code, str(manifest_path.resolve()), str(root) if root else None])
 
 
 def _cache_file(manifest_path: Path) -> Path:
@@ -54,10 +53,10 @@ def _read(path: Path) -> dict[str, Any]:
     return stored if isinstance(stored, dict) and stored.get("format") == _FORMAT else {}
 
 
-def load_plan(manifest_path: Path, data: bytes, root: Path | None) -> VerifyPlan | None:
-    """The plan stored for these exact manifest bytes, path and ``--dir``, if any."""
-    entry = _read(_cache_file(manifest_path)).get("plans", {}).get(_key(manifest_path, data, root))
-    if not isinstance(entry, dict):
+def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan | None:
+    """The plan stored for this exact manifest text, path and ``--dir``, if any."""
+    entry = _read(_cache_file(manifest_path)).get("plans", {}).get(_key(manifest_path, root))
+    if not isinstance(entry, dict) or entry.get("manifest") != text:
         return None
     try:
         return VerifyPlan(
@@ -73,12 +72,15 @@ def load_plan(manifest_path: Path, data: bytes, root: Path | None) -> VerifyPlan
         return None
 
 
-def store_plan(manifest_path: Path, data: bytes, root: Path | None, plan: VerifyPlan) -> None:
-    """Remember ``plan`` for these bytes (best effort: a read-only folder just means no cache)."""
+def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPlan) -> None:
+    """Remember ``plan`` for this text (best effort: a read-only folder just means no cache)."""
     path = _cache_file(manifest_path)
+    key = _key(manifest_path, root)
     plans = _read(path).get("plans", {})
-    plans = dict(list(plans.items())[-(_KEEP - 1) :]) if isinstance(plans, dict) else {}
-    plans[_key(manifest_path, data, root)] = {
+    plans = {k: v for k, v in plans.items() if k != key} if isinstance(plans, dict) else {}
+    plans = dict(list(plans.items())[-(_KEEP - 1) :])
+    plans[key] = {
+        "manifest": text,
         "folder": str(plan.folder),
         "expected": [[e.name, e.size, e.sha256, e.require_digest] for e in plan.expected],
         "known": [str(p) for p in plan.known],
@@ -97,8 +99,7 @@ def verify_manifest_file(
     progress: Progress = NULL_PROGRESS,
 ) -> VerifyReport:
     """Verify against the manifest whose content is ``text`` (read from ``manifest_path``)."""
-    data = text.encode("utf-8", "surrogatepass")
-    plan = load_plan(manifest_path, data, root) if options.use_cache else None
+    plan = load_plan(manifest_path, text, root) if options.use_cache else None
     if plan is None:
         from hubrelease.manifest import load_manifest_text
         from hubrelease.verify.local import plan_manifest
@@ -108,5 +109,5 @@ def verify_manifest_file(
             return verify_manifest(manifest, manifest_path, root, options, progress)
         plan = plan_manifest(manifest, manifest_path, root)
         if options.use_cache:
-            store_plan(manifest_path, data, root, plan)
+            store_plan(manifest_path, text, root, plan)
     return verify_plan(plan, options, progress)

@@ -24,13 +24,15 @@ def verify(*args: str) -> tuple[int, dict[str, object]]:
 
 
 def test_warm_verify_loads_no_pydantic_and_no_yaml(tmp_path: Path) -> None:
+    """Nor hashlib, the thread pool or tempfile: nothing is hashed or written (issue 16)."""
     manifest = write_release(tmp_path)
     assert verify(str(manifest))[0] == 0
+    heavy = ("pydantic", "yaml", "ruamel", "rich", "hashlib", "concurrent.futures", "tempfile")
     probe = (
         "import sys\n"
         "from hubrelease.cli.app import app\n"
         f"try:\n    app(['verify', {str(manifest)!r}])\nexcept SystemExit as exit:\n    code = exit.code\n"
-        "print(code, sorted(m for m in ('pydantic', 'yaml', 'ruamel', 'rich') if m in sys.modules))\n"
+        f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "0 []"
@@ -49,6 +51,17 @@ def test_an_edited_manifest_is_validated_again(tmp_path: Path) -> None:
     result = runner.invoke(app, ["verify", str(manifest)])
     assert result.exit_code == 2
     assert "sha256" in result.stderr
+
+
+def test_an_edit_replaces_the_plan_of_that_manifest(tmp_path: Path) -> None:
+    manifest = write_release(tmp_path)
+    text = manifest.read_text()
+    cache = tmp_path / STATE_DIR / CACHE_NAME
+    for note in ("one", "two", "three"):
+        manifest.write_text(f"{text}# {note}\n")
+        assert verify(str(manifest))[0] == 0
+    plans = json.loads(cache.read_text())["plans"]
+    assert [plan["manifest"] for plan in plans.values()] == [f"{text}# three\n"]
 
 
 def test_plans_are_keyed_on_the_release_folder_given(tmp_path: Path) -> None:
