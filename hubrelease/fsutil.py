@@ -7,7 +7,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import IO, Any
 
 from hubrelease.errors import InputError
@@ -103,8 +103,7 @@ def check_release_path(value: str) -> str:
     if _UNSAFE.search(value):
         # NUL cannot reach a system call and a lone surrogate cannot be encoded (or sent to the Hub).
         raise ValueError(f"path {value!r} holds a control character or a lone surrogate")
-    pure = PurePosixPath(value)
-    if pure.is_absolute() or value.startswith("/"):
+    if value.startswith("/"):  # POSIX: the only absolute form (no pathlib: 50,000 paths per 25k manifest)
         raise ValueError(f"path {value!r} is absolute; it must be relative to the release folder")
     parts = value.split("/")
     if any(part in ("", ".", "..") for part in parts):

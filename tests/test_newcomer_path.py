@@ -15,7 +15,9 @@ from typer.testing import CliRunner, Result
 from hubrelease.cli.app import app
 from hubrelease.hub.server import LoopbackHub
 from hubrelease.manifest import load_manifest
-from hubrelease.manifest.write import load_tree, save_tree
+from hubrelease.manifest.editor import ManifestEditor
+from hubrelease.manifest.load import parse_tree
+from hubrelease.manifest.write import dump_tree
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo, upload_files
 
 runner = CliRunner()
@@ -34,7 +36,7 @@ def _small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) ->
     manifest = folder / "hubrelease.yaml"
     seed = load_manifest(manifest)
     api = api_for(hub)
-    tree = load_tree(manifest)
+    tree = parse_tree(manifest.read_text(), manifest)
     for kind in ("targets", "base_drafters", "datasets"):
         for index, pin in enumerate(getattr(seed.pins, kind)):
             files = {f.path: f"{pin.repo_id}:{f.path}\n".encode() for f in getattr(pin, "files", [])}
@@ -51,7 +53,7 @@ def _small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) ->
         node = tree["artifacts"][index]
         for key in ("sha256", "reported_size", "lint", "composition"):  # the bytes are not a GGUF any more
             node.pop(key, None)
-    save_tree(tree, manifest)
+    manifest.write_text(dump_tree(tree))
     added = _run(
         "add",
         manifest,
@@ -109,9 +111,9 @@ def test_newcomer_path_closes_the_round_trip(
     assert release.card is not None and release.card.hand_written
     assert "README.md" not in {a.path for a in release.artifacts}
     # render-card over the hand-written card: refused without --force, then generated.
-    tree = load_tree(manifest)
-    tree["card"] = {"template": "safetensors_drafter", "summary": "A drafter."}
-    save_tree(tree, manifest)
+    editor = ManifestEditor.open(manifest)
+    editor.section("card")["card"] = {"template": "safetensors_drafter", "summary": "A drafter."}
+    editor.save()
     refused = _run("render-card", manifest)
     assert refused.exit_code == 2 and "was not written by render-card" in refused.stderr
     assert (folder / "README.md").read_text() == "# My drafter\n\nWritten by hand.\n"

@@ -5,7 +5,7 @@ locking a 100 GB target costs a few requests. GGUF and safetensors files also ge
 (``header_sha256`` + ``composition``) from range reads of their headers (``hub.remote_headers``):
 one or two requests per file, so a size-only pin of a mutable repo still catches changed metadata. Values already in the manifest are never overwritten:
 if the Hub disagrees, lock stops and names the field, because a silent rewrite would hide drift.
-The manifest is rewritten through ``manifest.write``, keeping comments and key order.
+The manifest is rewritten through ``manifest.editor``: only the pins section, comments and key order kept.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from hubrelease.errors import CheckFailed, FormatError, HubError
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.tree import pin_label, remote_files, resolve_commit
 from hubrelease.manifest.comments import set_comment_above, trailing_comment_kept
-from hubrelease.manifest.load import validate_tree
-from hubrelease.manifest.write import load_tree, save_tree
+from hubrelease.manifest.editor import ManifestEditor
 
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _PIN_LISTS = (("targets", "model"), ("base_drafters", "model"), ("datasets", "dataset"))
@@ -58,14 +57,14 @@ class LockResult:
 
 def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False) -> LockResult:
     """Resolve and fill every pin of the manifest at ``path``; write it back unless ``dry_run``."""
-    tree = load_tree(path)
-    nodes = _pin_nodes(tree)
+    editor = ManifestEditor.open(path)
+    nodes = _pin_nodes(editor.section("pins"))
     for node, _ in nodes:
         # A branch in `revision` is what lock is for: validate as if it were marked unpinned
         # (the validation message for it says "hubrelease lock resolves branches").
         if "unpinned" not in node and not _COMMIT.match(str(node.get("revision") or "")):
             node["unpinned"] = True
-    validate_tree(tree, path)
+    editor.validate()
     changes: list[LockChange] = []
     size_only: list[str] = []
     no_header: list[str] = []
@@ -73,7 +72,7 @@ def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False) -> LockResul
         _lock_pin(api, node, default_type, changes, size_only, no_header)
     written = bool(changes) and not dry_run
     if written:
-        save_tree(tree, path)
+        editor.save()
     return LockResult(tuple(changes), tuple(size_only), written, tuple(no_header))
 
 

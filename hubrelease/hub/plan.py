@@ -22,8 +22,8 @@ from hubrelease.errors import CheckFailed, InputError, NotFoundError
 from hubrelease.fsutil import resolve_inside
 from hubrelease.hashing import StatCache, StatKey, sha256_file
 from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, list_files, repo_info
+from hubrelease.manifest.editor import published_manifest
 from hubrelease.manifest.models import Manifest
-from hubrelease.manifest.write import published_manifest
 
 FileStatus = Literal["added", "changed", "unchanged"]
 

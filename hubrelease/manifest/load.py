@@ -246,6 +246,16 @@ def _check_version(
         )
 
 
+def valid_manifest(data: dict[str, Any]) -> Manifest | None:
+    """The manifest of screened plain data, or None if invalid (``_load`` of its text says where)."""
+    if data.get("schema_version", 1) != 1:
+        return None
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError:
+        return None
+
+
 def validate_tree(tree: CommentedMap, path: Path) -> Manifest:
     """Validate a parsed tree; errors carry the YAML line of the offending field."""
     _check_version(tree, path, lambda loc: line_of(tree, loc))
@@ -316,8 +326,10 @@ _FastLoader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [
 _YAML11_BREAKS = ("\x85", "\u2028", "\u2029")
 
 
-def _parse_fast(text: str, path: Path) -> tuple[pyyaml.Node, dict[Any, Any]] | None:
+def parse_nodes(text: str, path: Path) -> tuple[pyyaml.MappingNode, dict[Any, Any]] | None:
     """libyaml's node tree and data for ``text``, or its one-line error; None where ruamel reads more.
+
+    The marks of the nodes locate errors and, for ``manifest.editor``, the lines of each entry.
 
     Syntax errors are worded from libyaml too: ruamel's pure-Python parser needs ~10 s to reach an
     error near the end of a 25,000-artifact manifest.
@@ -342,7 +354,7 @@ def _parse_fast(text: str, path: Path) -> tuple[pyyaml.Node, dict[Any, Any]] | N
         raise ManifestError(f"invalid YAML: {' '.join(str(exc).split())}", path=path) from None
     finally:
         loader.dispose()
-    if root is None or not isinstance(data, dict):
+    if not isinstance(root, pyyaml.MappingNode) or not isinstance(data, dict):
         raise ManifestError("the manifest must be a YAML mapping", path=path, line=1)
     _check_shape(data, path, lambda loc: _node_line(root, loc) or root.start_mark.line + 1)
     return root, data
@@ -359,7 +371,7 @@ def screen_yaml(
     line breaks, lone surrogate escapes) go to ``parse_slow`` (ruamel, with the caller's wording),
     whose mapping is then shape-checked the same way.
     """
-    parsed = _parse_fast(text, path)
+    parsed = parse_nodes(text, path)
     if parsed is not None:
         root, data = parsed
         return data, lambda loc: _node_line(root, loc)
@@ -374,7 +386,7 @@ def _screen(text: str, path: Path) -> None:
     Alias bombs, deep nesting, complex keys, huge integers, and unknown top-level keys: validation
     refuses those anyway, but ruamel needs over 20 s to parse a manifest of 100,000 of them.
     """
-    parsed = _parse_fast(text, path)
+    parsed = parse_nodes(text, path)
     if parsed is None:
         return
     root, data = parsed
@@ -391,7 +403,7 @@ def _screen(text: str, path: Path) -> None:
 
 def _load(text: str, path: Path) -> Manifest:
     """Validate libyaml's data, errors located through its node tree (ruamel only for YAML 1.1 breaks)."""
-    parsed = _parse_fast(text, path)
+    parsed = parse_nodes(text, path)
     if parsed is None:
         return validate_tree(parse_tree(text, path), path)
     root, data = parsed

@@ -20,10 +20,9 @@ from ruamel.yaml.comments import CommentedMap
 
 from hubrelease.errors import InputError
 from hubrelease.fsutil import relative_inside
-from hubrelease.manifest.load import validate_tree
+from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.models import HAND_WRITTEN, Manifest
 from hubrelease.manifest.root import release_root
-from hubrelease.manifest.write import load_tree, remove_artifacts, save_tree, upsert_artifact
 
 # The shard suffix of llama.cpp's gguf-split and of huggingface's safetensors sharding.
 _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.[^/]+$)")
@@ -37,15 +36,15 @@ def _family(path: str) -> str:
 @dataclass(frozen=True)
 class _Target:
     path: Path
-    tree: CommentedMap
+    editor: ManifestEditor
     manifest: Manifest
     root: Path
 
     @classmethod
     def load(cls, manifest_path: Path) -> _Target:
-        tree = load_tree(manifest_path)
-        manifest = validate_tree(tree, manifest_path)
-        return cls(manifest_path, tree, manifest, release_root(manifest, manifest_path).resolve())
+        editor = ManifestEditor.open(manifest_path)
+        manifest = editor.validate()
+        return cls(manifest_path, editor, manifest, release_root(manifest, manifest_path).resolve())
 
     def relative(self, output: Path) -> str:
         rel = relative_inside(output, self.root)
@@ -77,20 +76,20 @@ class ArtifactRecorder:
 
     def record(self, outputs: Sequence[tuple[Path, dict[str, Any]]]) -> None:
         """Upsert each (output file, entry fields) pair; stale shards of the same outputs are removed."""
-        tree, manifest = self.target.tree, self.target.manifest
+        editor, manifest = self.target.editor, self.target.manifest
         entries = [{"path": self.target.relative(path), **fields} for path, fields in outputs]
         new_paths = {e["path"] for e in entries}
         families = {_family(p) for p in new_paths}
         stale = [a for a in manifest.artifacts if _family(a.path) in families and a.path not in new_paths]
         roles = {_family(a.path): a.role for a in manifest.artifacts if _family(a.path) in families}
-        remove_artifacts(tree, [a.path for a in stale])
+        editor.remove_artifacts(a.path for a in stale)
         for entry in entries:
             listed = manifest.artifact(entry["path"]) is not None
             role = roles.get(_family(entry["path"]))
             if role is not None and not listed:  # a new shard of an output the manifest had: its role
                 entry = {**entry, "role": role}
-            upsert_artifact(tree, entry)
-        save_tree(tree, self.target.path)
+            editor.upsert_artifact(entry)
+        editor.save()
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,7 @@ class CardRecorder:
 
     def record(self, data: bytes) -> None:
         """Pin ``data`` as the card: ``card: {template: none, output, size, sha256}``."""
-        tree = self.target.tree
+        tree = self.target.editor.section("card")
         card = tree.get("card")
         if not isinstance(card, CommentedMap):
             card = CommentedMap()
@@ -125,4 +124,4 @@ class CardRecorder:
         card["output"] = self.output
         card["size"] = len(data)
         card["sha256"] = hashlib.sha256(data).hexdigest()
-        save_tree(tree, self.target.path)
+        self.target.editor.save()

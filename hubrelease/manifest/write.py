@@ -1,8 +1,7 @@
-"""Round-trip saving: edit a manifest in place, keeping its comments and key order.
+"""ruamel.yaml round trips: the YAML of edited entries, in the file's own indentation and comments.
 
-Commands that change a manifest (build --manifest, init, add, rm, lock) load the ruamel tree,
-edit it through these helpers, re-validate, and save atomically. Nothing outside the edited
-entries changes byte-for-byte.
+``manifest.editor`` decides which lines of a manifest an edit rewrites; these helpers turn those
+lines into ruamel trees and back, and edit artifact entries inside a tree.
 """
 
 from __future__ import annotations
@@ -16,9 +15,9 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from hubrelease.fsutil import STATE_DIR, atomic_write_text
+from hubrelease.errors import ManifestError
 from hubrelease.manifest.comments import trailing_comment_kept
-from hubrelease.manifest.load import read_tree, validate_tree
+from hubrelease.manifest.load import parse_tree
 from hubrelease.manifest.models import Manifest
 
 Indent = tuple[int, int, int]
@@ -71,19 +70,6 @@ def dump_tree(tree: CommentedMap, indent: Indent = HOUSE_INDENT) -> str:
     return buffer.getvalue()
 
 
-def save_tree(tree: CommentedMap, path: str | Path) -> Manifest:
-    """Validate ``tree`` and write it atomically to ``path`` in the file's own indentation;
-    the file is untouched if invalid."""
-    target = Path(path)
-    manifest = validate_tree(tree, target)
-    try:
-        indent = guess_indent(target.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        indent = HOUSE_INDENT
-    atomic_write_text(target, dump_tree(tree, indent))
-    return manifest
-
-
 def to_node(value: Any) -> Any:
     """Plain Python -> ruamel nodes, so new entries dump in block style like the rest of the file."""
     if isinstance(value, Mapping):
@@ -100,11 +86,24 @@ def to_node(value: Any) -> Any:
     return value
 
 
+def refresh_entry(node: CommentedMap, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Set ``entry``'s non-None values on ``node``; the previous values of the keys that changed.
+
+    Keys already there keep their place and comments; new keys go at the end.
+    """
+    old: dict[str, Any] = {}
+    for key, value in entry.items():
+        if value is not None and node.get(key) != value:
+            old[key] = node.get(key)
+            node[key] = to_node(value)
+    return old
+
+
 def upsert_artifact(tree: CommentedMap, entry: Mapping[str, Any]) -> dict[str, Any] | None:
     """Add or update the artifact whose ``path`` equals ``entry['path']``.
 
     Returns the previous values of the keys that changed (empty dict if nothing changed), or None
-    when the artifact is new. Keys of an existing entry keep their order and comments.
+    when the artifact is new.
     """
     artifacts = tree.get("artifacts")
     if artifacts is None:
@@ -114,16 +113,14 @@ def upsert_artifact(tree: CommentedMap, entry: Mapping[str, Any]) -> dict[str, A
     with trailing_comment_kept(tree, "artifacts"):
         for node in artifacts:
             if isinstance(node, CommentedMap) and node.get("path") == entry["path"]:
-                old: dict[str, Any] = {}
-                for key, value in entry.items():
-                    if value is None:
-                        continue
-                    if node.get(key) != value:
-                        old[key] = node.get(key)
-                        node[key] = to_node(value)
-                return old
+                return refresh_entry(node, entry)
         artifacts.append(to_node(entry))
     return None
+
+
+def artifact_listed(tree: CommentedMap, path: str) -> bool:
+    """Whether ``tree`` lists an artifact at repo path ``path``."""
+    return any(isinstance(n, CommentedMap) and n.get("path") == path for n in tree.get("artifacts") or ())
 
 
 def remove_artifacts(tree: CommentedMap, paths: list[str]) -> list[str]:
@@ -140,9 +137,15 @@ def remove_artifacts(tree: CommentedMap, paths: list[str]) -> list[str]:
     return missing
 
 
-def load_tree(path: str | Path) -> CommentedMap:
-    """The editable tree of a manifest file."""
-    return read_tree(Path(path))
+def load_section(text: str, path: Path, first_line: int) -> CommentedMap:
+    """ruamel's tree of some lines of a manifest that start at 0-based line ``first_line``."""
+    if not text.strip():
+        return CommentedMap()
+    try:
+        return parse_tree(text, path)
+    except ManifestError as exc:
+        line = exc.line + first_line if exc.line is not None else None
+        raise ManifestError(exc.message, path=path, line=line, field=exc.field) from None
 
 
 def manifest_to_yaml(manifest: Manifest) -> str:
@@ -150,20 +153,3 @@ def manifest_to_yaml(manifest: Manifest) -> str:
     data = manifest.model_dump(mode="json", exclude_defaults=True)
     data = {"schema_version": manifest.schema_version, **data}
     return dump_tree(to_node(data))
-
-
-def published_manifest(manifest: Manifest, manifest_path: Path, root: Path) -> Path:
-    """The manifest file as the Hub gets it: itself, or (with ``root:``) a copy without that line.
-
-    On the Hub (and after ``hf download``) the manifest sits at the top of the release folder, so
-    a ``root:`` pointing from its local place to the folder would send every command astray. The
-    copy lives in the release's state folder, which is never published or walked.
-    """
-    if manifest.root is None:
-        return manifest_path
-    tree = load_tree(manifest_path)
-    del tree["root"]
-    text = dump_tree(tree, guess_indent(manifest_path.read_text(encoding="utf-8")))
-    copy = root / STATE_DIR / "published" / manifest_path.name
-    atomic_write_text(copy, text)
-    return copy

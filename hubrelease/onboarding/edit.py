@@ -1,7 +1,7 @@
 """`add` and `rm`: change a manifest's artifact list in place, keeping every comment and key order.
 
-Edits go through ``manifest.write`` (ruamel round trip, validation, atomic save), so bytes outside
-the edited entries do not change. ``add`` on a file already listed refreshes its size, digest and
+Edits go through ``manifest.editor`` (only the edited entries are written again, validation,
+atomic save), so bytes outside them do not change. ``add`` on a file already listed refreshes its size, digest and
 composition and reports old -> new; its role changes only when ``--role`` is given.
 """
 
@@ -20,10 +20,10 @@ from hubrelease.errors import InputError
 from hubrelease.fsutil import check_release_path, is_temp_name
 from hubrelease.hashing import StatKey
 from hubrelease.manifest.comments import trailing_comment_kept
-from hubrelease.manifest.load import validate_tree
+from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.models import HAND_WRITTEN, Manifest, Role
 from hubrelease.manifest.root import release_root
-from hubrelease.manifest.write import load_tree, remove_artifacts, save_tree, to_node, upsert_artifact
+from hubrelease.manifest.write import to_node
 from hubrelease.onboarding.facts import hash_scanned
 from hubrelease.onboarding.roles import artifact_entry, guess_role
 from hubrelease.onboarding.scan import ScannedFile
@@ -88,8 +88,8 @@ def add_files(
             check_release_path(path_in_repo)
         except ValueError as exc:
             raise InputError(str(exc), field="path-in-repo") from None
-    tree = load_tree(manifest_path)
-    manifest = validate_tree(tree, manifest_path)
+    editor = ManifestEditor.open(manifest_path)
+    manifest = editor.validate()
     published = {a.local_path: a.path for a in manifest.artifacts}
     local_of = {a.path: a.local_path for a in manifest.artifacts}
     folder = release_root(manifest, manifest_path, root)
@@ -105,11 +105,12 @@ def add_files(
     changes: list[AddChange] = []
     for item in facts:
         if item.name == manifest.card_output and item.name not in published and path_in_repo is None:
-            _pin_card(tree, manifest, item.name, item.size, item.sha256, folder)
+            _pin_card(editor.section("card"), manifest, item.name, item.size, item.sha256, folder)
             changes.append(AddChange(item.name, "card", item.size, item.sha256))
             continue
         evaluation = item.name in manifest.evaluation_paths or (item.evaluation and role is None)
         if evaluation and path_in_repo is None and item.name not in published:
+            tree = editor.section("evaluations")
             with trailing_comment_kept(tree, "evaluations"):
                 _pin_evaluation(tree, item.name, item.size, item.sha256)
             changes.append(AddChange(item.name, "evaluation", item.size, item.sha256))
@@ -128,9 +129,9 @@ def add_files(
                 path=folder / item.name,
             )
         # A role the user chose earlier is kept; a new entry gets a guessed one.
-        guessed = None if role or _listed(tree, path) else guess_role(item.name)
+        guessed = None if role or editor.listed(path) else guess_role(item.name)
         entry = artifact_entry(item, role or guessed, path)
-        old = upsert_artifact(tree, entry)
+        old = editor.upsert_artifact(entry)
         if old is None:
             changes.append(AddChange(entry["path"], "added", item.size, item.sha256))
             continue
@@ -147,26 +148,27 @@ def add_files(
             )
         )
     if any(change.status != "unchanged" for change in changes):
-        save_tree(tree, manifest_path)
+        editor.save()
     return AddResult(tuple(changes), tuple(warnings))
 
 
 def remove_paths(manifest_path: Path, paths: Sequence[str]) -> list[str]:
     """Remove artifacts (by repo path) and evaluation files; nothing is written if one is not listed."""
-    tree = load_tree(manifest_path)
-    validate_tree(tree, manifest_path)
-    evaluations = tree.get("evaluations")
-    entries = list(evaluations) if isinstance(evaluations, CommentedSeq) else []
-    names = [e.get("path") if isinstance(e, CommentedMap) else e for e in entries]
-    listed_evals = [p for p in paths if p in names]
-    missing = [p for p in remove_artifacts(tree, list(paths)) if p not in listed_evals]
+    editor = ManifestEditor.open(manifest_path)
+    manifest = editor.validate()
+    listed_evals = [p for p in paths if p in manifest.evaluation_paths]
+    missing = [p for p in editor.remove_artifacts(paths) if p not in listed_evals]
     if missing:
         raise InputError(f"not in the manifest: {', '.join(missing)}", path=manifest_path)
-    with trailing_comment_kept(tree, "evaluations"):
-        for index in reversed(range(len(names))):
-            if names[index] in listed_evals:
-                del evaluations[index]
-    save_tree(tree, manifest_path)
+    if listed_evals:
+        tree = editor.section("evaluations")
+        evaluations = tree["evaluations"]
+        with trailing_comment_kept(tree, "evaluations"):
+            for index in reversed(range(len(evaluations))):
+                node = evaluations[index]
+                if (node.get("path") if isinstance(node, CommentedMap) else node) in listed_evals:
+                    del evaluations[index]
+    editor.save()
     return list(paths)
 
 
@@ -229,7 +231,3 @@ def _pin_card(
     node["template"] = HAND_WRITTEN
     node["size"] = size
     node["sha256"] = sha256
-
-
-def _listed(tree: CommentedMap, path: str) -> bool:
-    return any(isinstance(n, CommentedMap) and n.get("path") == path for n in tree.get("artifacts") or ())

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from hubrelease.cli.app import app
 from hubrelease.hashing import sha256_file
 from hubrelease.manifest import load_manifest
-from hubrelease.manifest.write import load_tree, save_tree
+from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.onboarding.init import InitOptions, init_manifest
 from tests.factories.onboarding import write_author_folder
 
@@ -25,9 +25,9 @@ def test_an_edited_evaluation_file_fails_verify_and_is_in_checksums_and_the_card
     sums = runner.invoke(app, ["checksums", str(manifest)])
     assert sums.exit_code == 0
     assert f"{evaluation.sha256}  {evaluation.path}" in sums.stdout.splitlines()
-    tree = load_tree(manifest)
-    tree["card"] = {"template": "safetensors_drafter"}  # generate the card instead of the hand-written one
-    save_tree(tree, manifest)
+    editor = ManifestEditor.open(manifest)
+    editor.section("card")["card"] = {"template": "safetensors_drafter"}  # generated, not hand-written
+    editor.save()
     rendered = runner.invoke(app, ["render-card", str(manifest), "--force"])
     assert rendered.exit_code == 0, rendered.stderr
     assert f"{evaluation.sha256}  {evaluation.path}" in (root / "README.md").read_text()
