@@ -19,7 +19,7 @@ from huggingface_hub import HfApi
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.errors import CheckFailed, InputError, NotFoundError
-from hubrelease.fsutil import resolve_inside
+from hubrelease.fsutil import ReleaseFolder
 from hubrelease.hashing import StatCache, StatKey, sha256_file
 from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, list_files, repo_info
 from hubrelease.manifest.editor import published_manifest
@@ -122,17 +122,18 @@ def release_files(manifest: Manifest, manifest_path: Path, root: Path) -> list[t
     """(repo path, local path, pinned sha256) of every file a push publishes: artifacts, evaluations,
     the card (README.md is published without a ``card:`` section too, when present) and the manifest
     itself (under its own file name, without its local ``root:``)."""
+    folder = ReleaseFolder(root)  # each folder resolved once, not each of 25,000 files
     files: list[tuple[str, Path, str | None]] = [
-        (a.path, resolve_inside(root, a.local_path), a.sha256) for a in manifest.artifacts
+        (a.path, folder.path(a.local_path), a.sha256) for a in manifest.artifacts
     ]
     listed = {a.path for a in manifest.artifacts}
     extras = [(e.path, e.sha256) for e in manifest.evaluation_files]
     card = manifest.card
-    if card is not None or resolve_inside(root, manifest.card_output).is_file():
+    if card is not None or folder.path(manifest.card_output).is_file():
         extras.append((manifest.card_output, card.sha256 if card is not None else None))
     for name, sha256 in extras:
         if name not in listed:
-            files.append((name, resolve_inside(root, name), sha256))
+            files.append((name, folder.path(name), sha256))
             listed.add(name)
     if manifest_path.name in listed:
         raise InputError(
