@@ -17,7 +17,6 @@ from hubrelease.errors import BuildError, InputError
 from hubrelease.evaluation.ingest_llama_server import Request
 from hubrelease.evaluation.ingest_sglang import ServerInfo, infer_configuration, run_name
 from hubrelease.evaluation.models import (
-    COMMIT,
     Arm,
     Configuration,
     Design,
@@ -30,6 +29,7 @@ from hubrelease.evaluation.models import (
 )
 from hubrelease.evaluation.records import Record
 from hubrelease.evaluation.spec import ComparisonSpec, EvaluationSpec, SettingPairSpec, SweepSpec
+from hubrelease.revisions import is_commit
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def _slug(text: str) -> str:
 
 def _target(text: str) -> Target:
     repo_id, _, revision = text.partition("@")
-    if not repo_id or (revision and not COMMIT.match(revision)):
+    if not repo_id or (revision and not is_commit(revision)):
         raise InputError(f"--target: expected REPO or REPO@COMMIT (40 hex), got {text!r}")
     return Target(repo_id=repo_id, revision=revision or None)
 

@@ -9,7 +9,6 @@ descriptions in ``hubrelease schema --eval``; card templates read these field na
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -17,15 +16,15 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 # The machine and digest types are the manifest's own, so an evaluation's hardware matches pins.hardware.
 from hubrelease.manifest.models import Hardware as Hardware
 from hubrelease.manifest.models import Sha256
+from hubrelease.revisions import is_commit
 
 SCHEMA_VERSION = 1
 
-COMMIT = re.compile(r"^[0-9a-f]{40}$")
 """A full git commit id (40 lowercase hex), as the Hub reports revisions."""
 
 
 def _commit(value: str) -> str:
-    if not COMMIT.match(value):
+    if not is_commit(value):
         raise ValueError(f"{value!r} is not a 40-hex commit")
     return value
 

@@ -11,7 +11,6 @@ The manifest is rewritten through ``manifest.editor``: only the pins section, co
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +25,8 @@ from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.tree import pin_label, remote_files, resolve_commit
 from hubrelease.manifest.comments import set_comment_above, trailing_comment_kept
 from hubrelease.manifest.editor import ManifestEditor
+from hubrelease.revisions import is_commit
 
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _PIN_LISTS = (("targets", "model"), ("base_drafters", "model"), ("datasets", "dataset"))
 
 
@@ -62,7 +61,7 @@ def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False) -> LockResul
     for node, _ in nodes:
         # A branch in `revision` is what lock is for: validate as if it were marked unpinned
         # (the validation message for it says "hubrelease lock resolves branches").
-        if "unpinned" not in node and not _COMMIT.match(str(node.get("revision") or "")):
+        if "unpinned" not in node and not is_commit(node.get("revision")):
             node["unpinned"] = True
     editor.validate()
     changes: list[LockChange] = []
@@ -103,7 +102,7 @@ def _lock_pin(
     revision = str(node.get("revision") or "main")
     commit = revision
     with _end_comment_kept(node):
-        if not _COMMIT.match(revision):
+        if not is_commit(revision):
             commit = resolve_commit(api, repo_id, revision, repo_type)
             changes.append(LockChange(repo_id, "revision", node.get("revision"), commit))
             node["revision"] = commit

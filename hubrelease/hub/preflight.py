@@ -6,7 +6,6 @@ mislabelled release fails on the laptop, not halfway through an upload.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from hubrelease.card import check_card
@@ -15,9 +14,8 @@ from hubrelease.errors import CheckFailed
 from hubrelease.lint import lint_file
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.revisions import is_commit
 from hubrelease.verify import verify_manifest
-
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def unpinned_revisions(manifest: Manifest) -> list[str]:
@@ -35,7 +33,7 @@ def unpinned_revisions(manifest: Manifest) -> list[str]:
     return [
         f"{p.repo_id}@{p.revision or '?'}"
         for p in pins
-        if not p.unpinned and not (p.revision and _COMMIT.match(p.revision))
+        if not p.unpinned and not (p.revision and is_commit(p.revision))
     ]
 
 

@@ -13,12 +13,12 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from hubrelease.fsutil import check_release_path
+from hubrelease.revisions import is_commit
 
 SCHEMA_VERSION = 1
 DEFAULT_CARD = "README.md"
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 
 
@@ -82,7 +82,7 @@ class _Revisioned(_Strict):
             return self
         if self.revision is None:
             raise LocatedError("required (a 40-hex commit), or set unpinned: true", ("revision",))
-        if not _COMMIT.match(self.revision):
+        if not is_commit(self.revision):
             raise LocatedError(
                 f"revision {self.revision!r} is not a 40-hex commit; pin a commit "
                 "(hubrelease lock resolves branches) or set unpinned: true",
@@ -189,7 +189,7 @@ class Engine(_Strict):
 
     @model_validator(mode="after")
     def _check_commit(self) -> Engine:
-        if not _COMMIT.match(self.commit):
+        if not is_commit(self.commit):
             raise LocatedError(f"{self.commit!r} is not a 40-hex commit", ("commit",))
         return self
 

@@ -12,7 +12,6 @@ huggingface_hub's ``ModelCard`` / ``DatasetCard``.
 
 from __future__ import annotations
 
-import re
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,13 +36,13 @@ from hubrelease.onboarding.document import ManifestDraft, refuse_existing, write
 from hubrelease.onboarding.facts import FileFacts, detect_evaluation, inspect_composition
 from hubrelease.onboarding.init import DEFAULT_LICENSE, README
 from hubrelease.onboarding.roles import artifact_entries
+from hubrelease.revisions import is_commit
 from hubrelease.verify.findings import VerifyReport
 
 # The Hub refuses regular files above 10 MiB; anything bigger that is not LFS is pinned by size only.
 REGULAR_FETCH_LIMIT = 10 << 20
 # Parallel downloads of small regular files, as many as huggingface_hub's snapshot_download uses.
 FETCH_THREADS = 8
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 # The name push publishes a manifest under by default; import restores it when the repo holds one.
 MANIFEST_NAME = "hubrelease.yaml"
 
@@ -242,7 +241,7 @@ def _describe(
 
 def _branch(api: HfApi, repo_id: str, revision: str, repo_type: str) -> str:
     """``revision`` when it names a branch (the one push would update), else ``main``."""
-    if revision == "main" or _COMMIT.match(revision):
+    if revision == "main" or is_commit(revision):
         return "main"
     refs = metadata(repo_id, revision, lambda: api.list_repo_refs(repo_id, repo_type=repo_type))
     return revision if revision in {branch.name for branch in refs.branches} else "main"

@@ -8,16 +8,14 @@ from pathlib import Path
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.cli.build_drafters import parse_size
 from hubrelease.hashing import sha256_file
 from hubrelease.lint import lint_file
 from hubrelease.manifest import load_manifest
+from tests.factories.cli import run_cli
 from tests.factories.drafters import write_target_gguf, write_training_checkpoint
 
-runner = CliRunner()
 MANIFEST = """\
 # Example release (comments survive builds)
 schema_version: 1
@@ -28,18 +26,13 @@ artifacts: []
 """
 
 
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
 def test_build_both_and_record_in_the_manifest(tmp_path: Path) -> None:
     checkpoint = write_training_checkpoint(tmp_path / "runs" / "step-3228")
     release = tmp_path / "release"
     release.mkdir()
     manifest = release / "hubrelease.yaml"
     manifest.write_text(MANIFEST)
-    code, out, err = run(
+    code, out, err = run_cli(
         "build",
         "safetensors-drafter",
         str(checkpoint),
@@ -52,7 +45,7 @@ def test_build_both_and_record_in_the_manifest(tmp_path: Path) -> None:
     assert code == 0, err
     assert [Path(f["path"]).name for f in json.loads(out)["files"]] == ["model.safetensors", "config.json"]
     target = write_target_gguf(tmp_path / "target.gguf")
-    code, _, err = run(
+    code, _, err = run_cli(
         "build", "gguf-drafter", str(release), "--flavor", "mainline", "--outtype", "q8_0",
         "--tokenizer-from", str(target),
         "--out", str(release / "gguf" / "drafter-q8_0.gguf"), "--manifest", str(manifest),
@@ -76,7 +69,7 @@ def test_build_both_and_record_in_the_manifest(tmp_path: Path) -> None:
     # What verify will do for an artifact with lint: true.
     assert lint_file(release / gguf_artifact.path, release / "config.json", gguf_artifact.composition) == []
     # Rebuilding updates in place: same entries, same digests.
-    code, _, _ = run(
+    code, _, _ = run_cli(
         "build", "safetensors-drafter", str(checkpoint), "--out", str(release), "--manifest", str(manifest)
     )
     assert code == 0 and manifest.read_text() == text
@@ -87,7 +80,7 @@ def test_output_outside_the_manifest_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "rel").mkdir()
     manifest = tmp_path / "rel" / "hubrelease.yaml"
     manifest.write_text(MANIFEST)
-    code, _, err = run(
+    code, _, err = run_cli(
         "build",
         "safetensors-drafter",
         str(checkpoint),
@@ -109,7 +102,7 @@ def test_an_invalid_manifest_is_refused_before_any_output_is_written(tmp_path: P
     (tmp_path / "rel").mkdir()
     manifest = tmp_path / "rel" / "hubrelease.yaml"
     manifest.write_text("schema_version: 1\nrelease: {repo_id: acme/x}\n")
-    code, _, err = run("build", "safetensors-drafter", str(checkpoint), "--out", str(tmp_path / "rel"),
+    code, _, err = run_cli("build", "safetensors-drafter", str(checkpoint), "--out", str(tmp_path / "rel"),
                        "--manifest", str(manifest))  # fmt: skip
     assert code == 2 and "release.license" in err
     assert sorted(p.name for p in (tmp_path / "rel").iterdir()) == ["hubrelease.yaml"]
@@ -121,19 +114,19 @@ def test_rebuilding_into_shards_replaces_the_old_entry_and_keeps_its_role(tmp_pa
     release.mkdir()
     manifest = release / "hubrelease.yaml"
     manifest.write_text(MANIFEST)
-    assert run("build", "safetensors-drafter", str(checkpoint), "--out", str(release))[0] == 0
+    assert run_cli("build", "safetensors-drafter", str(checkpoint), "--out", str(release))[0] == 0
     target = write_target_gguf(tmp_path / "target.gguf")
     gguf = release / "drafter.gguf"
     build = ["build", "gguf-drafter", str(release), "--flavor", "mainline", "--outtype", "f32",
              "--tokenizer-from", str(target), "--out", str(gguf), "--manifest", str(manifest)]  # fmt: skip
-    assert run(*build)[0] == 0, run(*build)[2]
+    assert run_cli(*build)[0] == 0, run_cli(*build)[2]
     text = manifest.read_text()
     manifest.write_text(
         text.replace("  - path: drafter.gguf\n", "  - path: drafter.gguf\n    role: recommended\n")
     )
     assert load_manifest(manifest).artifacts[0].role == "recommended"
     gguf.unlink()
-    code, _, err = run(*build, "--split-max-size", "40K")
+    code, _, err = run_cli(*build, "--split-max-size", "40K")
     assert code == 0, err
     artifacts = load_manifest(manifest).artifacts
     assert "drafter.gguf" not in {a.path for a in artifacts}
@@ -143,13 +136,13 @@ def test_rebuilding_into_shards_replaces_the_old_entry_and_keeps_its_role(tmp_pa
 
 def test_build_errors_are_one_line(tmp_path: Path) -> None:
     checkpoint = write_training_checkpoint(tmp_path / "ck")
-    code, _, err = run("build", "gguf-drafter", str(checkpoint), "--flavor", "ik", "--outtype", "f16", "--out", str(tmp_path / "x.gguf"),
+    code, _, err = run_cli("build", "gguf-drafter", str(checkpoint), "--flavor", "ik", "--outtype", "f16", "--out", str(tmp_path / "x.gguf"),
                        "--tokenizer-from", str(write_target_gguf(tmp_path / "t.gguf")))  # fmt: skip
     assert (code, err.strip()) == (
         2,
         f"error: {checkpoint / 'config.json'}: ik_llama.cpp has no DFlash2 support; use --flavor mainline",
     )
-    code, _, err = run(
+    code, _, err = run_cli(
         "build", "gguf-drafter", str(checkpoint), "--flavor", "x", "--outtype", "f16", "--out", "x.gguf"
     )
     assert code == 2 and "--flavor must be ik or mainline" in err
@@ -196,7 +189,7 @@ def test_a_rope_theta_beyond_float_range_is_one_line_exit_2(tmp_path: Path, comm
         ],
         "lint": ["lint", str(checkpoint)],
     }[command]
-    code, _, err = run(*args)
+    code, _, err = run_cli(*args)
     assert code == 2
     assert err.count("\n") == 1 and "rope_parameters.rope_theta: must be a positive finite number" in err
     assert "got 100000000000... (401 characters)" in err and "OverflowError" not in err

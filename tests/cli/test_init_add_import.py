@@ -7,22 +7,14 @@ from pathlib import Path
 from typing import get_args
 
 import pytest
-from typer.testing import CliRunner
 
 from hubrelease.cli.add import RoleChoice
-from hubrelease.cli.app import app
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.server import LoopbackHub
 from hubrelease.manifest.models import Role
+from tests.factories.cli import run_cli
 from tests.factories.hub import api_for
 from tests.factories.onboarding import deny_reading, publish_author_folder, write_author_folder
-
-runner = CliRunner()
-
-
-def run(*args: str | Path) -> tuple[int, str, str]:
-    result = runner.invoke(app, [str(a) for a in args])
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_add_role_choices_are_the_manifest_roles() -> None:
@@ -31,7 +23,7 @@ def test_add_role_choices_are_the_manifest_roles() -> None:
 
 def test_init_then_verify_passes(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel")
-    code, out, err = run("init", root, "--repo-id", "acme/tiny")
+    code, out, err = run_cli("init", root, "--repo-id", "acme/tiny")
     assert code == 0, err
     weights = (root / "weights/checkpoint-0.safetensors").stat().st_size
     assert f"recommended {weights:>14}  weights/checkpoint-0.safetensors" in out.splitlines()
@@ -42,23 +34,23 @@ def test_init_then_verify_passes(tmp_path: Path) -> None:
         "warning: LINK.md: is a symlink; not published (verify refuses symlinks); skipped and listed under ignore"
         in err
     )
-    code, out, _ = run("verify", root / "hubrelease.yaml")
+    code, out, _ = run_cli("verify", root / "hubrelease.yaml")
     assert code == 0
     assert out.startswith("OK (local): 8 files")
 
 
 def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel")
-    assert run("init", root)[0] == 0
-    code, out, err = run("init", root)
+    assert run_cli("init", root)[0] == 0
+    code, out, err = run_cli("init", root)
     assert (code, out) == (2, "")
     assert err == f"error: {root / 'hubrelease.yaml'}: already exists; pass --force to overwrite it\n"
-    assert run("init", root, "--force")[0] == 0
+    assert run_cli("init", root, "--force")[0] == 0
 
 
 def test_init_json(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
-    code, out, _ = run("init", root, "--out", root / "m.yaml", "--json", "--exclude", "docs/")
+    code, out, _ = run_cli("init", root, "--out", root / "m.yaml", "--json", "--exclude", "docs/")
     assert code == 0
     payload = json.loads(out)
     assert payload["schema_version"] == 1 and payload["command"] == "init"
@@ -68,7 +60,7 @@ def test_init_json(tmp_path: Path) -> None:
 
 
 def test_init_missing_folder_is_one_line(tmp_path: Path) -> None:
-    code, _, err = run("init", tmp_path / "nope")
+    code, _, err = run_cli("init", tmp_path / "nope")
     assert code == 2
     assert err == f"error: {tmp_path / 'nope'}: release folder does not exist or is not a folder\n"
 
@@ -76,39 +68,39 @@ def test_init_missing_folder_is_one_line(tmp_path: Path) -> None:
 def test_init_unreadable_file_warns_and_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
     deny_reading(monkeypatch, "config.json")
-    code, _, err = run("init", root)
+    code, _, err = run_cli("init", root)
     assert code == 0
     assert (
         "warning: weights/config.json: cannot read: Permission denied; skipped and listed under ignore\n"
         in err
     )
     monkeypatch.undo()
-    assert run("verify", root / "hubrelease.yaml")[0] == 0
+    assert run_cli("verify", root / "hubrelease.yaml")[0] == 0
 
 
 def test_add_changed_file_prints_old_and_new(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
     manifest = root / "hubrelease.yaml"
-    run("init", root)
+    run_cli("init", root)
     target = root / "weights" / "config.json"
     old = (target.stat().st_size, sha256_file(target))
     target.write_text("{}\n", encoding="utf-8")
-    code, out, _ = run("add", manifest, target)
+    code, out, _ = run_cli("add", manifest, target)
     assert code == 0
     assert out == (
         f"changed weights/config.json: size {old[0]} -> 3, sha256 {old[1]} -> {sha256_file(target)}\n"
     )
-    assert run("verify", manifest)[0] == 0
-    code, out, _ = run("add", manifest, target, "--json")
+    assert run_cli("verify", manifest)[0] == 0
+    code, out, _ = run_cli("add", manifest, target, "--json")
     assert json.loads(out)["files"][0]["status"] == "unchanged"
 
 
 def test_add_unreadable_file_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
-    run("init", root)
+    run_cli("init", root)
     (root / "new.md").write_text("new\n", encoding="utf-8")
     deny_reading(monkeypatch, "new.md")
-    code, out, err = run("add", root / "hubrelease.yaml", root / "new.md")
+    code, out, err = run_cli("add", root / "hubrelease.yaml", root / "new.md")
     assert (code, out) == (2, "")
     assert err == f"error: {root / 'new.md'}: cannot read: Permission denied\n"
 
@@ -116,10 +108,10 @@ def test_add_unreadable_file_is_one_error(tmp_path: Path, monkeypatch: pytest.Mo
 def test_rm_and_rm_unknown(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
     manifest = root / "hubrelease.yaml"
-    run("init", root)
-    code, out, _ = run("rm", manifest, "empty.txt")
+    run_cli("init", root)
+    code, out, _ = run_cli("rm", manifest, "empty.txt")
     assert (code, out) == (0, "removed empty.txt\n")
-    code, _, err = run("rm", manifest, "empty.txt")
+    code, _, err = run_cli("rm", manifest, "empty.txt")
     assert code == 2
     assert err == f"error: {manifest}: not in the manifest: empty.txt\n"
 
@@ -128,13 +120,13 @@ def test_import_then_remote_verify_passes(loopback_hub: LoopbackHub, tmp_path: P
     repo_id, _, commit = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
     out = tmp_path / "imported" / "hubrelease.yaml"
     out.parent.mkdir()
-    code, _, err = run("import", f"{repo_id}@dev", "--out", out, "--endpoint", loopback_hub.url)
+    code, _, err = run_cli("import", f"{repo_id}@dev", "--out", out, "--endpoint", loopback_hub.url)
     assert code == 0, err
     assert f"wrote {out}: {repo_id}@dev = {commit} (described), 7 artifact(s)" in err
-    code, stdout, err = run("verify", out, "--remote", "--endpoint", loopback_hub.url, "--json")
+    code, stdout, err = run_cli("verify", out, "--remote", "--endpoint", loopback_hub.url, "--json")
     assert code == 0, stdout + err
     assert json.loads(stdout)["ok"] is True
-    code, _, err = run("import", f"{repo_id}@dev", "--out", out, "--endpoint", loopback_hub.url)
+    code, _, err = run_cli("import", f"{repo_id}@dev", "--out", out, "--endpoint", loopback_hub.url)
     assert (code, err) == (2, f"error: {out}: already exists; pass --force to overwrite it\n")
 
 
@@ -154,7 +146,9 @@ def test_import_missing_repo_or_revision_exits_2(
 ) -> None:
     repo_id, _, _ = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
     out = tmp_path / "m.yaml"
-    code, stdout, err = run("import", spec.format(repo=repo_id), "--out", out, "--endpoint", loopback_hub.url)
+    code, stdout, err = run_cli(
+        "import", spec.format(repo=repo_id), "--out", out, "--endpoint", loopback_hub.url
+    )
     assert (code, stdout) == (2, "")
     assert err == f"error: {message.format(repo=repo_id)}\n"
     assert not out.exists()
@@ -163,15 +157,16 @@ def test_import_missing_repo_or_revision_exits_2(
 def test_push_of_an_unchanged_import_uploads_no_artifact(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
     repo_id, folder, _ = publish_author_folder(api_for(loopback_hub), tmp_path / "release", branch="main")
     manifest = folder / "hubrelease.yaml"
-    assert run("import", repo_id, "--out", manifest, "--endpoint", loopback_hub.url)[0] == 0
-    code, out, err = run("push", manifest, "--endpoint", loopback_hub.url, "--dry-run", "--json")
+    code, _, err = run_cli("import", repo_id, "--out", manifest, "--endpoint", loopback_hub.url)
+    assert code == 0, err
+    code, out, err = run_cli("push", manifest, "--endpoint", loopback_hub.url, "--dry-run", "--json")
     assert code == 0, err
     plan = json.loads(out)["plan"]
     statuses = {f["path"]: f["status"] for f in plan["files"]}
     assert statuses.pop("hubrelease.yaml") == "added"  # the manifest itself is the only new file
     assert set(statuses.values()) == {"unchanged"} and plan["deleted"] == []
     assert plan["upload_bytes"] == manifest.stat().st_size
-    assert run("push", manifest, "--endpoint", loopback_hub.url)[0] == 0
-    code, _, err = run("push", manifest, "--endpoint", loopback_hub.url)
+    assert run_cli("push", manifest, "--endpoint", loopback_hub.url)[0] == 0
+    code, _, err = run_cli("push", manifest, "--endpoint", loopback_hub.url)
     assert code == 0
     assert "nothing to push" in err

@@ -7,23 +7,15 @@ import os
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.hashing.statcache import CACHE_NAME
+from tests.factories.cli import run_cli
 from tests.factories.releases import write_release
-
-runner = CliRunner()
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def verify_json(manifest: Path, *extra: str) -> tuple[int, dict[str, object]]:
-    code, out, _ = run("verify", str(manifest), "--json", *extra)
+    code, out, _ = run_cli("verify", str(manifest), "--json", *extra)
     return code, json.loads(out)
 
 
@@ -48,7 +40,7 @@ def test_clean_release_exits_0_and_second_run_uses_the_cache(tmp_path: Path) -> 
 
 
 def test_human_output_says_ok(tmp_path: Path) -> None:
-    code, out, _ = run("verify", str(write_release(tmp_path)))
+    code, out, _ = run_cli("verify", str(write_release(tmp_path)))
     assert code == 0
     assert out.startswith("OK (local): 4 files")
 
@@ -181,7 +173,7 @@ def test_unpinned_artifact_is_reported_with_its_actual_digest(tmp_path: Path) ->
 def test_invalid_manifest_exits_2_with_one_line(tmp_path: Path) -> None:
     manifest = tmp_path / "hubrelease.yaml"
     manifest.write_text("schema_version: 1\nrelease:\n  repo_id: a/b\n  license: mit\n  colour: red\n")
-    code, out, err = run("verify", str(manifest))
+    code, out, err = run_cli("verify", str(manifest))
     assert code == 2
     assert out == ""
     assert err == (
@@ -190,13 +182,13 @@ def test_invalid_manifest_exits_2_with_one_line(tmp_path: Path) -> None:
 
 
 def test_missing_manifest_exits_2(tmp_path: Path) -> None:
-    code, _, err = run("verify", str(tmp_path / "nope.yaml"))
+    code, _, err = run_cli("verify", str(tmp_path / "nope.yaml"))
     assert code == 2
     assert err == f"error: {tmp_path / 'nope.yaml'}: manifest not found\n"
 
 
 def test_bad_option_is_usage_error() -> None:
-    code, _, _ = run("verify", "x.yaml", "--jobs", "0")
+    code, _, _ = run_cli("verify", "x.yaml", "--jobs", "0")
     assert code == 2
 
 
@@ -214,14 +206,14 @@ def test_github_annotations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     manifest = write_release(tmp_path)
     (tmp_path / "config.json").unlink()
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    code, out, _ = run("verify", str(manifest))
+    code, out, _ = run_cli("verify", str(manifest))
     assert code == 1
     assert "::error file=config.json::config.json: file is missing" in out.splitlines()
 
 
 def test_checksums_round_trip_through_verify(tmp_path: Path) -> None:
     manifest = write_release(tmp_path)
-    code, _, _ = run("checksums", str(manifest), "--out", str(tmp_path / "SHA256SUMS"))
+    code, _, _ = run_cli("checksums", str(manifest), "--out", str(tmp_path / "SHA256SUMS"))
     assert code == 0
     code, report = verify_json(tmp_path / "SHA256SUMS")
     assert code == 0
@@ -233,7 +225,7 @@ def test_checksums_round_trip_through_verify(tmp_path: Path) -> None:
 
 
 def test_schema_command_prints_json_schema() -> None:
-    code, out, _ = run("schema")
+    code, out, _ = run_cli("schema")
     assert code == 0
     schema = json.loads(out)
     assert schema["title"] == "Manifest"
@@ -252,6 +244,6 @@ def test_example_release_verifies(repo_root: Path, tmp_path: Path) -> None:
 
 def test_error_lines_keep_square_brackets(tmp_path: Path) -> None:
     missing = tmp_path / "[bold]release[/bold]" / "hubrelease.yaml"
-    code, _, err = run("verify", str(missing))
+    code, _, err = run_cli("verify", str(missing))
     assert code == 2
     assert err == f"error: {missing}: manifest not found\n"

@@ -12,23 +12,15 @@ from typing import ClassVar
 
 import pytest
 from huggingface_hub import HfApi
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.errors import FormatError, HubUnavailable, InputError, NotFoundError
 from hubrelease.hub.ranged import RangedFile
 from hubrelease.hub.remote_headers import INITIAL_READ, RemoteRepo, read_gguf, summarize
 from hubrelease.hub.server import LoopbackHub
+from tests.factories.cli import run_cli
 from tests.factories.drafters import write_vocab_gguf
 from tests.factories.hub import api_for, logged, raw_request, unique_repo, upload_files
 from tests.factories.split_models import write_ik_split_target, write_sharded_safetensors
-
-runner = CliRunner()
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def publish(hub: LoopbackHub, folder: Path) -> str:
@@ -62,13 +54,13 @@ def sharded(loopback_hub: LoopbackHub, tmp_path_factory: pytest.TempPathFactory)
 
 
 def local_json(path: Path) -> dict[str, object]:
-    code, out, err = run("inspect", str(path), "--json")
+    code, out, err = run_cli("inspect", str(path), "--json")
     assert code == 0, err
     return dict(json.loads(out))
 
 
 def remote_json(hub: LoopbackHub, uri: str) -> dict[str, object]:
-    code, out, err = run("inspect", uri, "--json", "--endpoint", hub.url)
+    code, out, err = run_cli("inspect", uri, "--json", "--endpoint", hub.url)
     assert code == 0, err
     return dict(json.loads(out))
 
@@ -107,9 +99,9 @@ def test_split_set_is_read_in_one_request_per_shard_under_one_percent(
 def test_text_output_matches_local_line_for_line(hub: LoopbackHub, split_set: tuple[Path, str]) -> None:
     folder, repo = split_set
     first = sorted(folder.glob("*.gguf"))[0]
-    code, local, _ = run("inspect", str(first))
+    code, local, _ = run_cli("inspect", str(first))
     assert code == 0
-    code, remote, err = run("inspect", f"hf://{repo}@main/{first.name}", "--endpoint", hub.url)
+    code, remote, err = run_cli("inspect", f"hf://{repo}@main/{first.name}", "--endpoint", hub.url)
     assert code == 0, err
     strip = [line for line in local.splitlines() if not line.startswith(str(folder))]
     assert [line for line in remote.splitlines() if not line.startswith("hf://")] == strip
@@ -151,7 +143,7 @@ def test_reads_grow_from_where_the_parser_stopped(hub: LoopbackHub, vocab: tuple
 
 def test_missing_and_broken_files_are_one_line_errors(hub: LoopbackHub, split_set: tuple[Path, str]) -> None:
     folder, repo = split_set
-    code, _, err = run("inspect", f"hf://{repo}/nope.gguf", "--endpoint", hub.url)
+    code, _, err = run_cli("inspect", f"hf://{repo}/nope.gguf", "--endpoint", hub.url)
     assert code == NotFoundError.exit_code
     assert err.strip().splitlines() == [f"error: {repo}@main: nope.gguf: file not found"]
     broken = unique_repo("broken")
@@ -160,7 +152,7 @@ def test_missing_and_broken_files_are_one_line_errors(hub: LoopbackHub, split_se
         broken,
         {"b.gguf": (folder / sorted(p.name for p in folder.iterdir())[0]).read_bytes()[:5000]},
     )
-    code, _, err = run("inspect", f"hf://{broken}/b.gguf", "--endpoint", hub.url)
+    code, _, err = run_cli("inspect", f"hf://{broken}/b.gguf", "--endpoint", hub.url)
     assert code == FormatError.exit_code
     [line] = err.strip().splitlines()
     assert line.startswith(f"error: hf://{broken}@") and "/b.gguf: truncated: " in line
@@ -240,7 +232,7 @@ def test_endpoint_local_reads_from_the_embedded_hub(tmp_path: Path) -> None:
 
     shard = write_vocab_gguf(tmp_path / "small.gguf", 3000)
     upload_files(api_for(embedded_hub()), "acme/local-target", {"small.gguf": shard.read_bytes()})
-    code, out, err = run("inspect", "hf://acme/local-target/small.gguf", "--endpoint", "local", "--json")
+    code, out, err = run_cli("inspect", "hf://acme/local-target/small.gguf", "--endpoint", "local", "--json")
     assert code == 0, err
     assert json.loads(out)["tokenizer_tokens"] == 3000
 
@@ -252,7 +244,7 @@ def test_a_header_past_the_cap_is_refused_in_one_line(
 
     _, repo = vocab
     monkeypatch.setattr(remote_headers, "MAX_HEADER_READ", 1 << 20)
-    code, _, err = run("inspect", f"hf://{repo}/target.gguf", "--endpoint", hub.url)
+    code, _, err = run_cli("inspect", f"hf://{repo}/target.gguf", "--endpoint", hub.url)
     assert code == FormatError.exit_code
     [line] = err.strip().splitlines()
     assert line.endswith("/target.gguf: header is larger than the 1048576-byte cap of a remote read")
@@ -279,11 +271,11 @@ def test_a_refusing_hub_is_exit_4_and_a_non_model_file_exit_2(
 ) -> None:
     _, repo = sharded
     hub.faults.inject("status", method="GET", path="/resolve/", status=403)
-    code, _, err = run("inspect", f"hf://{repo}/model.safetensors.index.json", "--endpoint", hub.url)
+    code, _, err = run_cli("inspect", f"hf://{repo}/model.safetensors.index.json", "--endpoint", hub.url)
     assert code == HubUnavailable.exit_code
     [line] = err.strip().splitlines()
     assert line.startswith(f"error: {repo}: the Hub refused the token (HTTP 403")
-    code, _, err = run("inspect", f"hf://{repo}/config.json", "--endpoint", hub.url)
+    code, _, err = run_cli("inspect", f"hf://{repo}/config.json", "--endpoint", hub.url)
     assert code == InputError.exit_code
     assert err.strip().endswith("/config.json: expected a .gguf, .safetensors, index json or folder")
 

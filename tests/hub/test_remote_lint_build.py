@@ -6,21 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.hub.server import LoopbackHub
 from hubrelease.manifest import load_manifest
+from tests.factories.cli import run_cli
 from tests.factories.drafters import write_checkpoint
 from tests.factories.hub import api_for, logged, unique_repo, upload_files
 from tests.factories.split_models import write_ik_split_target, write_sharded_safetensors
-
-runner = CliRunner()
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +21,7 @@ def published(loopback_hub: LoopbackHub, tmp_path_factory: pytest.TempPathFactor
     root = tmp_path_factory.mktemp("remote-lint")
     shards = write_ik_split_target(root / "target")
     checkpoint = write_checkpoint(root / "ck")
-    code, _, err = run(
+    code, _, err = run_cli(
         "build", "gguf-drafter", str(checkpoint), "--flavor", "ik", "--outtype", "q8_0",
         "--tokenizer-from", str(shards[0]), "--out", str(root / "drafter" / "gguf" / "drafter-q8_0.gguf"),
     )  # fmt: skip
@@ -63,9 +55,9 @@ def test_lint_of_a_hub_gguf_with_a_hub_config_matches_local(
 ) -> None:
     root, repo = published
     local = root / "drafter" / "gguf" / "drafter-q8_0.gguf"
-    code, theirs, _ = run("lint", str(local), "--config", str(root / "drafter" / "config.json"), "--json")
+    code, theirs, _ = run_cli("lint", str(local), "--config", str(root / "drafter" / "config.json"), "--json")
     uri = f"hf://{repo}/gguf/drafter-q8_0.gguf"
-    code_remote, ours, err = run(
+    code_remote, ours, err = run_cli(
         "lint", uri, "--config", f"hf://{repo}/config.json", "--endpoint", hub.url, "--json"
     )
     assert (code_remote, code) == (0, 0), err
@@ -77,8 +69,8 @@ def test_lint_of_a_hub_safetensors_folder_fetches_its_config(
     hub: LoopbackHub, published: tuple[Path, str]
 ) -> None:
     root, repo = published
-    code, theirs, _ = run("lint", str(root / "drafter"), "--json")
-    code_remote, ours, err = run("lint", f"hf://{repo}", "--endpoint", hub.url, "--json")
+    code, theirs, _ = run_cli("lint", str(root / "drafter"), "--json")
+    code_remote, ours, err = run_cli("lint", f"hf://{repo}", "--endpoint", hub.url, "--json")
     assert (code_remote, code) == (0, 0), err
     _same(ours, theirs, f"hf://{repo}", str(root / "drafter"))
     assert any("config.json" in r.path for r in hub.requests.records if r.route == "resolve")
@@ -91,14 +83,14 @@ def test_tokenizer_from_the_hub_builds_the_same_bytes(
     target = sorted((root / "target").glob("*.gguf"))[0]
     checkpoint = root / "ck"
     args = ["build", "gguf-drafter", str(checkpoint), "--flavor", "ik", "--outtype", "q8_0"]
-    code, _, err = run(*args, "--tokenizer-from", str(target), "--out", str(tmp_path / "local.gguf"))
+    code, _, err = run_cli(*args, "--tokenizer-from", str(target), "--out", str(tmp_path / "local.gguf"))
     assert code == 0, err
     hub.requests.clear()
     uri = f"hf://{repo}-target/{target.name}"
     manifest = tmp_path / "hubrelease.yaml"
     manifest.write_text("schema_version: 1\nrelease:\n  repo_id: acme/d\n  license: mit\n", encoding="utf-8")
     out = ["--out", str(tmp_path / "remote.gguf"), "--manifest", str(manifest)]
-    code, _, err = run(*args, "--tokenizer-from", uri, "--endpoint", hub.url, *out)
+    code, _, err = run_cli(*args, "--tokenizer-from", uri, "--endpoint", hub.url, *out)
     assert code == 0, err
     commit = api_for(hub).repo_info(repo + "-target").sha
     [artifact] = load_manifest(manifest).artifacts

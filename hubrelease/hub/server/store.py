@@ -38,6 +38,7 @@ from huggingface_hub.utils._validators import validate_repo_id
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.fsutil import atomic_open, atomic_write_bytes, atomic_write_text
+from hubrelease.revisions import is_commit
 
 REPO_TYPES = ("model", "dataset", "space")
 CHUNK = 1 << 20
@@ -52,7 +53,6 @@ LFS_SUFFIXES = (".safetensors", ".gguf", ".bin", ".parquet", ".pt", ".npz", ".ar
 LFS_MIN_SIZE = 10 * 1024 * 1024
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 STALE_TMP_SECONDS = 15 * 60
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 class StoreError(Exception):
@@ -364,7 +364,7 @@ class HubStore:
             return str(refs["tags"][name]["commit"])
         if name.startswith("refs/pr/") and name[len("refs/pr/") :] in refs["prs"]:
             return str(refs["prs"][name[len("refs/pr/") :]]["commit"])
-        if _COMMIT.match(name) and self._repo_file(key, "commits", f"{name}.json").is_file():
+        if is_commit(name) and self._repo_file(key, "commits", f"{name}.json").is_file():
             return name
         raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
 
