@@ -124,6 +124,7 @@ class ReleaseFolder:
         self.root = root
         self.real_root = root.resolve()
         self._root_text = os.fspath(root)
+        self._prefix = os.path.join(self._root_text, "")  # what os.path.join puts before a relative name
         self._parents: dict[str, bool] = {}
 
     def path(self, relative: str) -> Path:
@@ -131,8 +132,10 @@ class ReleaseFolder:
         return Path(self.join(relative))
 
     def join(self, relative: str) -> str:
-        """``path()`` as a string: verify's hot loop skips pathlib (half its per-file cost)."""
-        candidate = os.path.join(self._root_text, relative)
+        """``path()`` as a string: verify's hot loop skips pathlib (half its per-file cost) and os.path.join."""
+        candidate = (
+            os.path.join(self._root_text, relative) if relative.startswith("/") else self._prefix + relative
+        )
         parent = relative.rpartition("/")[0]
         inside = self._parents.get(parent)
         if inside is None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.fsutil import atomic_open, atomic_write_text
+from hubrelease.errors import InputError
+from hubrelease.fsutil import ReleaseFolder, atomic_open, atomic_write_text
 
 
 def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
@@ -43,3 +44,16 @@ def test_a_folder_as_target_is_a_clear_error(tmp_path: Path) -> None:
         atomic_write_text(tmp_path, "x")
     assert str(info.value) == f"{tmp_path}: is a folder; give the path of the file to write"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_release_folder_joins_as_os_path_join_and_refuses_escapes(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "out").symlink_to(tmp_path.parent)
+    folder = ReleaseFolder(tmp_path)
+    for name in ("a.bin", "sub/a.bin", "sub/"):
+        assert folder.join(name) == os.path.join(tmp_path, name)
+    for name in ("sub/out/x.bin", "/etc/passwd"):
+        with pytest.raises(InputError, match="outside the release folder"):
+            folder.join(name)
+    inside_root = f"{str(tmp_path).lstrip('/')}/sub/a.bin"
+    assert ReleaseFolder(Path("/")).join(inside_root) == os.path.join("/", inside_root)

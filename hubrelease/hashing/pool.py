@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from hubrelease.hashing.digest import read_buffer, sha256_file
 from hubrelease.hashing.statcache import StatCache, StatKey
@@ -21,17 +20,18 @@ if TYPE_CHECKING:
     import mmap
 
 
-@dataclass(frozen=True)
-class HashJob:
-    """One file to hash: its name for the cache and reports, where it is, and its stat."""
+class HashJob(NamedTuple):
+    """One file to hash: its name for the cache and reports, where it is, and its stat.
+
+    A NamedTuple, as ``HashResult``: cheap to define on verify's warm path (see ``verify.findings``).
+    """
 
     name: str
     path: str | Path
     key: StatKey
 
 
-@dataclass(frozen=True)
-class HashResult:
+class HashResult(NamedTuple):
     """The digest of one job, or the OS error that prevented it."""
 
     name: str

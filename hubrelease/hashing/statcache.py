@@ -15,8 +15,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from hubrelease.fsutil import STATE_DIR
 
@@ -24,9 +24,8 @@ CACHE_NAME = "statcache.sqlite3"
 _FORMAT = "hubrelease-statcache-1"
 
 
-@dataclass(frozen=True)
-class StatKey:
-    """The identity of a file's content as far as ``stat`` can tell."""
+class StatKey(NamedTuple):
+    """The identity of a file's content as far as ``stat`` can tell (a NamedTuple: see ``verify.findings``)."""
 
     dev: int
     ino: int
@@ -51,7 +50,7 @@ class StatCache:
         self.folder = root / STATE_DIR
         self.path = self.folder / CACHE_NAME
         self.discarded_reason: str | None = None
-        self._rows: dict[str, tuple[int, int, int, int, int, str, int]] | None = None
+        self._rows: dict[str, tuple[tuple[int, int, int, int, int], str, int]] | None = None
         self._db = self._open()
 
     def _open(self) -> sqlite3.Connection:
@@ -100,20 +99,18 @@ class StatCache:
         if self._rows is None:
             # One query for the whole table: a warm verify of 10,000 files is one SELECT, not 10,000.
             self._rows = {
-                row[0]: row[1:]
-                for row in self._db.execute(
+                path: ((dev, ino, size, mtime_ns, ctime_ns), str(sha256), stamp_ns)
+                for path, dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns in self._db.execute(
                     "SELECT path, dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns FROM entries"
                 )
             }
         row = self._rows.get(rel_path)
         if row is None:
             return None
-        dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns = row
-        if (dev, ino, size, mtime_ns, ctime_ns) != (key.dev, key.ino, key.size, key.mtime_ns, key.ctime_ns):
+        stored, sha256, stamp_ns = row
+        if stored != key or _racy(key, stamp_ns):  # a StatKey is a tuple of the same five fields
             return None
-        if _racy(key, stamp_ns):
-            return None
-        return str(sha256)
+        return sha256
 
     def stamp(self) -> int:
         """The filesystem's idea of "now", at its own timestamp granularity (git's index-mtime trick).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from hubrelease.errors import InputError
 
@@ -18,9 +18,8 @@ _GNU = re.compile(r"^(\\?)([0-9a-fA-F]{64}) [ *](.+)$")
 _BSD = re.compile(r"^(\\?)SHA256 \((.+)\) = ([0-9a-fA-F]{64})$")
 
 
-@dataclass(frozen=True)
-class SumEntry:
-    """One line of a checksum file."""
+class SumEntry(NamedTuple):
+    """One line of a checksum file (a NamedTuple: cheap to define, see ``verify.findings``)."""
 
     sha256: str
     name: str

@@ -1,9 +1,15 @@
-"""Drift is data: findings and the report that carries them, shared by local and remote verify."""
+"""Drift is data: findings and the report that carries them, shared by local and remote verify.
+
+Records on verify's warm path are ``NamedTuple``s, not frozen dataclasses: a dataclass costs ~1 ms
+to define (it ``exec()``s its methods), ten of them a sixth of a warm verify's own time
+(bench/startup_bench.py, issue 16). A ``Finding``'s tuple order is the order the dataclass had.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
 Severity = Literal["error", "warning", "info"]
 FindingKind = Literal[
@@ -40,9 +46,8 @@ SEVERITY: dict[FindingKind, Severity] = {
 }
 
 
-@dataclass(frozen=True, order=True)
-class Finding:
-    """One thing verify noticed about one path."""
+class Finding(NamedTuple):
+    """One thing verify noticed about one path (sorted by path, then kind, then message)."""
 
     path: str
     kind: FindingKind
@@ -77,8 +82,7 @@ class Finding:
 FileStatus = Literal["ok", "missing", "size_mismatch", "digest_mismatch", "unpinned", "symlink", "unreadable"]
 
 
-@dataclass(frozen=True)
-class FileCheck:
+class FileCheck(NamedTuple):
     """The observed state of one listed file."""
 
     path: str
@@ -97,8 +101,7 @@ class FileCheck:
         }
 
 
-@dataclass(frozen=True)
-class VerifyReport:
+class VerifyReport(NamedTuple):
     """Everything one verify run found, in a stable order."""
 
     mode: Literal["local", "remote"]
@@ -107,7 +110,7 @@ class VerifyReport:
     findings: tuple[Finding, ...]
     hashed_bytes: int = 0
     revision: str | None = None
-    extra: dict[str, object] = field(default_factory=dict)
+    extra: Mapping[str, object] = MappingProxyType({})  # read-only: one default shared by all
 
     @property
     def errors(self) -> list[Finding]:

@@ -6,14 +6,12 @@ from the stat cache when the file is provably unchanged, else from the hashing p
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from hubrelease.errors import HubReleaseError, InputError
 from hubrelease.fsutil import STATE_DIR, ReleaseFolder, is_temp_name, relative_inside
@@ -30,8 +28,7 @@ GITATTRIBUTES = ".gitattributes"
 _ALWAYS_IGNORED_DIRS = {".git", STATE_DIR, "__pycache__", ".cache"}
 
 
-@dataclass(frozen=True)
-class Expected:
+class Expected(NamedTuple):
     """A file that must exist in the release folder, with whatever was pinned about it."""
 
     name: str
@@ -40,8 +37,7 @@ class Expected:
     require_digest: bool = True
 
 
-@dataclass(frozen=True)
-class VerifyOptions:
+class VerifyOptions(NamedTuple):
     """How to verify: threads, cache, symlink policy, whether to look for unlisted files."""
 
     jobs: int | None = None
@@ -69,8 +65,7 @@ def expected_from_manifest(manifest: Manifest) -> list[Expected]:
     return items
 
 
-@dataclass(frozen=True)
-class VerifyPlan:
+class VerifyPlan(NamedTuple):
     """Everything a manifest asks verify to check, without the manifest (``verify.plan_cache`` keeps it)."""
 
     folder: Path
@@ -110,7 +105,7 @@ def verify_manifest(
     lint = _lint_findings(manifest, ReleaseFolder(plan.folder), report)
     if not lint:
         return report
-    return dataclasses.replace(report, findings=tuple(sorted(report.findings + tuple(lint))))
+    return report._replace(findings=tuple(sorted(report.findings + tuple(lint))))
 
 
 def _lint_findings(manifest: Manifest, folder: ReleaseFolder, report: VerifyReport) -> list[Finding]:
@@ -150,7 +145,7 @@ def verify_sums_file(
     entries = parse_sums(text, sums_path)
     expected = [Expected(e.name, None, e.sha256) for e in entries]
     # A plain checksum list says nothing about other files, as with `sha256sum -c`.
-    relaxed = dataclasses.replace(options, check_unlisted=False)
+    relaxed = options._replace(check_unlisted=False)
     return verify_tree(folder, expected, relaxed, progress, known={sums_path.resolve()})
 
 
@@ -168,16 +163,16 @@ def verify_tree(
         raise InputError("release folder does not exist or is not a folder", path=root)
     findings: list[Finding] = []
     checks: dict[str, FileCheck] = {}
-    jobs: list[HashJob] = []
+    pending: list[tuple[Expected, HashJob]] = []
     folder = ReleaseFolder(root)
     for item in expected:
-        check, job, finding = _observe(folder, item, options.follow_symlinks)
-        if finding is not None:
-            findings.append(finding)
-        if job is not None:
-            jobs.append(job)
+        observed = _observe(folder, item, options.follow_symlinks)
+        if isinstance(observed, HashJob):
+            pending.append((item, observed))
         else:
-            checks[item.name] = check
+            checks[item.name], finding = observed
+            findings.append(finding)
+    jobs = [job for _, job in pending]
     cache: StatCache | None = None
     if options.use_cache and jobs:
         cache = StatCache(root)
@@ -191,10 +186,8 @@ def verify_tree(
         if cache is not None:
             cache.close()
     hashed = 0
-    by_name = {item.name: item for item in expected}
-    for job in jobs:
+    for item, job in pending:
         result = results[job.name]
-        item = by_name[job.name]
         if result.sha256 is None:
             findings.append(Finding.make("unreadable", job.name, f"cannot read: {result.error}"))
             checks[job.name] = FileCheck(job.name, "unreadable", job.key.size)
@@ -247,32 +240,33 @@ def verify_tree(
 
 def _observe(
     folder: ReleaseFolder, item: Expected, follow_symlinks: bool
-) -> tuple[FileCheck, HashJob | None, Finding | None]:
+) -> HashJob | tuple[FileCheck, Finding]:
+    """A job to hash the file, or, if it cannot be, its state and the finding that says why (no bytes read)."""
     path = folder.join(item.name)
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        return FileCheck(item.name, "missing"), None, Finding.make("missing", item.name, "file is missing")
+        return FileCheck(item.name, "missing"), Finding.make("missing", item.name, "file is missing")
     except OSError as exc:
         reason = f"cannot stat: {exc.strerror}"
-        return FileCheck(item.name, "unreadable"), None, Finding.make("unreadable", item.name, reason)
+        return FileCheck(item.name, "unreadable"), Finding.make("unreadable", item.name, reason)
     if stat.S_ISLNK(st.st_mode):
         if not follow_symlinks:
             message = "is a symlink; refused (pass --follow-symlinks to hash its target)"
-            return FileCheck(item.name, "symlink"), None, Finding.make("symlink", item.name, message)
+            return FileCheck(item.name, "symlink"), Finding.make("symlink", item.name, message)
         try:
             st = os.stat(path)
         except OSError as exc:
             reason = f"broken symlink: {exc.strerror}"
-            return FileCheck(item.name, "missing"), None, Finding.make("missing", item.name, reason)
+            return FileCheck(item.name, "missing"), Finding.make("missing", item.name, reason)
     if not stat.S_ISREG(st.st_mode):
         reason = "is not a regular file"
-        return FileCheck(item.name, "unreadable"), None, Finding.make("unreadable", item.name, reason)
+        return FileCheck(item.name, "unreadable"), Finding.make("unreadable", item.name, reason)
     if item.size is not None and st.st_size != item.size:
         message = f"size mismatch: expected {item.size} bytes, got {st.st_size}"
         finding = Finding.make("size_mismatch", item.name, message, str(item.size), str(st.st_size))
-        return FileCheck(item.name, "size_mismatch", st.st_size), None, finding
-    return FileCheck(item.name, "ok", st.st_size), HashJob(item.name, path, StatKey.of(st)), None
+        return FileCheck(item.name, "size_mismatch", st.st_size), finding
+    return HashJob(item.name, path, StatKey.of(st))
 
 
 def _walk(root: Path, leftovers: list[str]) -> list[str]:

@@ -4,9 +4,10 @@ A warm ``verify`` (every digest from the stat cache) is otherwise mostly fixed c
 pydantic and the manifest models, parsing and validating the YAML. The plan (release folder,
 expected files with their pins, known and ignored names) is a pure function of the manifest's
 bytes, its path, ``--dir`` and this code, so it is stored under the manifest's ``.hubrelease/``
-keyed on the path, ``--dir`` and code, with the manifest's text beside it, and reused only while
-that text is exactly the manifest's (bench/startup_bench.py). The text is compared in full rather
-than through a digest: as exact, and a warm verify then never loads hashlib (OpenSSL). Any other
+keyed on the path and ``--dir``, with the manifest's text and the code's identity beside it, and
+reused only while both are exactly what they were (bench/startup_bench.py). The text is compared in
+full rather than through a digest: as exact, and a warm verify then never loads hashlib (OpenSSL).
+An edit or an upgrade replaces the plan of that manifest. Any other
 state (a different manifest, an edited byte, another hubrelease) misses and validates again;
 ``--no-cache`` never reads or writes it. Manifests with ``lint: true`` artifacts are not cached:
 lint needs the manifest itself. Like the stat cache, ``.hubrelease/`` is local state the user's
@@ -28,17 +29,21 @@ from hubrelease.verify.findings import VerifyReport
 from hubrelease.verify.local import Expected, VerifyOptions, VerifyPlan, verify_manifest, verify_plan
 
 CACHE_NAME = "verify-plans.json"
-_FORMAT = "hubrelease-verify-plans-2"
+_FORMAT = "hubrelease-verify-plans-3"
 _KEEP = 8  # plans kept per folder (a few manifests, or --dir variants, side by side)
 # The code that turns a manifest into a plan: an edited checkout must not reuse plans of the old code.
 _PLAN_CODE = ("manifest/models.py", "manifest/load.py", "manifest/root.py", "verify/local.py")
 
 
 def _key(manifest_path: Path, root: Path | None) -> str:
-    """Which manifest, verified where, by which code: one plan each (an edit replaces it)."""
+    """Which manifest, verified where: one plan each."""
+    return json.dumps([str(manifest_path.resolve()), str(root) if root else None])
+
+
+def _code() -> list[object]:
+    """The identity of the code that made a plan (as it reads back from JSON)."""
     package = Path(__file__).resolve().parents[1]
-    code = [(name, os.stat(package / name).st_mtime_ns) for name in _PLAN_CODE]
-    return json.dumps([__version__, code, str(manifest_path.resolve()), str(root) if root else None])
+    return [__version__, *([name, os.stat(package / name).st_mtime_ns] for name in _PLAN_CODE)]
 
 
 def _cache_file(manifest_path: Path) -> Path:
@@ -54,17 +59,14 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan | None:
-    """The plan stored for this exact manifest text, path and ``--dir``, if any."""
+    """The plan stored for this exact manifest text, path and ``--dir`` by this code, if any."""
     entry = _read(_cache_file(manifest_path)).get("plans", {}).get(_key(manifest_path, root))
-    if not isinstance(entry, dict) or entry.get("manifest") != text:
+    if not isinstance(entry, dict) or entry.get("manifest") != text or entry.get("code") != _code():
         return None
     try:
         return VerifyPlan(
             Path(entry["folder"]),
-            tuple(
-                Expected(name, size, sha256, bool(required))
-                for name, size, sha256, required in entry["expected"]
-            ),
+            tuple(map(Expected._make, entry["expected"])),  # a row of another length: TypeError
             tuple(Path(p) for p in entry["known"]),
             tuple(str(p) for p in entry["ignore"]),
         )
@@ -81,6 +83,7 @@ def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPl
     plans = dict(list(plans.items())[-(_KEEP - 1) :])
     plans[key] = {
         "manifest": text,
+        "code": _code(),
         "folder": str(plan.folder),
         "expected": [[e.name, e.size, e.sha256, e.require_digest] for e in plan.expected],
         "known": [str(p) for p in plan.known],

@@ -8,10 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
 from hubrelease.fsutil import STATE_DIR
+from hubrelease.verify import plan_cache
 from hubrelease.verify.plan_cache import CACHE_NAME
 from tests.factories.releases import write_release
 
@@ -62,6 +64,22 @@ def test_an_edit_replaces_the_plan_of_that_manifest(tmp_path: Path) -> None:
         assert verify(str(manifest))[0] == 0
     plans = json.loads(cache.read_text())["plans"]
     assert [plan["manifest"] for plan in plans.values()] == [f"{text}# three\n"]
+
+
+def test_other_code_replaces_the_plan_and_never_reuses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest = write_release(tmp_path)
+    assert verify(str(manifest))[0] == 0
+    cache = tmp_path / STATE_DIR / CACHE_NAME
+    stored = json.loads(cache.read_text())
+    for plan in stored["plans"].values():
+        plan["expected"] = [["config.json", 1, "0" * 64, True]]  # a lie the old code's plan now tells
+    cache.write_text(json.dumps(stored))
+    monkeypatch.setattr(plan_cache, "__version__", "99.0")  # an upgrade
+    assert verify(str(manifest))[0] == 0
+    plans = json.loads(cache.read_text())["plans"]
+    assert [plan["code"][0] for plan in plans.values()] == ["99.0"]
 
 
 def test_plans_are_keyed_on_the_release_folder_given(tmp_path: Path) -> None:
