@@ -29,6 +29,15 @@ import yaml
 ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
+def hubrelease_cli() -> str:
+    """The ``hubrelease`` script of this environment."""
+    return shutil.which("hubrelease") or str(Path(sys.executable).parent / "hubrelease")
+
+
+def machine() -> str:
+    return f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, Python {sys.version.split()[0]}"
+
+
 def commands(hubrelease: str) -> list[list[str]]:
     """Every command path, read from the CLI's own help (so new commands are measured too)."""
     found: list[list[str]] = []
@@ -88,8 +97,8 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    hubrelease = shutil.which("hubrelease") or str(Path(sys.executable).parent / "hubrelease")
-    env_note = f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, Python {sys.version.split()[0]}"
+    hubrelease = hubrelease_cli()
+    env_note = machine()
     base = Path(tempfile.mkdtemp(prefix="startup-bench-"))
     try:
         manifest = make_release(base, args.files)

@@ -20,6 +20,9 @@ _PATTERNS = (
     re.compile(r"\b([Bb]earer|BEARER|Basic)(\s+)(?!\*\*\*)[A-Za-z0-9._~+/=-]{6,}"),
     re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@:]*(?::[^/\s@]*)?@"),  # URL userinfo
 )
+# What every match of each pattern contains: a pattern runs only on text that holds one of them.
+# Scanning the 6.7 MB ``verify --json`` of 20,000 findings with the patterns took 1 s; this, 5 ms.
+_NEEDLES = (("hf_", "api_"), ("earer", "EARER", "Basic"), ("://",))
 _known: set[str] = set()
 _file_read = False
 
@@ -51,6 +54,11 @@ def redact(text: str) -> str:
     """``text`` with every credential replaced by ``***``."""
     for value in sorted(_configured(), key=len, reverse=True):
         text = text.replace(value, MASK)
-    text = _PATTERNS[0].sub(MASK, text)
-    text = _PATTERNS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
-    return _PATTERNS[2].sub(lambda m: f"{m.group(1)}{MASK}@", text)
+    tokens, schemes, userinfo = (any(n in text for n in needles) for needles in _NEEDLES)
+    if tokens:
+        text = _PATTERNS[0].sub(MASK, text)
+    if schemes:
+        text = _PATTERNS[1].sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+    if userinfo:
+        text = _PATTERNS[2].sub(lambda m: f"{m.group(1)}{MASK}@", text)
+    return text

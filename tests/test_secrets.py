@@ -18,6 +18,10 @@ from hubrelease import secrets
             "http://***@127.0.0.1:8/x and https://***@host/y",
         ),
         ("api_org_ABCDEFGHIJKLMNOPQRSTUV", "***"),
+        (
+            "bearer abcdefgh then https://u:p@h/x then hf_abcdefghijklmnopqrstuvwxyz0123",
+            "bearer *** then https://***@h/x then ***",
+        ),
         # Not credentials: identifiers, prose, digests.
         ("hf_hub_download and hf_xet", "hf_hub_download and hf_xet"),
         ("the write token (token expired)", "the write token (token expired)"),

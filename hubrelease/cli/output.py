@@ -4,8 +4,8 @@ Progress bars are drawn only on an interactive stderr outside CI and outside ``-
 huggingface_hub's own tqdm bars are switched off too, so logs stay clean.
 
 rich loads only when something needs it (a table, a bar, colour on a terminal): importing it costs
-more than a warm ``verify`` does (bench/startup_bench.py). One-line messages to a pipe or file, what
-CI and pre-commit hooks see, are written as plain text, which is what rich writes there too.
+more than a warm ``verify`` does (bench/startup_bench.py). One-line messages and listings to a pipe or
+file, what CI and pre-commit hooks see, are written as plain text, which is what rich writes there too.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from hubrelease.progress import NULL_PROGRESS, Progress
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
-    from rich.table import Table
 
 _consoles: dict[str, Console] = {}
 _quiet = False
@@ -154,28 +153,60 @@ def progress(json_mode: bool = False) -> Iterator[Progress]:
         yield _RichProgress(bar)
 
 
-# Wide enough for any path and digest: without a terminal, rich would squeeze tables into 80 columns.
-_PIPE_WIDTH = 100_000
+TTY_ROWS = 100
+"""Rows of a listing drawn on a terminal; the rest are counted. Laid out by rich, 20,000 rows took 25 s."""
 
 
-def print_table(table: Table) -> None:
-    """A table on stdout: fitted to a terminal, else one line per row (CI logs, pipes, files)."""
-    if _quiet:
+def print_rows(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    styles: Mapping[str, str] | None = None,
+    right: Collection[int] = (),
+    what: str = "rows",
+) -> None:
+    """A listing on stdout, one row per line; ``styles`` colours a row's first cell by its value.
+
+    Without a terminal (CI logs, pre-commit hooks, pipes, files): every row as plain text in aligned
+    columns, as rich lays out a borderless table there, in one write. On a terminal: a rich table
+    fitted to its width (the last column folds), the first ``TTY_ROWS`` rows, then how many more.
+    Cells are text, never markup; a cell with a control character (a newline in a file name) is
+    shown as its repr, so a row stays one line. ``right``: indexes of right-aligned columns.
+    """
+    if _quiet or not rows:
         return
-    stdout = __getattr__("stdout")
-    if stdout.file.isatty():
-        stdout.print(table)
-    else:  # rich caps print(width=) at the console's own width, so a wide console of its own
-        from rich.console import Console
+    if not sys.stdout.isatty():
+        table = [list(header), *([_cell(c) for c in row] for row in rows)]
+        widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+        lines = []
+        for row in table:
+            cells = [
+                c.rjust(w) if i in right else c.ljust(w)
+                for i, (c, w) in enumerate(zip(row[:-1], widths, strict=True))
+            ]
+            lines.append("  ".join([*cells, row[-1]]) + "\n")
+        sys.stdout.write(redact("".join(lines)))
+        sys.stdout.flush()
+        return
+    from rich.table import Table
+    from rich.text import Text
 
-        wide = Console(
-            file=_Redacting("stdout"),  # type: ignore[arg-type]
-            width=_PIPE_WIDTH,
-            highlight=False,
-            no_color=stdout.no_color,
-            force_terminal=False,
-        )
-        wide.print(table, crop=False)
+    grid = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for i, name in enumerate(header):
+        grid.add_column(name, justify="right" if i in right else "left")
+    grid.columns[-1].overflow = "fold"  # a long detail wraps, whole
+    for values in rows[:TTY_ROWS]:
+        first, *rest = (_cell(v) for v in values)
+        grid.add_row(Text(first, style=(styles or {}).get(values[0], "")), *map(Text, rest))
+    stdout = __getattr__("stdout")
+    stdout.print(grid)
+    if len(rows) > TTY_ROWS:
+        more = f"... and {len(rows) - TTY_ROWS} more {what} (all of them: --json, or without a terminal)"
+        stdout.print(more, markup=False, highlight=False)
+
+
+def _cell(text: str) -> str:
+    return text if text.isprintable() else repr(text)
 
 
 def emit_json(payload: Any) -> None:

@@ -22,8 +22,6 @@ from hubrelease.cli.report import human_bytes, render_report
 from hubrelease.errors import HubError
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from hubrelease.hub.plan import PushPlan
 
 EXAMPLES = """
@@ -45,19 +43,11 @@ refused us (network, token, rate limit, 5xx, Xet). The token comes from HF_TOKEN
 """
 
 
-def _plan_table(plan: PushPlan) -> Table:
-    from rich.table import Table
-
-    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for column in ("status", "path", "size"):
-        table.add_column(column, justify="right" if column == "size" else "left")
+def _print_plan(plan: PushPlan) -> None:
+    rows: list[tuple[str, str, str]] = [(f.status, f.path, human_bytes(f.size)) for f in plan.files]
+    rows += [("deleted", f.path, human_bytes(f.size)) for f in plan.deleted]
     style = {"added": "green", "changed": "yellow", "unchanged": "dim", "deleted": "red"}
-    rows = [(f.status, f.path, f.size) for f in plan.files] + [
-        ("deleted", f.path, f.size) for f in plan.deleted
-    ]
-    for status, path, size in rows:
-        table.add_row(f"[{style[status]}]{status}[/]", path, human_bytes(size))
-    return table
+    output.print_rows(("status", "path", "size"), rows, styles=style, right={2}, what="files")
 
 
 def push(
@@ -122,7 +112,7 @@ def push(
         "warnings": warnings,
     }
     if not json_mode:
-        output.print_table(_plan_table(plan))
+        _print_plan(plan)
         where = f"{plan.repo_id}@{plan.revision}"
         base = plan.parent_commit[:12] if plan.parent_commit else "a new repo"
         if plan.create_branch:

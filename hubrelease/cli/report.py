@@ -1,4 +1,4 @@
-"""Renderers for a ``VerifyReport``: a rich table, ``--json``, and GitHub Actions annotations."""
+"""Renderers for a ``VerifyReport``: a listing of findings, ``--json``, and GitHub Actions annotations."""
 
 from __future__ import annotations
 
@@ -29,18 +29,12 @@ def render_report(report: VerifyReport, manifest: str, json_mode: bool) -> int:
     if json_mode:
         output.emit_json(report.to_dict(manifest))
         return 1 if report.has_drift else 0
-    if report.findings:
-        from rich.table import Table
-
-        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-        table.add_column("severity")
-        table.add_column("kind")
-        table.add_column("path")
-        table.add_column("detail", overflow="fold")
-        for finding in report.findings:
-            style = _STYLE[finding.severity]
-            table.add_row(f"[{style}]{finding.severity}[/]", finding.kind, finding.path, finding.message)
-        output.print_table(table)
+    output.print_rows(
+        ("severity", "kind", "path", "detail"),
+        [(f.severity, f.kind, f.path, f.message) for f in report.findings],
+        styles=_STYLE,
+        what="findings",
+    )
     total = sum(f.size or 0 for f in report.files)
     cached = sum(1 for f in report.files if f.source == "cache")
     where = f" at {report.revision}" if report.revision else ""

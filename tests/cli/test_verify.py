@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -247,3 +250,65 @@ def test_error_lines_keep_square_brackets(tmp_path: Path) -> None:
     code, _, err = run_cli("verify", str(missing))
     assert code == 2
     assert err == f"error: {missing}: manifest not found\n"
+
+
+def _many_missing(tmp_path: Path, count: int) -> Path:
+    names = {f"shard/file-{i:04d}.bin": b"%d" % i for i in range(count)}
+    manifest = write_release(tmp_path, names)
+    for name in names:
+        (tmp_path / name).unlink()
+    return manifest
+
+
+def test_text_output_lists_every_finding_on_its_own_line_without_a_terminal(tmp_path: Path) -> None:
+    from hubrelease.cli.output import TTY_ROWS
+
+    count = TTY_ROWS + 50  # more than a terminal shows: a pipe gets them all
+    manifest = _many_missing(tmp_path, count)
+    (tmp_path / "notes [draft].md").write_text("x")  # brackets are text, not rich markup
+    (tmp_path / "two\nlines.txt").write_text("x")  # a newline in a name must not split its row
+    code, out, _ = run_cli("verify", str(manifest))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].split() == ["severity", "kind", "path", "detail"]
+    rows = [line.split(None, 3) for line in lines[1:-1]]
+    assert [row[3] for row in rows if row[1] == "missing"] == ["file is missing"] * count
+    assert sorted(row[2] for row in rows if row[1] == "missing") == [
+        f"shard/file-{i:04d}.bin" for i in range(count)
+    ]
+    unlisted = [line for line in lines if "unlisted" in line]
+    assert len(unlisted) == 2 and "notes [draft].md" in unlisted[0] and repr("two\nlines.txt") in unlisted[1]
+    assert lines[-1].startswith(f"DRIFT (local): {count + 2} problem(s)")
+    assert len({line.index("file is") for line in lines[1:-1] if "missing" in line}) == 1  # aligned
+
+
+def test_a_terminal_shows_the_first_findings_and_how_many_more(tmp_path: Path) -> None:
+    import pty
+
+    from hubrelease.cli.output import TTY_ROWS
+
+    manifest = _many_missing(tmp_path, TTY_ROWS + 7)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from hubrelease.cli.app import main; main()", "verify", str(manifest)],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "120", "TERM": "dumb"},
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 1 << 16)
+        except OSError:  # EIO once the child has closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert proc.wait(timeout=60) == 1
+    os.close(leader)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode())
+    lines = text.replace("\r\n", "\n").strip().splitlines()
+    assert sum(1 for line in lines if "file is missing" in line) == TTY_ROWS
+    assert lines[-2].strip() == "... and 7 more findings (all of them: --json, or without a terminal)"
+    assert lines[-1].startswith(f"DRIFT (local): {TTY_ROWS + 7} problem(s)")

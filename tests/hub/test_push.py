@@ -16,6 +16,7 @@ from typer.testing import CliRunner, Result
 
 import hubrelease.hub
 from hubrelease.cli.app import app
+from hubrelease.cli.report import human_bytes
 from hubrelease.errors import CheckFailed, HubUnavailable, RemoteMovedError
 from hubrelease.hub.plan import PushPlan, build_plan, read_remote
 from hubrelease.hub.push import PushResult, push_release
@@ -102,6 +103,18 @@ def test_dry_run_plans_without_touching_the_hub(hub: LoopbackHub, tmp_path: Path
         ("hubrelease.yaml", "added"),
     ]
     assert not hub.store.exists(RepoKey("model", repo))
+
+
+def test_dry_run_text_lists_the_plan_one_line_per_file(hub: LoopbackHub, tmp_path: Path) -> None:
+    manifest = _release(tmp_path, unique_repo(), {"a.safetensors": A, "notes [v1].md": b"hi\n"})
+    result = _push(hub, manifest, "--dry-run")
+    assert result.exit_code == 0, result.stderr
+    assert [line.split() for line in result.stdout.splitlines()] == [
+        ["status", "path", "size"],
+        ["added", "a.safetensors", "97.7", "KiB"],
+        ["added", "notes", "[v1].md", "3", "B"],  # brackets are text, not markup
+        ["added", "hubrelease.yaml", *human_bytes(manifest.stat().st_size).split()],
+    ]
 
 
 def test_repush_uploads_only_changes_and_deletes_dropped_files(hub: LoopbackHub, tmp_path: Path) -> None:
