@@ -50,7 +50,7 @@ class StatCache:
         self.folder = root / STATE_DIR
         self.path = self.folder / CACHE_NAME
         self.discarded_reason: str | None = None
-        self._rows: dict[str, tuple[tuple[int, int, int, int, int], str, int]] | None = None
+        self._rows: dict[str, tuple[str, int, int, int, int, int, str, int]] | None = None
         self._db = self._open()
 
     def _open(self) -> sqlite3.Connection:
@@ -99,18 +99,16 @@ class StatCache:
         if self._rows is None:
             # One query for the whole table: a warm verify of 10,000 files is one SELECT, not 10,000.
             self._rows = {
-                path: ((dev, ino, size, mtime_ns, ctime_ns), str(sha256), stamp_ns)
-                for path, dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns in self._db.execute(
+                row[0]: row
+                for row in self._db.execute(
                     "SELECT path, dev, ino, size, mtime_ns, ctime_ns, sha256, stamp_ns FROM entries"
                 )
             }
         row = self._rows.get(rel_path)
-        if row is None:
+        # row[1:6] is (dev, ino, size, mtime_ns, ctime_ns): a StatKey is a tuple of those five.
+        if row is None or row[1:6] != key or _racy(key, row[7]):
             return None
-        stored, sha256, stamp_ns = row
-        if stored != key or _racy(key, stamp_ns):  # a StatKey is a tuple of the same five fields
-            return None
-        return sha256
+        return str(row[6])
 
     def stamp(self) -> int:
         """The filesystem's idea of "now", at its own timestamp granularity (git's index-mtime trick).
