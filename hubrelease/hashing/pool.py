@@ -6,6 +6,7 @@ scheduled here (``batches``); ``digest`` knows only how to hash one file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Sequence
@@ -17,7 +18,8 @@ from hubrelease.hashing.statcache import StatCache, StatKey
 from hubrelease.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
-    import mmap
+    import contextlib
+import mmap
 
 
 class HashJob(NamedTuple):
@@ -147,7 +149,11 @@ def hash_files(
     finally:
         progress.finish()
         for buffer in buffers.values():
-            buffer.close()
+            # Ctrl-C inside Thread.start() leaves a worker the pool never joins (CPython 3.11
+            # concurrent/futures/thread.py:199-200 adds it to _threads only after start() returns):
+            # its buffer may still be in use; it is freed with the thread, which stops at its next chunk.
+            with contextlib.suppress(BufferError):
+                buffer.close()
     if cache is not None:
         cache.store(fresh, stamp_ns)
     return results

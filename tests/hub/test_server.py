@@ -120,6 +120,24 @@ def test_resolve_headers_and_range(hub: LoopbackHub) -> None:
     assert headers["content-range"] == f"bytes 10-19/{len(SMALL_LFS)}"
 
 
+def test_an_empty_file_is_served_and_its_connection_stays_usable(hub: LoopbackHub) -> None:
+    """A 0-byte download used to raise in sendfile after its headers went out: the server dropped
+    the kept-alive connection, and the client's next request on it got no response (a flake)."""
+    import http.client
+
+    api, repo, _ = _empty_repo(hub)
+    api.upload_file(path_or_fileobj=b"", path_in_repo="empty.txt", repo_id=repo)
+    connection = http.client.HTTPConnection("127.0.0.1", hub.port, timeout=10)
+    try:
+        for _ in range(3):  # one connection, kept alive between the requests
+            connection.request("GET", f"/{repo}/resolve/main/empty.txt")
+            response = connection.getresponse()
+            assert (response.status, response.read()) == (200, b"")
+    finally:
+        connection.close()
+    assert hub.server_errors == []
+
+
 def test_error_codes_map_to_client_exceptions(hub: LoopbackHub) -> None:
     repo = unique_repo()
     api = api_for(hub)

@@ -338,6 +338,8 @@ class HubHandler(BaseHTTPRequestHandler):
         if response.file is None:
             self.wfile.write(response.body)
             return
+        if response.length == 0:  # an empty file: socket.sendfile refuses count=0 (socket.py:463)
+            return
         self.wfile.flush()
         with response.file.open("rb") as handle:  # zero-copy: the kernel moves file pages to the socket
             self.connection.sendfile(handle, response.offset, response.length)
