@@ -18,8 +18,7 @@ from hubrelease.hashing.statcache import StatCache, StatKey
 from hubrelease.progress import NULL_PROGRESS, Progress
 
 if TYPE_CHECKING:
-    import contextlib
-import mmap
+    import mmap
 
 
 class HashJob(NamedTuple):
