@@ -72,6 +72,22 @@ def verify(
     from hubrelease.verify import VerifyOptions, verify_manifest_file, verify_sums_file
 
     output.set_quiet(quiet)
+    # An option the chosen mode would ignore is refused: a silently local verify is not the check asked for.
+    hub_only = {"--revision": revision, "--endpoint": endpoint, "--token": token, "--repo-type": repo_type}
+    local_only = {
+        "--jobs": jobs,
+        "--no-cache": no_cache or None,
+        "--follow-symlinks": follow_symlinks or None,
+    }
+    ignored = [name for name, value in (local_only if remote else hub_only).items() if value is not None]
+    if ignored:
+        one = len(ignored) == 1
+        needs = (
+            f"appl{'ies' if one else 'y'} to the local check, not --remote"
+            if remote
+            else f"need{'s' * one} --remote"
+        )
+        raise InputError(f"{', '.join(ignored)} {needs}")
     if remote:
         from hubrelease.hub import verify_remote
         from hubrelease.manifest import load_manifest, release_root

@@ -195,6 +195,25 @@ def test_bad_option_is_usage_error() -> None:
     assert code == 2
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--revision", "v1"], "--revision needs --remote"),
+        (["--endpoint", "http://127.0.0.1:9", "--token", "hf_x"], "--endpoint, --token need --remote"),
+        (["--remote", "--no-cache", "-j", "2"], "--jobs, --no-cache apply to the local check, not --remote"),
+    ],
+)
+def test_an_option_the_mode_would_ignore_is_a_usage_error(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    manifest = write_release(tmp_path)
+    code, out, err = run_cli("verify", str(manifest), *args)
+    assert (code, out) == (2, "")
+    assert err.startswith("error: ") and err.endswith(f"{message}\n") and err.count("\n") == 1
+    assert "hf_x" not in err
+    assert not (tmp_path / ".hubrelease").exists()  # refused before anything ran
+
+
 def test_dir_option_verifies_another_folder(tmp_path: Path) -> None:
     manifest = write_release(tmp_path / "a")
     other = tmp_path / "b"
