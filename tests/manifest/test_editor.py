@@ -206,7 +206,8 @@ def _listings(draw: st.DrawFn) -> tuple[str, list[tuple[str, int]], list[tuple[s
         if draw(st.booleans()):
             lines.append(f"  # note {index}")
         eol = f"  # eol {index}" if draw(st.booleans()) else ""
-        lines += [f"  - path: {name}{eol}", f"    size: {index}", f"    sha256: {'ab' * 32}"]
+        last = f"  # last {index}" if draw(st.booleans()) else ""
+        lines += [f"  - path: {name}{eol}", f"    size: {index}", f"    sha256: {'ab' * 32}{last}"]
     if draw(st.booleans()):
         lines += ["", "# trailing", "ignore:", "  - scratch"]
     pool = [*names, "new-a.bin", "new-b.bin"]
@@ -242,8 +243,12 @@ def test_random_edits_save_exactly_the_edited_list_and_keep_every_comment(
     saved = path.read_text()
     assert [(a.path, a.size) for a in load_manifest(path).artifacts] == model
     kept = {n for n, _ in model} - removed  # an entry removed and added again is a new entry
+    lines = text.splitlines(keepends=True)
+    for name in {n for n, _ in model} - {n for _, n, _ in ops}:  # untouched entries: byte for byte
+        start = next(i for i, line in enumerate(lines) if f"- path: {name}" in line)
+        assert "".join(lines[start : start + 3]) in saved
     for line in text.splitlines():
         comment = line.partition("#")[2]
-        owner = re.search(r"path: (\S+)", line)
-        if comment and (owner is None or owner.group(1) in kept):
+        owner = re.search(r"(?:eol|last) (\d+)", comment)
+        if comment and (owner is None or f"f{owner.group(1)}.bin" in kept):
             assert f"#{comment}" in saved, line
