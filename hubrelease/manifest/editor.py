@@ -8,15 +8,13 @@ and key order as before, and every other line of the file is copied as it was. T
 is validated as data (the parsed data with the edited parts swapped in) and written atomically;
 only an invalid result is parsed again, to name the line of the error.
 
-A file whose layout line spans cannot describe (anchors, aliases or tags, CR line ends, a
-byte-order mark, a flow-style top level, YAML 1.1 line breaks) is edited as one ruamel tree:
-slower, with the same result.
+A file whose layout line spans cannot describe (an alias, CR line ends, a byte-order mark, a
+flow-style top level, YAML 1.1 line breaks) is edited as one ruamel tree: slower, same result.
 """
 
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,8 +46,6 @@ from hubrelease.manifest.write import (
     upsert_artifact,
 )
 
-# An anchor, alias or tag (or text that looks like one, e.g. in a comment: then the slow path).
-_NODE_PROPERTY = re.compile(r"(?:^|[\s\[\]{},])[&*!][^\s\[\]{},]", re.MULTILINE)
 _ARTIFACTS = "artifacts"
 
 
@@ -65,9 +61,9 @@ class ManifestEditor:
         """Parse the manifest at ``path`` (syntax errors are a ``ManifestError``; nothing is validated yet)."""
         target = Path(path)
         text = read_text(target)
-        if not any(ch in text for ch in "\r\ufeff") and not _NODE_PROPERTY.search(text):
+        if not any(ch in text for ch in "\r\ufeff"):
             parsed = parse_nodes(text, target)
-            if parsed is not None and _spliceable(parsed[0]):
+            if parsed is not None and _spliceable(parsed[0]) and not ("*" in text and _aliased(parsed[0])):
                 return _SpliceEditor(target, text, *parsed)
         return _TreeEditor(target, text)
 
@@ -285,6 +281,23 @@ def _spliceable(root: pyyaml.Node) -> bool:
         and not root.flow_style
         and all(key.start_mark.column == 0 for key, _ in root.value)
     )
+
+
+def _aliased(root: pyyaml.Node) -> bool:
+    """Whether an alias reuses a node (libyaml's composer shares the anchored node object): the
+    value then lives in two places, and a splice of one would not change the other."""
+    seen: set[int] = set()
+    stack: list[pyyaml.Node] = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return True
+        seen.add(id(node))
+        if isinstance(node, pyyaml.MappingNode):
+            stack.extend(item for pair in node.value for item in pair)
+        elif isinstance(node, pyyaml.SequenceNode):
+            stack.extend(node.value)
+    return False
 
 
 def _entries(node: pyyaml.Node | None, data: Any, lines: list[str]) -> list[_Entry] | None:

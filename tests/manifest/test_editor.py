@@ -162,6 +162,10 @@ def test_artifacts_are_not_edited_as_a_section() -> None:
         pytest.param(
             lambda t: t.replace("ignore:\n  - scratch\n", "ignore: &ign\n  - scratch\n"), id="anchor"
         ),
+        pytest.param(
+            lambda t: t.replace("size: 1\n", "size: &one 1\n").replace("size: 3\n", "size: *one\n"),
+            id="alias",
+        ),
         pytest.param(lambda t: t.replace("\n", "\r\n"), id="crlf"),
         pytest.param(
             lambda t: t.replace(
