@@ -46,6 +46,14 @@ def _plan(api: HfApi, manifest: Path, folder: Path) -> PushPlan:
     return build_plan(release, manifest, folder, read_remote(api, release))
 
 
+def _published_v1(hub: LoopbackHub, tmp_path: Path) -> tuple[str, Path]:
+    """A new repo with a first release (``notes.md: v1``) pushed: its id and release folder."""
+    repo = unique_repo()
+    folder = tmp_path / "rel"
+    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    return repo, folder
+
+
 def _head(hub: LoopbackHub, repo: str) -> str:
     return hub.store.resolve(RepoKey("model", repo), "main")
 
@@ -145,10 +153,8 @@ def test_repush_uploads_only_changes_and_deletes_dropped_files(hub: LoopbackHub,
 def test_interrupted_push_leaves_remote_as_it_was_and_repush_sends_only_the_rest(
     hub: LoopbackHub, tmp_path: Path, no_backoff_sleep: None, lfs_only: None
 ) -> None:
-    repo = unique_repo()
     a, b = os.urandom(100_000), os.urandom(50_000)  # fresh: the session Hub must not hold them yet
-    folder = tmp_path / "rel"
-    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    repo, folder = _published_v1(hub, tmp_path)
     before = _head(hub, repo)
     tree_before = hub.store.tree(RepoKey("model", repo), "main")[1]
     manifest = _release(folder, repo, {"notes.md": b"v2\n", "a.safetensors": a, "b.gguf": b})
@@ -206,9 +212,7 @@ def test_concurrent_pushes_from_one_parent_exactly_one_lands(hub: LoopbackHub, t
 def test_someone_else_pushing_after_planning_exits_1_with_a_clear_message(
     hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    repo = unique_repo()
-    folder = tmp_path / "rel"
-    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    repo, folder = _published_v1(hub, tmp_path)
     parent = _head(hub, repo)
     real_push = hubrelease.hub.push_release
 
@@ -349,9 +353,7 @@ def test_existing_tag_stops_the_push_before_anything_lands(hub: LoopbackHub, tmp
 def test_someone_else_landing_while_a_lost_attempt_retries_is_not_taken_for_ours(
     hub: LoopbackHub, tmp_path: Path
 ) -> None:
-    repo = unique_repo()
-    folder = tmp_path / "rel"
-    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    repo, folder = _published_v1(hub, tmp_path)
     manifest = _release(folder, repo, {"notes.md": b"v2\n"})
     api = api_for(hub)
     plan = _plan(api, manifest, folder)
@@ -478,9 +480,7 @@ def test_xet_errors_are_retried_or_refused_with_exit_4_never_exit_2(
 ) -> None:
     import hf_xet
 
-    repo = unique_repo()
-    folder = tmp_path / "rel"
-    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    repo, folder = _published_v1(hub, tmp_path)
     head = _head(hub, repo)
     manifest = _release(folder, repo, {"notes.md": b"v2\n", "a.safetensors": os.urandom(5000)})
     dropped = ConnectionError("xorb upload: connection reset by peer")
@@ -519,9 +519,7 @@ def test_retries_reuse_the_digests_nothing_is_hashed_by_the_client(
 
 
 def test_a_file_changed_after_planning_commits_nothing_and_is_named(hub: LoopbackHub, tmp_path: Path) -> None:
-    repo = unique_repo()
-    folder = tmp_path / "rel"
-    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    repo, folder = _published_v1(hub, tmp_path)
     head = _head(hub, repo)
     weights = os.urandom(10_000)
     manifest = _release(folder, repo, {"notes.md": b"v1\n", "a.safetensors": weights})
@@ -547,9 +545,7 @@ def test_a_file_changed_after_planning_commits_nothing_and_is_named(hub: Loopbac
 def test_create_pr_after_main_moved_opens_the_pr_from_the_planned_parent(
     hub: LoopbackHub, tmp_path: Path
 ) -> None:
-    repo = unique_repo()
-    folder = tmp_path / "rel"
-    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    repo, folder = _published_v1(hub, tmp_path)
     manifest = _release(folder, repo, {"notes.md": b"v2\n"})
     api = api_for(hub)
     plan = _plan(api, manifest, folder)
@@ -561,9 +557,7 @@ def test_create_pr_after_main_moved_opens_the_pr_from_the_planned_parent(
 
 @pytest.mark.parametrize("fault", ["refuse_shard", "drop_xorb"])
 def test_real_xet_failures_end_in_one_line_and_exit_4(hub: LoopbackHub, tmp_path: Path, fault: str) -> None:
-    repo = unique_repo()
-    folder = tmp_path / "rel"
-    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    repo, folder = _published_v1(hub, tmp_path)
     head = _head(hub, repo)
     if fault == "refuse_shard":
         hub.faults.refuse_shard(times=1000)
@@ -605,9 +599,7 @@ def test_visibility_new_repo_is_created_as_stated_and_never_flipped(hub: Loopbac
 
 
 def test_revision_pushes_to_a_new_branch_created_from_main(hub: LoopbackHub, tmp_path: Path) -> None:
-    repo = unique_repo()
-    folder = tmp_path / "rel"
-    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    repo, folder = _published_v1(hub, tmp_path)
     main = _head(hub, repo)
     result = _push(hub, _release(folder, repo, {"notes.md": b"rc\n"}), "--revision", "rc1")
     assert result.exit_code == 0, result.stderr
@@ -630,9 +622,7 @@ def test_quiet_prints_only_the_result(hub: LoopbackHub, tmp_path: Path) -> None:
 def test_a_5xx_then_an_unreadable_hub_says_the_outcome_is_unknown_not_a_bare_500(
     hub: LoopbackHub, tmp_path: Path, no_backoff_sleep: None
 ) -> None:
-    repo = unique_repo()
-    folder = tmp_path / "rel"
-    assert _push(hub, _release(folder, repo, {"notes.md": b"v1\n"})).exit_code == 0
+    repo, folder = _published_v1(hub, tmp_path)
     head = _head(hub, repo)
     hub.faults.inject("status", route="tree", status=500, times=100)
     planning = _push(hub, _release(folder, repo, {"notes.md": b"v2\n"}))
