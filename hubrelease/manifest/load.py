@@ -248,8 +248,6 @@ def _check_version(
 
 def valid_manifest(data: dict[str, Any]) -> Manifest | None:
     """The manifest of screened plain data, or None if invalid (``_load`` of its text says where)."""
-    if data.get("schema_version", 1) != 1:
-        return None
     try:
         return Manifest.model_validate(data)
     except ValidationError:

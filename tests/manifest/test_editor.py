@@ -256,3 +256,13 @@ def test_random_edits_save_exactly_the_edited_list_and_keep_every_comment(
         owner = re.search(r"(?:eol|last) (\d+)", comment)
         if comment and (owner is None or f"f{owner.group(1)}.bin" in kept):
             assert f"#{comment}" in saved, line
+
+
+def test_an_entry_whose_path_is_not_a_string_is_a_located_error_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "hubrelease.yaml"
+    path.write_text(_listed(path).replace("path: a.bin   # first", "path: [a, b]"))
+    editor = ManifestEditor.open(path)
+    assert editor.remove_artifacts(["c.bin"]) == [] and not editor.listed("c.bin")
+    with pytest.raises(ManifestError) as info:
+        editor.save()
+    assert (info.value.line, info.value.field) == (6, "artifacts[0].path")
