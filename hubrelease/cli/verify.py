@@ -73,13 +73,14 @@ def verify(
 
     output.set_quiet(quiet)
     # An option the chosen mode would ignore is refused: a silently local verify is not the check asked for.
-    hub_only = {"--revision": revision, "--endpoint": endpoint, "--token": token, "--repo-type": repo_type}
-    local_only = {
-        "--jobs": jobs,
-        "--no-cache": no_cache or None,
-        "--follow-symlinks": follow_symlinks or None,
+    hub_only = {
+        "--revision": revision is not None,
+        "--endpoint": endpoint is not None,
+        "--token": token is not None,
+        "--repo-type": repo_type is not None,
     }
-    ignored = [name for name, value in (local_only if remote else hub_only).items() if value is not None]
+    local_only = {"--jobs": jobs is not None, "--no-cache": no_cache, "--follow-symlinks": follow_symlinks}
+    ignored = [name for name, given in (local_only if remote else hub_only).items() if given]
     if ignored:
         one = len(ignored) == 1
         needs = (
