@@ -23,8 +23,8 @@ import threading
 import time
 from pathlib import Path
 
-from hubrelease.hub.server import LoopbackHub, RepoKey
-from hubrelease.hub.server.store import FileOp
+from hubrelease.loopback import LoopbackHub, RepoKey
+from hubrelease.loopback.store import FileOp
 
 BUFFER = 1 << 20
 

@@ -32,7 +32,7 @@ from huggingface_hub import HfApi
 from hubrelease.errors import ManifestError
 from hubrelease.hub.lock import lock_manifest
 from hubrelease.hub.plan import release_files
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.edit import add_files, remove_paths
 from hubrelease.verify.local import expected_from_manifest

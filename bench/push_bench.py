@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 
 WRAP = """
 import atexit, importlib, sys

@@ -25,7 +25,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 
 REPO = "bench/remote-verify"
 

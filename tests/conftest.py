@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 
 # Set before anything imports huggingface_hub (it reads these once at import time). Uploads and
-# downloads go through hf_xet, as for real users; the plain-LFS tests opt out (tests/hub/test_server.py).
+# downloads go through hf_xet, as for real users; the plain-LFS tests opt out (tests/loopback/test_server.py).
 os.environ.pop("HF_HUB_DISABLE_XET", None)
 # hf_xet retries failed transfers for minutes (3 s base delay); injected faults must fail in moments.
 os.environ.setdefault("HF_XET_CLIENT_RETRY_BASE_DELAY", "10ms")
@@ -27,7 +27,7 @@ settings.register_profile("dev", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 if TYPE_CHECKING:
-    from hubrelease.hub.server import LoopbackHub
+    from hubrelease.loopback import LoopbackHub
 
 
 @pytest.fixture(autouse=True)
@@ -51,10 +51,10 @@ def repo_root() -> Path:
 def loopback_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackHub]:
     """One loopback Hub on 127.0.0.1:0 for the run; small multipart and page sizes exercise both paths.
 
-    Use unique repo ids (``tests.factories.hub.unique_repo``); ``tests/hub/conftest.py``'s ``hub``
-    fixture also clears faults and the request log around each test.
+    Use unique repo ids (``tests.factories.hub.unique_repo``); the ``hub``
+    fixture below also clears faults and the request log around each test.
     """
-    from hubrelease.hub.server import LoopbackHub  # after the env above: it imports huggingface_hub
+    from hubrelease.loopback import LoopbackHub  # after the env above: it imports huggingface_hub
 
     with LoopbackHub(
         tmp_path_factory.mktemp("loopback-hub"),
@@ -64,3 +64,22 @@ def loopback_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackH
         page_size_expand=4,
     ) as hub:
         yield hub
+
+
+@pytest.fixture
+def hub(loopback_hub: LoopbackHub) -> Iterator[LoopbackHub]:
+    """The session's loopback Hub with faults and the request log empty; no server error may be left."""
+    loopback_hub.faults.clear()
+    loopback_hub.requests.clear()
+    loopback_hub.server_errors.clear()
+    yield loopback_hub
+    loopback_hub.faults.clear()
+    assert loopback_hub.server_errors == []
+
+
+@pytest.fixture
+def lfs_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client speaks plain git LFS (HF_HUB_DISABLE_XET) for tests that pin the LFS routes."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)

@@ -14,7 +14,7 @@ from hubrelease.formats.dflash import load_config
 from hubrelease.formats.gguf_header import array_length, read_gguf
 from hubrelease.formats.safetensors_header import read_safetensors
 from hubrelease.fsutil import STATE_DIR
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 from tests.factories.targets import MASK_TOKEN_ID, write_target_gguf_from, write_target_model
 
 runner = CliRunner()

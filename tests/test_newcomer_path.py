@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from hubrelease.cli.app import app
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.load import parse_tree

@@ -59,8 +59,8 @@ def serve(
     ] = False,
 ) -> None:
     """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
-    from hubrelease.hub.server import LoopbackHub
-    from hubrelease.hub.server.auth import Role, TokenFileError, read_token_file
+    from hubrelease.loopback import LoopbackHub
+    from hubrelease.loopback.auth import Role, TokenFileError, read_token_file
 
     tokens: dict[str, Role] = {}
     if token_file is not None:

@@ -1,6 +1,7 @@
 """Everything that talks to the Hub: client factory, lock, remote verify, push plan and push.
 
-The loopback Hub server lives in ``hubrelease.hub.server``; the CLI needs only these calls.
+The loopback Hub server is a package apart (``hubrelease.loopback``), which none of these modules imports
+at module level; the CLI needs only these calls.
 """
 
 from hubrelease.hub.client import hub_api

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 import httpx2
@@ -24,7 +24,11 @@ from huggingface_hub.errors import HfHubHTTPError, OIDCError, RepositoryNotFound
 from huggingface_hub.utils._http import parse_ratelimit_headers
 
 from hubrelease.errors import HubError, HubUnavailable, InputError, NotFoundError
-from hubrelease.hub.server import LoopbackHub
+
+if TYPE_CHECKING:
+    # Imported when the embedded Hub starts (``embedded_hub``): a command against the real Hub
+    # never loads the server (blake3, lz4, numpy); tests/hub/test_client.py checks it.
+    from hubrelease.loopback import LoopbackHub
 
 T = TypeVar("T")
 log = logging.getLogger("hubrelease.hub")
@@ -53,6 +57,8 @@ def local_hub_root() -> Path:
 
 def embedded_hub() -> LoopbackHub:
     """The process-wide embedded loopback Hub, started on first use."""
+    from hubrelease.loopback import LoopbackHub
+
     root = local_hub_root().resolve()
     with _embedded_lock:
         hub = _embedded.get(root)

@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import COMMANDS, _registered, app
-from hubrelease.hub.server import LoopbackHub, RepoKey
+from hubrelease.loopback import LoopbackHub, RepoKey
 from tests.factories.hub import api_for, unique_repo
 
 runner = CliRunner()

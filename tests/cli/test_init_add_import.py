@@ -10,7 +10,7 @@ import pytest
 
 from hubrelease.cli.add import RoleChoice
 from hubrelease.hashing import sha256_file
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest.models import Role
 from tests.factories.cli import run_cli
 from tests.factories.hub import api_for

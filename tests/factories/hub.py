@@ -12,8 +12,8 @@ from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from hubrelease.hub.server import LoopbackHub
-from hubrelease.hub.server.faults import RequestRecord
+from hubrelease.loopback import LoopbackHub
+from hubrelease.loopback.faults import RequestRecord
 
 VENV_BIN = Path(sys.executable).parent
 

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from hubrelease.cli.app import app
 from hubrelease.errors import InputError
 from hubrelease.hub.client import embedded_hub, hub_api, local_hub_root
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 from tests.factories.hub import raw_request, unique_repo
 from tests.factories.releases import write_release
 
@@ -35,6 +35,23 @@ def test_local_endpoint_starts_one_embedded_hub_in_the_configured_folder(
     api.create_repo(repo)
     assert hub_api("local").endpoint == api.endpoint  # reused, not restarted
     assert (tmp_path / "local" / "repos" / "models" / repo / "refs.json").is_file()
+
+
+def test_the_hub_client_loads_nothing_of_the_loopback_server() -> None:
+    """Commands against the real Hub must not pay for the server (issue 22): hubrelease.hub and its client,
+    a remote endpoint's HfApi included, import neither hubrelease.loopback nor blake3, lz4 or numpy."""
+    probe = (
+        "import sys\n"
+        "import hubrelease.hub, hubrelease.hub.client as client\n"
+        "client.hub_api('http://127.0.0.1:9')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('blake3', 'lz4', 'numpy')"
+        " or m.startswith('hubrelease.loopback')))\n"
+        "client.embedded_hub()\n"
+        "print('hubrelease.loopback' in sys.modules)\n"
+    )
+    env = {**os.environ, "HUBRELEASE_LOCAL_HUB": str(Path(os.environ["HF_HOME"]) / "probe-hub")}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    assert done.stdout.split() == ["[]", "True"]  # the probe's second line shows it can see the import
 
 
 def test_endpoint_must_be_a_url_or_local() -> None:

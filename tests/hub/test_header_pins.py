@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
 from hubrelease.formats.gguf_header import GGUFSet, read_gguf_header
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.facts import inspect_composition
 from tests.factories.hub import api_for, logged, unique_repo, upload_files

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from tests.factories.hub import api_for, unique_repo, upload_files
 

@@ -20,7 +20,7 @@ from hubrelease.cli.report import human_bytes
 from hubrelease.errors import CheckFailed, HubUnavailable, RemoteMovedError
 from hubrelease.hub.plan import PushPlan, build_plan, read_remote
 from hubrelease.hub.push import PushResult, push_release
-from hubrelease.hub.server import LoopbackHub, RepoKey
+from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
 from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release

@@ -16,7 +16,7 @@ from huggingface_hub import HfApi
 from hubrelease.errors import FormatError, HubUnavailable, InputError, NotFoundError
 from hubrelease.hub.ranged import RangedFile
 from hubrelease.hub.remote_headers import INITIAL_READ, RemoteRepo, read_gguf, summarize
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 from tests.factories.cli import run_cli
 from tests.factories.drafters import write_vocab_gguf
 from tests.factories.hub import api_for, logged, raw_request, unique_repo, upload_files

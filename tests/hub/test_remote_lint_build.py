@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.hub.server import LoopbackHub
+from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from tests.factories.cli import run_cli
 from tests.factories.drafters import write_checkpoint

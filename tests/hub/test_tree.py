@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
 from hubrelease.hub import client
-from hubrelease.hub.server import LoopbackHub, RepoKey
 from hubrelease.hub.tree import verify_remote
+from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
 from tests.factories.hub import api_for, unique_repo, upload_files, upload_release
 from tests.factories.releases import write_release

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from hubrelease.cli.app import app
 from hubrelease.errors import InputError, NotFoundError
 from hubrelease.hub.remote_headers import INITIAL_READ
-from hubrelease.hub.server import LoopbackHub
 from hubrelease.hub.tree import RemoteFile, verify_remote
+from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding import importer
 from hubrelease.onboarding.facts import inspect_composition

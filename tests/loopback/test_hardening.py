@@ -14,8 +14,8 @@ import httpx2
 import pytest
 from huggingface_hub import CommitOperationAdd
 
-from hubrelease.hub.server import MAX_ERRORS, LoopbackHub
-from hubrelease.hub.server.faults import RequestLog, RequestRecord
+from hubrelease.loopback import MAX_ERRORS, LoopbackHub
+from hubrelease.loopback.faults import RequestLog, RequestRecord
 from tests.factories.hub import api_for, raw_request, unique_repo
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
-from hubrelease.hub.server.store import StoreError
-from hubrelease.hub.server.wire import Request, Response, json_response
-from hubrelease.hub.server.xetstore import MAX_SHARD_BYTES
+from hubrelease.loopback.store import StoreError
+from hubrelease.loopback.wire import Request, Response, json_response
+from hubrelease.loopback.xetstore import MAX_SHARD_BYTES
 
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
 

@@ -8,8 +8,8 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
-from hubrelease.hub.server import LoopbackHub
-from hubrelease.hub.server.auth import TokenFileError, read_token_file
+from hubrelease.loopback import LoopbackHub
+from hubrelease.loopback.auth import TokenFileError, read_token_file
 from tests.factories.hub import raw_request
 
 WRITER, READER = "hf_test_writer_token", "hf_test_reader_token"

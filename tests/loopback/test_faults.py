@@ -9,8 +9,8 @@ import pytest
 from huggingface_hub import CommitOperationAdd
 from huggingface_hub.errors import HfHubHTTPError
 
-from hubrelease.hub.server import LoopbackHub
-from hubrelease.hub.server.faults import COMMIT_IN_PROGRESS, METADATA_ROUTES
+from hubrelease.loopback import LoopbackHub
+from hubrelease.loopback.faults import COMMIT_IN_PROGRESS, METADATA_ROUTES
 from tests.factories.hub import api_for, raw_request, unique_repo, upload_files
 
 FILES = {f"f{i}.txt": f"file {i}\n".encode() for i in range(5)}

@@ -16,8 +16,8 @@ from urllib.parse import quote, urlencode
 
 import yaml
 
-from hubrelease.hub.server.store import FileOp, RepoKey, StoreError, lfs_pointer, wants_lfs
-from hubrelease.hub.server.wire import Request, Response, json_response
+from hubrelease.loopback.store import FileOp, RepoKey, StoreError, lfs_pointer, wants_lfs
+from hubrelease.loopback.wire import Request, Response, json_response
 
 SPOOL_BYTES = 8 * 1024 * 1024
 

@@ -11,8 +11,8 @@ import re
 import uuid
 from typing import Any
 
-from hubrelease.hub.server.store import StoreError
-from hubrelease.hub.server.wire import Request, Response, json_response
+from hubrelease.loopback.store import StoreError
+from hubrelease.loopback.wire import Request, Response, json_response
 
 _OID = re.compile(r"^[0-9a-f]{64}$")
 LFS_CONTENT_TYPE = "application/vnd.git-lfs+json"

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
-from hubrelease.hub.server.store import REPO_TYPES, RepoKey, StoreError
+from hubrelease.loopback.store import REPO_TYPES, RepoKey, StoreError
 
 if TYPE_CHECKING:
-    from hubrelease.hub.server import LoopbackHub
-    from hubrelease.hub.server.auth import Role
+    from hubrelease.loopback import LoopbackHub
+    from hubrelease.loopback.auth import Role
 
 
 @dataclass

@@ -15,8 +15,8 @@ import hf_xet
 import pytest
 from huggingface_hub import CommitOperationAdd
 
-from hubrelease.hub.server import LoopbackHub, xetformat
-from hubrelease.hub.server.xetstore import XetStore
+from hubrelease.loopback import LoopbackHub, xetformat
+from hubrelease.loopback.xetstore import XetStore
 from tests.factories.hub import api_for, hf_env, raw_request, unique_repo
 
 # Random bytes, then 400 kB of zeros: the zeros chunk into identical chunks, which a xorb stores once

@@ -20,12 +20,12 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
-from hubrelease.hub.server import LoopbackHub, RepoKey
+from hubrelease.loopback import LoopbackHub, RepoKey
 from tests.factories.hub import api_for, hf_env, raw_request, unique_repo
 
 BIG = os.urandom(300_000)  # above the test server's multipart threshold: 5 parts of 64 kB
 SMALL_LFS = os.urandom(5_000)
-pytestmark = pytest.mark.usefixtures("lfs_only")  # the Xet path has its own tests (test_server_xet.py)
+pytestmark = pytest.mark.usefixtures("lfs_only")  # the Xet path has its own tests (test_xet.py)
 
 
 def _push_basic(hub: LoopbackHub, repo_id: str, repo_type: str = "model") -> str:

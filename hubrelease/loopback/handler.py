@@ -15,13 +15,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from hubrelease.hub.server import auth, lfs, routes, xet
-from hubrelease.hub.server.faults import Fault, RequestRecord
-from hubrelease.hub.server.store import CHUNK, StoreError
-from hubrelease.hub.server.wire import Request, Response, error_response, json_response
+from hubrelease.loopback import auth, lfs, routes, xet
+from hubrelease.loopback.faults import Fault, RequestRecord
+from hubrelease.loopback.store import CHUNK, StoreError
+from hubrelease.loopback.wire import Request, Response, error_response, json_response
 
 if TYPE_CHECKING:
-    from hubrelease.hub.server import LoopbackHub
+    from hubrelease.loopback import LoopbackHub
 
 View = Callable[[Request], Response]
 _API = r"^/api/(?P<t>models|datasets|spaces)/(?P<ns>[^/]+)/(?P<name>[^/]+)"

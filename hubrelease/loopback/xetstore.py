@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
-from hubrelease.hub.server import xetformat
-from hubrelease.hub.server.store import HubStore, RepoKey, StoreError
-from hubrelease.hub.server.xetformat import Segment, XetFormatError, XorbChunk
+from hubrelease.loopback import xetformat
+from hubrelease.loopback.store import HubStore, RepoKey, StoreError
+from hubrelease.loopback.xetformat import Segment, XetFormatError, XorbChunk
 
 MAX_XORB_BYTES = 80 * 1024 * 1024  # MAX_XORB_BYTES (64 MiB) of chunk data plus headers and footer
 MAX_SHARD_BYTES = 64 * 1024 * 1024

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from hubrelease.hub.server.auth import Access, Role
-from hubrelease.hub.server.faults import Faults, RequestLog
-from hubrelease.hub.server.store import HubStore, RepoKey
-from hubrelease.hub.server.xetstore import XetStore
+from hubrelease.loopback.auth import Access, Role
+from hubrelease.loopback.faults import Faults, RequestLog
+from hubrelease.loopback.store import HubStore, RepoKey
+from hubrelease.loopback.xetstore import XetStore
 
 __all__ = ["HubStore", "LoopbackHub", "RepoKey"]
 MAX_ERRORS = 100
@@ -55,7 +55,7 @@ class LoopbackHub:
         tokens: dict[str, Role] | None = None,
         allow_anonymous: bool = True,
     ) -> None:
-        from hubrelease.hub.server.handler import HubHTTPServer
+        from hubrelease.loopback.handler import HubHTTPServer
 
         self.store = HubStore(root)
         self.xet = XetStore(self.store)

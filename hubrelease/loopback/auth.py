@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Literal
 
-from hubrelease.hub.server.store import StoreError
+from hubrelease.loopback.store import StoreError
 
 Role = Literal["read", "write"]
 ROLES: tuple[Role, ...] = ("read", "write")
