@@ -102,8 +102,9 @@ def hash_files(
         return results
     from concurrent.futures import ThreadPoolExecutor
 
-    # Stamped before the first byte is read, never after: see statcache's module docstring.
-    stamp_ns = cache.stamp() if cache is not None else 0
+    # Stamped before the first byte is read, never after, on each file's own filesystem: see
+    # statcache's module docstring.
+    stamps = cache.stamps((job.key, job.path) for job in pending) if cache is not None else {}
     progress.start(sum(j.key.size for j in pending), "hashing")
     lock = threading.Lock()
     stop = threading.Event()
@@ -154,5 +155,5 @@ def hash_files(
             with contextlib.suppress(BufferError):
                 buffer.close()
     if cache is not None:
-        cache.store(fresh, stamp_ns)
+        cache.store(fresh, stamps)
     return results

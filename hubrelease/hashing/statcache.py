@@ -7,6 +7,15 @@ are strictly older than that stamp. Any write at or after the stamp then either 
 (a later tick) or lands in the stamp's tick (racy, so not trusted), whatever the timestamp
 granularity. A stamp taken after hashing would trust a same-size rewrite made in the same tick as
 the previous write while other files were still hashing (issue 13).
+
+"The filesystem's own clock" is per filesystem: a release folder may hold a mount (``weights/`` on
+NFS, SMB, FAT or a FUSE bucket, with 1-second timestamps) whose clock and granularity are not those
+of ``.hubrelease/``. A stamp from the fine-grained filesystem is later than a coarse mtime of the
+same second, so a same-size rewrite in that second kept its key and was trusted (issue 20: 11-12 of
+12 stale OKs, scripts/statcache_mixed_fs.py). So one stamp is taken per device (``st_dev``) that
+holds files to hash, on that device: ``.hubrelease/stamp`` for its own, a temp file created and
+removed beside a file for any other. A device where no stamp can be made (read-only, or the file's
+folder is on another device) gets no entries: its files are hashed every time, never trusted.
 A cache that is corrupt, foreign or of another version is discarded and rebuilt, never trusted.
 """
 
@@ -15,13 +24,17 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from hubrelease.fsutil import STATE_DIR
+from hubrelease.fsutil import STATE_DIR, temp_prefix
 
 CACHE_NAME = "statcache.sqlite3"
-_FORMAT = "hubrelease-statcache-1"
+_FORMAT_PREFIX = "hubrelease-statcache-"
+# 2: stamps per device (issue 20). A version-1 entry for a file on another filesystem may carry a
+# stamp from the wrong clock, so version-1 caches are discarded, not read.
+_FORMAT = f"{_FORMAT_PREFIX}2"
 
 
 class StatKey(NamedTuple):
@@ -59,6 +72,8 @@ class StatCache:
         try:
             db = self._connect()
             row = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            if row is not None and row[0] != _FORMAT and str(row[0]).startswith(_FORMAT_PREFIX):
+                raise sqlite3.DatabaseError(f"written by another hubrelease version ({row[0]})")
             if row is None or row[0] != _FORMAT:
                 raise sqlite3.DatabaseError("not a hubrelease stat cache")
             db.execute(
@@ -110,35 +125,71 @@ class StatCache:
             return None
         return str(row[6])
 
-    def stamp(self) -> int:
-        """The filesystem's idea of "now", at its own timestamp granularity (git's index-mtime trick).
+    def stamps(self, files: Iterable[tuple[StatKey, str | Path]]) -> dict[int, int]:
+        """Per device holding ``files``, its idea of "now", on its own clock and granularity (git's
+        index-mtime trick, one stamp per filesystem; see the module docstring).
 
-        Take it before reading the files whose digests ``store`` will record with it.
+        Take them before reading the files whose digests ``store`` will record with them. A device
+        missing from the result could not be stamped: its files are not cached.
         """
+        own = os.stat(self.folder).st_dev
+        beside: dict[int, str | Path] = {}
+        for key, path in files:
+            beside.setdefault(key.dev, path)
+        stamps: dict[int, int] = {}
+        for dev, path in beside.items():
+            stamp = self._own_stamp() if dev == own else _stamp_beside(path, dev)
+            if stamp is not None:
+                stamps[dev] = stamp
+        return stamps
+
+    def _own_stamp(self) -> int:
         path = self.folder / "stamp"
         with open(path, "wb") as handle:
             handle.write(b"hubrelease\n")
         return os.stat(path).st_mtime_ns
 
-    def store(self, entries: list[tuple[str, StatKey, str]], stamp_ns: int) -> None:
-        """Record digests of files whose stat was ``key`` before and after a read begun after ``stamp_ns``.
+    def store(self, entries: list[tuple[str, StatKey, str]], stamps: Mapping[int, int]) -> None:
+        """Record digests of files whose stat was ``key`` before and after a read begun after their
+        device's stamp (``stamps``, from ``stamps()``).
 
-        Racy entries (modified in or after the stamp's tick) are not recorded: they could never be trusted.
+        Racy entries (modified in or after their stamp's tick) and entries of a device without a
+        stamp are not recorded: they could never be trusted.
         """
-        entries = [entry for entry in entries if not _racy(entry[1], stamp_ns)]
-        if not entries:
+        rows = []
+        for path, key, digest in entries:
+            stamp = stamps.get(key.dev)
+            if stamp is not None and not _racy(key, stamp):
+                rows.append((path, key.dev, key.ino, key.size, key.mtime_ns, key.ctime_ns, digest, stamp))
+        if not rows:
             return
         with contextlib.closing(self._db.cursor()) as cur:
             cur.execute("BEGIN")
-            cur.executemany(
-                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (p, k.dev, k.ino, k.size, k.mtime_ns, k.ctime_ns, digest, stamp_ns)
-                    for p, k, digest in entries
-                ],
-            )
+            cur.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
             cur.execute("COMMIT")
         self._rows = None
 
     def close(self) -> None:
         self._db.close()
+
+
+def _stamp_beside(path: str | Path, dev: int) -> int | None:
+    """The mtime of a temp file created (and removed) in the folder of ``path``, if that is on ``dev``.
+
+    The file is created, never written to: creation sets its mtime and ctime from the filesystem's
+    clock, which is the point. None when the folder is read-only or on another device.
+    """
+    import tempfile  # only a hashing run over a second filesystem pays for it
+
+    folder = os.path.dirname(os.path.realpath(path))
+    try:
+        fd, name = tempfile.mkstemp(prefix=temp_prefix("stamp"), dir=folder)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+    return st.st_mtime_ns if st.st_dev == dev else None

@@ -20,7 +20,7 @@ def test_hit_after_store_and_miss_after_change(tmp_path: Path) -> None:
     target.write_bytes(b"abc")
     os.utime(target, ns=(1_000_000_000, 1_000_000_000))  # clearly older than the stamp
     cache = StatCache(tmp_path)
-    cache.store([("a.bin", _key(target), "d" * 64)], cache.stamp())
+    cache.store([("a.bin", _key(target), "d" * 64)], cache.stamps([(_key(target), target)]))
     assert cache.lookup("a.bin", _key(target)) == "d" * 64
     target.write_bytes(b"abd")
     os.utime(target, ns=(1_000_000_000, 1_000_000_000))  # same size, same mtime: ctime still moved
@@ -31,10 +31,11 @@ def test_racily_clean_entry_is_not_trusted(tmp_path: Path) -> None:
     target = tmp_path / "a.bin"
     target.write_bytes(b"abc")
     cache = StatCache(tmp_path)
-    stamp = cache.stamp()
+    stamps = cache.stamps([(_key(target), target)])
+    stamp = stamps[_key(target).dev]
     os.utime(target, ns=(stamp, stamp))  # file modified in the stamp's own tick
     key = _key(target)
-    cache.store([("a.bin", key, "e" * 64)], stamp)
+    cache.store([("a.bin", key, "e" * 64)], stamps)
     assert cache.lookup("a.bin", key) is None
 
 

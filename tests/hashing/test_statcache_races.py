@@ -1,17 +1,17 @@
 """The stat cache never answers a digest for bytes it did not hash, on a coarse-timestamp filesystem.
 
-``CoarseFS`` stands in for a filesystem whose timestamps tick slowly (ext4/xfs before Linux 6.13
-are coarse; FAT has 2 s): every write made through it, and every file the code under test writes
-itself (the cache's stamp file), gets the current tick as mtime and ctime, and only the test
-advances the tick. That makes "a same-size rewrite in the same tick as the previous write" and
-"the tick moved on while another file was still hashing" exact instead of timing-dependent.
+``FakeClockFS`` (tests/factories/clock_fs.py) stands in for a filesystem whose timestamps tick
+slowly (ext4/xfs before Linux 6.13 are coarse; FAT has 2 s): every write made through it, and every
+file the code under test writes itself (the cache's stamp file), gets the current tick as mtime and
+ctime, and only the test advances the tick. That makes "a same-size rewrite in the same tick as the
+previous write" and "the tick moved on while another file was still hashing" exact instead of
+timing-dependent.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import tempfile
 import threading
 from collections.abc import Callable
@@ -26,44 +26,8 @@ import hubrelease.hashing.pool as pool_module
 from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files
 from hubrelease.manifest import load_manifest
 from hubrelease.verify import VerifyOptions, verify_manifest
+from tests.factories.clock_fs import FakeClockFS
 from tests.factories.releases import write_release
-
-TICK_NS = 10**9  # a 1 s timestamp granularity
-
-
-class CoarseFS:
-    """Fake timestamps for os.stat/os.lstat: files written through ``write`` keep the tick of that write."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.tick = 1_000
-        self.written: dict[tuple[int, int], int] = {}
-        self._stat = os.stat
-        self._lstat = os.lstat
-        monkeypatch.setattr(os, "stat", self._fake(self._stat))
-        monkeypatch.setattr(os, "lstat", self._fake(self._lstat))
-
-    def _fake(self, real: Callable[..., os.stat_result]) -> Callable[..., os.stat_result]:
-        def fake(path: str | Path, *args: object, **kwargs: object) -> os.stat_result:
-            result = real(path, *args, **kwargs)
-            if not stat.S_ISREG(result.st_mode):
-                return result
-            ns = self.written.get((result.st_dev, result.st_ino), self.tick) * TICK_NS
-            fields = tuple(result)[:7] + (ns // TICK_NS,) * 3
-            return os.stat_result(fields, {"st_atime_ns": ns, "st_mtime_ns": ns, "st_ctime_ns": ns})
-
-        return fake
-
-    def write(self, path: Path, data: bytes) -> None:
-        with open(
-            path, "r+b" if path.exists() else "wb"
-        ) as handle:  # same inode, as an editor's save in place
-            handle.truncate(0)
-            handle.write(data)
-            real = os.fstat(handle.fileno())
-        self.written[(real.st_dev, real.st_ino)] = self.tick
-
-    def advance(self) -> None:
-        self.tick += 1
 
 
 def _job(path: Path) -> HashJob:
@@ -74,7 +38,7 @@ def test_same_size_rewrite_in_the_same_tick_while_another_file_hashes_is_not_tru
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The issue-13 race: the old code stamped after all hashing and trusted the stale digest."""
-    fs = CoarseFS(monkeypatch)
+    fs = FakeClockFS(monkeypatch)
     # big.bin is large enough to be its own task (small files are batched onto one thread).
     manifest = write_release(tmp_path, {"big.bin": b"B" * pool_module.BATCH_BYTES, "small.json": b'{"v": 1}'})
     for name in ("big.bin", "small.json"):
@@ -107,7 +71,7 @@ def test_same_size_rewrite_in_the_same_tick_while_another_file_hashes_is_not_tru
 def test_file_written_in_the_stamps_tick_is_rehashed_until_the_tick_has_passed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fs = CoarseFS(monkeypatch)
+    fs = FakeClockFS(monkeypatch)
     target = tmp_path / "a.bin"
     fs.write(target, b"one")
     cache = StatCache(tmp_path)
@@ -130,7 +94,7 @@ _steps = st.lists(
 
 
 def _hash_all(
-    fs: CoarseFS, paths: list[Path], cache: StatCache, rewrite: tuple[Path, bytes, bool] | None
+    fs: FakeClockFS, paths: list[Path], cache: StatCache, rewrite: tuple[Path, bytes, bool] | None
 ) -> None:
     """Hash ``paths`` one by one; ``rewrite`` = (file, new bytes, advance the clock) just after it is read."""
     real_sha = pool_module.sha256_file
@@ -148,14 +112,25 @@ def _hash_all(
         hash_files([_job(p) for p in paths], threads=1, cache=cache)
 
 
+@pytest.mark.parametrize("layout", ["one coarse filesystem", "coarse mount in a fine release folder"])
 @settings(max_examples=60, deadline=None)
 @given(steps=_steps)
-def test_cache_answers_only_the_current_bytes_under_any_interleaving(steps: list[_Step]) -> None:
-    """Model check: after every step, a cache hit for any file equals the sha256 of its bytes now."""
+def test_cache_answers_only_the_current_bytes_under_any_interleaving(layout: str, steps: list[_Step]) -> None:
+    """Model check: after every step, a cache hit for any file equals the sha256 of its bytes now.
+
+    The second layout is issue 20's: two of the files sit on a 1-second filesystem mounted at
+    ``weights/`` inside a release folder whose own clock ticks every 300 ms.
+    """
     with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as monkeypatch:
         root = Path(folder)
-        fs = CoarseFS(monkeypatch)
-        paths = [root / f"f{i}.bin" for i in range(3)]
+        if layout == "one coarse filesystem":
+            fs = FakeClockFS(monkeypatch)
+            paths = [root / f"f{i}.bin" for i in range(3)]
+        else:
+            fs = FakeClockFS(monkeypatch, granularity_ns=300_000_000)
+            (root / "weights").mkdir()
+            fs.mount(root / "weights")
+            paths = [root / "f0.bin", root / "weights" / "f1.bin", root / "weights" / "f2.bin"]
         for path in paths:
             fs.write(path, b"\0" * 8)
         cache = StatCache(root)
