@@ -18,6 +18,7 @@ from hubrelease.card.licenses import license_label
 from hubrelease.card.locator import Locator
 from hubrelease.card.tables import AbTable, BenchmarkTable, SweepTable, build_tables
 from hubrelease.evaluation import Evaluation
+from hubrelease.evaluation.provenance import Disagreement, disagreements
 from hubrelease.formats.ggml_types import BY_NAME
 from hubrelease.manifest.models import (
     Card,
@@ -52,6 +53,25 @@ class FileRow:
 
 
 @dataclass(frozen=True)
+class Measurement:
+    """The engine build the evaluations were measured with, against the pin a usage command names."""
+
+    engine: str
+    commit: str | None
+    """The evaluations' engine commit (None: they do not record it)."""
+    evaluations: tuple[str, ...]
+    """Evaluation files measured with this build."""
+    pinned: Engine
+    note: str | None = None
+    """``evaluations[].deviations`` note when the commit differs from the pin by design."""
+
+    @property
+    def same_build(self) -> bool:
+        """True when the evaluations name the pinned commit (so the pin's patches and binaries apply)."""
+        return self.commit == self.pinned.commit
+
+
+@dataclass(frozen=True)
 class UsageCommand:
     """A command line built from a ``card.usage`` entry."""
 
@@ -59,6 +79,8 @@ class UsageCommand:
     executable: str
     lines: tuple[str, ...]
     """First the executable, then one line per flag group."""
+    measured: tuple[Measurement, ...] = ()
+    """What the evaluations were measured with, from the evaluations (issue 20 item 2)."""
 
     @property
     def text(self) -> str:
@@ -122,6 +144,8 @@ class CardContext:
     datasets: tuple[PinnedDataset, ...]
     engines: tuple[Engine, ...]
     notices: Notices
+    deviations: tuple[Disagreement, ...]
+    """Where an evaluation differs from the pins by design (``evaluations[].deviations``), with the note."""
 
     def variables(self) -> dict[str, object]:
         """The context as Jinja variables, one per field."""
@@ -197,7 +221,30 @@ def _usage_target(usage: Usage, index: int, manifest: Manifest, where: Locator) 
     return found
 
 
-def _usage(manifest: Manifest, card: Card, where: Locator) -> tuple[UsageCommand, ...]:
+def _measurements(
+    engine: Engine, evaluations: Mapping[str, Evaluation], deviations: tuple[Disagreement, ...]
+) -> tuple[Measurement, ...]:
+    """One entry per engine commit the evaluations name for ``engine``, in manifest order."""
+    builds: dict[str | None, list[str]] = {}
+    for path, evaluation in evaluations.items():
+        if evaluation.run.engine.name == engine.name:
+            builds.setdefault(evaluation.run.engine.commit, []).append(path)
+    notes = {d.evaluation: d.note for d in deviations if d.field == "engine.commit"}
+    return tuple(
+        Measurement(
+            engine.name, commit, tuple(paths), engine, next((notes[p] for p in paths if p in notes), None)
+        )
+        for commit, paths in builds.items()
+    )
+
+
+def _usage(
+    manifest: Manifest,
+    card: Card,
+    where: Locator,
+    evaluations: Mapping[str, Evaluation],
+    deviations: tuple[Disagreement, ...],
+) -> tuple[UsageCommand, ...]:
     commands = []
     for index, usage in enumerate(card.usage):
         engine = next((e for e in manifest.pins.engines if e.name == usage.engine), None)
@@ -218,7 +265,14 @@ def _usage(manifest: Manifest, card: Card, where: Locator) -> tuple[UsageCommand
                 lines[-1] += f" {text}"
             else:
                 lines.append(text)
-        commands.append(UsageCommand(engine=engine, executable=usage.executable, lines=tuple(lines)))
+        commands.append(
+            UsageCommand(
+                engine=engine,
+                executable=usage.executable,
+                lines=tuple(lines),
+                measured=_measurements(engine, evaluations, deviations),
+            )
+        )
     return tuple(commands)
 
 
@@ -261,6 +315,9 @@ def build_context(
     where = Locator(manifest_path)
     files = _file_rows(manifest)
     benchmarks, comparisons, sweeps = build_tables(evaluations)
+    deviations = tuple(
+        d for path, ev in evaluations.items() for d in disagreements(path, ev, manifest) if d.note is not None
+    )
     return CardContext(
         manifest=manifest,
         release=manifest.release,
@@ -269,7 +326,7 @@ def build_context(
         files=files,
         recommended=next((f for f in files if f.role == "recommended"), None),
         checksums=tuple(f for f in files if f.sha256) + _evaluation_rows(manifest),
-        usage=_usage(manifest, card, where),
+        usage=_usage(manifest, card, where, evaluations, deviations),
         licence=_licence(manifest),
         benchmarks=benchmarks,
         comparisons=comparisons,
@@ -281,4 +338,5 @@ def build_context(
         datasets=tuple(manifest.pins.datasets),
         engines=tuple(manifest.pins.engines),
         notices=manifest.notices,
+        deviations=deviations,
     )

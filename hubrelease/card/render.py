@@ -30,6 +30,7 @@ from hubrelease.card.frontmatter import front_matter
 from hubrelease.card.marker import MARKER
 from hubrelease.errors import CheckFailed, InputError, ManifestError
 from hubrelease.evaluation import Evaluation, load_evaluation
+from hubrelease.evaluation.provenance import check_provenance
 from hubrelease.manifest import Manifest, load_manifest, release_root
 from hubrelease.manifest.models import Card
 
@@ -217,7 +218,9 @@ def render(manifest_path: str | Path, root: Path | None = None) -> RenderedCard:
         )
     search, name = _resolve(card, release_dir, path)
     head = front_matter(manifest, path)
-    context = build_context(manifest, path, _evaluations(manifest, release_dir), card)
+    evaluations = _evaluations(manifest, release_dir)
+    context = build_context(manifest, path, evaluations, card)
+    check_provenance(manifest, evaluations, path)
     body = render_template(environment(search), name, context.variables())
     # Templates may leave runs of blank lines around skipped blocks; one blank line is canonical.
     body = re.sub(r"[ \t]+\n", "\n", body)

@@ -9,6 +9,7 @@ descriptions in ``hubrelease schema --eval``; card templates read these field na
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -31,6 +32,16 @@ def _commit(value: str) -> str:
 
 CommitSha = Annotated[str, AfterValidator(_commit)]
 """A full git commit id, 40 lowercase hex characters."""
+
+
+def _digest_prefix(value: str) -> str:
+    if not re.fullmatch(r"[0-9a-f]{8,64}", value):
+        raise ValueError(f"{value!r} is not a sha256 or a prefix of one (8 to 64 lowercase hex characters)")
+    return value
+
+
+DigestPrefix = Annotated[str, AfterValidator(_digest_prefix)]
+"""A SHA-256 digest or its first characters (8 to 64 lowercase hex), as benchmark rows record it."""
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 """A finite measurement that cannot be negative (throughput, latency)."""
 Finite = Annotated[float, Field(allow_inf_nan=False)]
@@ -57,6 +68,9 @@ class Engine(_Strict):
     """Release version, when the engine has one."""
     local_patches: str | None = None
     """Description or path of local changes on top of ``commit`` (null: unpatched)."""
+    binaries: list[DigestPrefix] = Field(default_factory=list)
+    """SHA-256 digests (or the prefixes the rows carry, e.g. seed 001's server_sha16) of the server
+    binaries that produced the numbers; each must be one of the manifest's ``pins.engines[].binaries``."""
 
 
 class Target(_Strict):
@@ -87,6 +101,8 @@ class Drafter(_Strict):
     """File name, for single-file drafters (GGUF)."""
     sha256: Sha256 | None = None
     """SHA-256 of ``file``."""
+    sha256_prefix: DigestPrefix | None = None
+    """First characters of the SHA-256, when the source recorded only a prefix (seed 001's drafter_sha16)."""
     quantization: str | None = None
     """Weight type of the drafter file (FP16, Q8_0, mixed...)."""
 

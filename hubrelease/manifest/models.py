@@ -464,6 +464,21 @@ class Notices(_Strict):
     """Papers or code referenced."""
 
 
+ProvenanceField = Literal[
+    "target", "target.revision", "engine", "engine.commit", "engine.binaries", "drafter", "hardware"
+]
+"""What of an evaluation's run metadata is bound to the pins (``hubrelease.evaluation.provenance``)."""
+
+
+class Deviation(_Strict):
+    """A deliberate difference between an evaluation's run metadata and the pins, stated, so the card says it."""
+
+    field: ProvenanceField
+    """What differs: target, target.revision, engine, engine.commit, engine.binaries, drafter or hardware."""
+    note: str = Field(min_length=1)
+    """Why, as the card prints it next to the measured value."""
+
+
 class EvaluationFile(_Strict):
     """An evaluation file pinned like an artifact: every number in the card comes from these bytes."""
 
@@ -473,6 +488,8 @@ class EvaluationFile(_Strict):
     """Exact size in bytes."""
     sha256: Sha256 | None = None
     """SHA-256 of the file."""
+    deviations: list[Deviation] = Field(default_factory=list)
+    """Where the evaluation's run differs from the pins by design; any other difference is refused."""
 
 
 def _root(value: str) -> str:

@@ -103,6 +103,10 @@ def verify_manifest(
     plan = plan_manifest(manifest, manifest_path, root)
     report = verify_plan(plan, options, progress)
     lint = _lint_findings(manifest, ReleaseFolder(plan.folder), report)
+    if manifest.evaluations:  # the evaluations' run metadata against the pins (issue 20 item 2)
+        from hubrelease.evaluation.provenance import provenance_findings
+
+        lint += provenance_findings(manifest, plan.folder, {c.path for c in report.files if c.status == "ok"})
     if not lint:
         return report
     return report._replace(findings=tuple(sorted(report.findings + tuple(lint))))

@@ -108,7 +108,7 @@ def verify_manifest_file(
         from hubrelease.verify.local import plan_manifest
 
         manifest = load_manifest_text(text, manifest_path)
-        if any(artifact.lint for artifact in manifest.artifacts):
+        if manifest.evaluations or any(artifact.lint for artifact in manifest.artifacts):
             return verify_manifest(manifest, manifest_path, root, options, progress)
         plan = plan_manifest(manifest, manifest_path, root)
         if options.use_cache:

@@ -151,7 +151,7 @@ def gguf_card() -> dict[str, Any]:
 
 
 def release_pins() -> dict[str, Any]:
-    """Pins for a drafter release: a pinned target, a warm start, a CC-BY dataset, an engine."""
+    """Pins for a drafter release: a pinned target, a warm start, a CC-BY dataset, an engine, the machine."""
     return {
         "targets": [
             {
@@ -171,6 +171,12 @@ def release_pins() -> dict[str, Any]:
             }
         ],
         "engines": [{"name": "sglang", "repository": "sgl-project/sglang", "commit": COMMIT}],
+        "hardware": [{"id": "test-gpu", "name": "Test GPU"}],
+        # The A/B arms' drafter files (ab_evaluation), pinned so the evaluation is bound to the release.
+        "external_files": [
+            {"name": "a.gguf", "source": "acme/warm-start", "sha256": SHA_A},
+            {"name": "b.gguf", "source": "acme/retrained", "sha256": SHA_B},
+        ],
     }
 
 
