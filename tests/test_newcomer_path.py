@@ -5,6 +5,7 @@ huggingface_hub client and `hf` CLI against the loopback Hub."""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -37,6 +38,8 @@ def _small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) ->
     seed = load_manifest(manifest)
     api = api_for(hub)
     tree = parse_tree(manifest.read_text(), manifest)
+    # The evaluations name the real commits and digests; the stand-ins' replace them (provenance binding).
+    replaced: dict[str, str] = {}
     for kind in ("targets", "base_drafters", "datasets"):
         for index, pin in enumerate(getattr(seed.pins, kind)):
             files = {f.path: f"{pin.repo_id}:{f.path}\n".encode() for f in getattr(pin, "files", [])}
@@ -44,16 +47,24 @@ def _small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) ->
             commit = upload_files(api, pin.repo_id, files or {"README.md": b"pinned\n"}, repo_type=repo_type)
             if not pin.unpinned:  # a commit of the real Hub cannot exist here: re-pinned to ours
                 tree["pins"][kind][index]["revision"] = commit
+                replaced[str(pin.revision)] = commit
             for f_index, f in enumerate(getattr(pin, "files", [])):
                 tree["pins"][kind][index]["files"][f_index]["size"] = len(files[f.path])
     for index, artifact in enumerate(seed.artifacts):
         path = folder / artifact.local_path
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(f"small stand-in for {artifact.path}\n".encode())
+        if artifact.sha256:
+            replaced[artifact.sha256] = hashlib.sha256(path.read_bytes()).hexdigest()
         node = tree["artifacts"][index]
         for key in ("sha256", "reported_size", "lint", "composition"):  # the bytes are not a GGUF any more
             node.pop(key, None)
     manifest.write_text(dump_tree(tree))
+    for evaluation in seed.evaluation_paths:
+        text = (folder / evaluation).read_text()
+        for old, new in replaced.items():
+            text = text.replace(old, new)
+        (folder / evaluation).write_text(text)
     added = _run(
         "add",
         manifest,
