@@ -1,8 +1,8 @@
 """Raw benchmark runs + a spec -> one evaluation JSON: every number computed, every input digested.
 
-SGLang bench_serving lines become matrix cells; llama-server rows feed the spec's comparisons and
-sweeps. Sources are told apart per record (a llama-server row has ``predicted_n``), so files of both
-kinds can be given in one call.
+Serving results (SGLang bench_serving, ``vllm bench serve``) become matrix cells; llama-server rows
+feed the spec's comparisons and sweeps. Each record is read by the tool that wrote it
+(``hubrelease.evaluation.ingest.source_of``), so files of every kind can be given in one call.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from pydantic import ValidationError
 
 from hubrelease import __version__
 from hubrelease.errors import BuildError, FormatError
+from hubrelease.evaluation.analysis import compare_arms, sweep
 from hubrelease.evaluation.infer import SpecOptions, complete_analysis, complete_configurations, complete_run
-from hubrelease.evaluation.ingest_llama_server import (
+from hubrelease.evaluation.ingest import ServingOptions, ServingSource, source_of
+from hubrelease.evaluation.ingest.llama_server import (
     Columns,
     LlamaOptions,
     Request,
@@ -26,13 +28,10 @@ from hubrelease.evaluation.ingest_llama_server import (
     check_digests,
     check_grid,
     check_unique,
-    compare_arms,
-    is_llama_record,
     number_repetitions,
     parse_run,
-    sweep,
 )
-from hubrelease.evaluation.ingest_sglang import ServingOptions, sglang_cells
+from hubrelease.evaluation.ingest.serving import serving_cells
 from hubrelease.evaluation.load import error_lines
 from hubrelease.evaluation.models import SCHEMA_VERSION, Comparison, Evaluation, Provenance, SourceFile
 from hubrelease.evaluation.records import Record, read_records
@@ -95,7 +94,7 @@ def _build(
     llama_options: LlamaOptions,
     progress: Progress,
 ) -> Evaluation:
-    serving: list[tuple[str | None, Record]] = []
+    serving: list[tuple[ServingSource, str | None, Record]] = []
     requests: list[Request] = []
     files = []
     progress.start(sum(s.path.stat().st_size for s in sources if s.path.is_file()), "reading benchmark runs")
@@ -109,10 +108,11 @@ def _build(
         boots[arm] += 1
         defaults = RowDefaults(arm=arm, boot=boots[arm])
         for record in records:
-            if is_llama_record(record):
-                requests.append(parse_run(record, llama_options.columns, defaults))
+            tool = source_of(record)
+            if isinstance(tool, ServingSource):
+                serving.append((tool, source.configuration, record))
             else:
-                serving.append((source.configuration, record))
+                requests.append(parse_run(record, llama_options.columns, defaults))
         files.append(
             SourceFile(
                 path=_recorded_path(source.path, relative_to),
@@ -146,7 +146,7 @@ def _build(
             "nothing to build from the llama-server rows: name the A/B with --baseline/--treatment, "
             "or give comparisons or sweeps in a --spec file"
         )
-    cells, serving_warnings = sglang_cells(serving, configurations, run, serving_options)
+    cells, serving_warnings = serving_cells(serving, configurations, run, serving_options)
     warnings.extend(serving_warnings)
     title = spec.title or spec_options.title or f"Serving evaluation on {run.hardware.name}"
     # Validate through the model (not construct) so cross-field rules run on the assembled file too.

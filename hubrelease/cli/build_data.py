@@ -33,7 +33,7 @@ def build_eval(
     sources: Annotated[
         list[str],
         typer.Argument(
-            help="Raw runs: bench_serving JSONL or llama-server CSV/JSONL, as PATH or CONFIG=PATH."
+            help="Raw runs: bench_serving JSONL, vllm bench serve JSON or llama-server CSV/JSONL, as PATH or CONFIG=PATH."
         ),
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Evaluation JSON to write.")],
@@ -101,7 +101,8 @@ def build_eval(
     allow_incomplete: Annotated[
         bool,
         typer.Option(
-            "--allow-incomplete", help="Build from a llama-server grid with missing runs (warned about)."
+            "--allow-incomplete",
+            help="Build from a grid with holes: missing llama-server runs or serving matrix cells (warned about).",
         ),
     ] = False,
     manifest: Annotated[
@@ -115,7 +116,7 @@ def build_eval(
     """Compute an evaluation JSON (cells, paired comparisons, sweeps) from raw benchmark runs."""
     from hubrelease.builders.evaluation import Source, build_evaluation, llama_options, write_evaluation
     from hubrelease.evaluation.infer import SpecOptions
-    from hubrelease.evaluation.ingest_sglang import ServingOptions
+    from hubrelease.evaluation.ingest import ServingOptions
     from hubrelease.evaluation.spec import EvaluationSpec, load_spec
 
     plan = load_spec(spec) if spec is not None else EvaluationSpec()
@@ -126,7 +127,7 @@ def build_eval(
             spec_options=SpecOptions(hardware, target, title, baseline, treatment, primary, fit_range),
             prompts=prompts,
             relative_to=out.parent,
-            serving_options=ServingOptions(concurrency_if_unset, flushed_cache),
+            serving_options=ServingOptions(concurrency_if_unset, flushed_cache, allow_incomplete),
             llama_options=llama_options(columns, allow_incomplete, manifest),
             progress=progress,
         )

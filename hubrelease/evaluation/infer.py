@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hubrelease.errors import BuildError, InputError
-from hubrelease.evaluation.ingest_llama_server import Request
-from hubrelease.evaluation.ingest_sglang import ServerInfo, infer_configuration, run_name
+from hubrelease.evaluation.ingest.interface import ServerInfo, ServingSource
+from hubrelease.evaluation.ingest.llama_server import Request
+from hubrelease.evaluation.ingest.serving import infer_configuration, run_name
 from hubrelease.evaluation.models import (
     Arm,
     Configuration,
-    Design,
+    Drafter,
     Engine,
     Hardware,
     PromptSet,
@@ -88,14 +89,38 @@ def _target(text: str) -> Target:
     return Target(repo_id=repo_id, revision=revision or None)
 
 
-def _first_server(serving: Sequence[tuple[str | None, Record]]) -> ServerInfo | None:
-    return next((info for _, record in serving if (info := ServerInfo.of(record)) is not None), None)
+Serving = Sequence[tuple[ServingSource, str | None, Record]]
+"""Serving runs as ``build eval`` collects them: the source that reads each, its CONFIG= name, the record."""
+
+
+def _first_server(serving: Serving) -> ServerInfo | None:
+    return next((info for source, _, record in serving if (info := source.server(record)) is not None), None)
+
+
+def _engine(serving: Serving, requests: Sequence[Request]) -> Engine:
+    """The first serving source's engine (with server_info's version), else llama-server; every server
+    digest the rows carry becomes ``binaries``, which provenance binding checks against the pins."""
+    if serving:
+        server = _first_server(serving)
+        return Engine(name=serving[0][0].engine, version=server.version if server else None)
+    digests = sorted({run.server_sha for run in requests if run.server_sha})
+    return Engine(name="llama-server", binaries=digests)
+
+
+def _prompt_set(serving: Serving, requests: Sequence[Request]) -> PromptSet:
+    """Named after bench_serving's dataset (or the rows' prompts) and counted where the runs say how
+    many were sent; bench_serving without --output-details does not, so the count stays unknown."""
+    if not serving:
+        return PromptSet(name="prompts", total=max(1, len({run.prompt for run in requests})))
+    source, _, record = serving[0]
+    name = record.data.get("dataset_name") or record.data.get("label") or "prompts"
+    return PromptSet(name=f"{source.tool} {name}", total=source.sent(record))
 
 
 def complete_run(
     spec: EvaluationSpec,
     options: SpecOptions,
-    serving: Sequence[tuple[str | None, Record]],
+    serving: Serving,
     requests: Sequence[Request],
 ) -> Run:
     """The spec's ``run`` with every missing part filled in from options and the runs."""
@@ -105,30 +130,14 @@ def complete_run(
     )
     if hardware is None:
         raise BuildError("no hardware: pass --hardware NAME (or run.hardware in a --spec file)")
-    server = _first_server(serving)
     target = given.target or (_target(options.target) if options.target else None)
-    if target is None and server is not None and server.model:
-        target = Target(repo_id=server.model)
+    served = next((model for source, _, record in serving if (model := source.model(record))), None)
+    if target is None and served:
+        target = Target(repo_id=served)
     if target is None:
         raise BuildError("no target: pass --target REPO[@COMMIT] (or run.target in a --spec file)")
-    engine = given.engine
-    if engine is None:
-        engine = (
-            Engine(name="sglang", version=server.version if server else None)
-            if serving
-            else Engine(name="llama-server")
-        )
-    prompt_set = given.prompt_set
-    if prompt_set is None:
-        if serving:
-            record = serving[0][1]
-            lens = record.data.get("output_lens")
-            total = len(lens) if isinstance(lens, list) and lens else record.integer("completed", minimum=1)
-            prompt_set = PromptSet(
-                name=f"bench_serving {record.data.get('dataset_name') or 'prompts'}", total=total
-            )
-        else:
-            prompt_set = PromptSet(name="prompts", total=max(1, len({run.prompt for run in requests})))
+    engine = given.engine or _engine(serving, requests)
+    prompt_set = given.prompt_set or _prompt_set(serving, requests)
     return Run(
         hardware=hardware,
         engine=engine,
@@ -140,17 +149,15 @@ def complete_run(
     )
 
 
-def complete_configurations(
-    spec: EvaluationSpec, serving: Sequence[tuple[str | None, Record]]
-) -> list[Configuration]:
+def complete_configurations(spec: EvaluationSpec, serving: Serving) -> list[Configuration]:
     """The spec's configurations, else one per run name in order of appearance, described by its server_info."""
     if spec.configurations:
         return list(spec.configurations)
     configurations: dict[str, Configuration] = {}
-    for override, record in serving:
+    for source, override, record in serving:
         name = run_name(override, record)
         if name not in configurations:
-            configurations[name] = infer_configuration(name, ServerInfo.of(record))
+            configurations[name] = infer_configuration(name, source.server(record), source.speculated(record))
     return list(configurations.values())
 
 
@@ -208,24 +215,33 @@ def _ab_pair(options: SpecOptions, arms: Sequence[str]) -> tuple[str, str] | Non
     return None
 
 
+def _row_drafter(arm: str, requests: Sequence[Request]) -> Drafter | None:
+    """The drafter file and digest (or prefix) the arm's rows name, so an inferred arm keeps them."""
+    run = next((r for r in requests if r.arm == arm and (r.drafter or r.drafter_sha)), None)
+    if run is None:
+        return None
+    digest = run.drafter_sha
+    full = digest if digest is not None and len(digest) == 64 else None
+    return Drafter(
+        name=run.drafter or arm,
+        file=run.drafter,
+        sha256=full,
+        sha256_prefix=digest if full is None else None,
+    )
+
+
 def _comparison(
     pair: tuple[str, str], requests: Sequence[Request], primary: tuple[str, Setting] | None
 ) -> ComparisonSpec:
+    """The A/B of two arms; its design (prompts, repetitions, boot order) is counted from the rows by
+    ``analysis.derive_design``."""
     baseline, treatment = pair
     boots = {arm: sorted({run.boot for run in requests if run.arm == arm}) for arm in pair}
-    order = sorted((boot, arm) for arm in pair for boot in boots[arm])
-    disjoint = len({boot for boot, _ in order}) == len(order)
-    mine = [run for run in requests if run.arm in pair]
     return ComparisonSpec(
         id=f"{treatment}-vs-{baseline}",
         title=f"{treatment} against {baseline}",
         baseline=baseline,
         treatment=treatment,
-        arms=[Arm(id=arm, label=arm, boots=boots[arm]) for arm in pair],
+        arms=[Arm(id=arm, label=arm, boots=boots[arm], drafter=_row_drafter(arm, requests)) for arm in pair],
         primary_setting=primary[1] if primary else None,
-        design=Design(
-            boot_order=[arm for _, arm in order] if disjoint else [],
-            prompts=len({run.prompt for run in mine}),
-            repetitions=max(run.repetition for run in mine),
-        ),
     )

@@ -137,8 +137,8 @@ class PromptSet(_Strict):
 
     name: str
     """Name of the prompt set."""
-    total: int = Field(ge=1)
-    """Number of prompts."""
+    total: int | None = Field(default=None, ge=1)
+    """Number of prompts sent; null when the runs do not say (bench_serving without --output-details)."""
     categories: dict[str, int] = Field(default_factory=dict)
     """Prompts per category (e.g. chat/code/math/stem); sums to ``total`` when given."""
     sha256: Sha256 | None = None
@@ -152,7 +152,7 @@ class PromptSet(_Strict):
 
     @model_validator(mode="after")
     def _check_counts(self) -> PromptSet:
-        if self.categories and sum(self.categories.values()) != self.total:
+        if self.categories and self.total is not None and sum(self.categories.values()) != self.total:
             raise ValueError(f"categories sum to {sum(self.categories.values())}, total is {self.total}")
         return self
 
@@ -260,7 +260,11 @@ class Cell(_Strict):
     """True when the server's counters were reset before the run (bench_serving --flush-cache), so
     accepted_length covers this run only; false when it is a server-lifetime average; null when unknown."""
     failed_requests: int | None = Field(default=None, ge=0)
-    """Requests that returned an error (left out of every figure); null when the source does not say."""
+    """Requests that returned an error (left out of every figure); null when the source cannot count them
+    (bench_serving without --output-details): unknown, not zero."""
+    server_info: bool | None = None
+    """True when the run's server said what it ran (bench_serving's server_info) and that was checked
+    against the configuration; false when the run carries no such account; null when not recorded."""
     latency_ms: LatencySummary | None = None
     """The benchmark tool's own latency summary for the run, ms."""
     request_count: int | None = Field(default=None, ge=1)

@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 from hubrelease.cli.app import app
 from hubrelease.errors import FormatError
 from hubrelease.evaluation import load_evaluation
-from hubrelease.evaluation.ingest_sglang import ServingOptions, sglang_cell, sglang_cells
+from hubrelease.evaluation.ingest import ServingOptions
 from hubrelease.evaluation.models import Configuration, Drafter
 from hubrelease.evaluation.records import Record, read_records
-from tests.factories.bench_runs import eval_spec, write_spec
+from tests.factories.bench_runs import eval_spec, read_sglang, sglang_matrix, write_spec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench_serving"
 RUNS = sorted(FIXTURES.glob("[ad]*.jsonl"))
@@ -47,7 +47,7 @@ def test_the_fixtures_are_bench_serving_output_of_the_recorded_version() -> None
 def test_every_figure_is_bench_servings_own_and_matches_an_independent_computation(path: Path) -> None:
     for record in _records(path):
         data: dict[str, Any] = dict(record.data)
-        cell = sglang_cell(record, "x").cell
+        cell = read_sglang(record, "x").cell
         assert (cell.median_ttft_ms, cell.median_tpot_ms, cell.overall_tok_s) == (
             data["median_ttft_ms"],
             data["median_tpot_ms"],
@@ -78,14 +78,14 @@ def test_a_run_without_max_concurrency_needs_the_option() -> None:
     (record,) = _records(FIXTURES / "edge-unset-concurrency.jsonl")
     assert record.data["max_concurrency"] is None
     with pytest.raises(FormatError) as info:
-        sglang_cell(record, "x")
+        read_sglang(record, "x")
     assert "max_concurrency: null: the run had no --max-concurrency" in str(info.value)
-    assert sglang_cell(record, "x", ServingOptions(concurrency_if_unset=16)).cell.concurrency == 16
+    assert read_sglang(record, "x", ServingOptions(concurrency_if_unset=16)).cell.concurrency == 16
 
 
 def test_a_failed_request_is_recorded() -> None:
     (record,) = _records(FIXTURES / "edge-failed-request.jsonl")
-    result = sglang_cell(record, "x")
+    result = read_sglang(record, "x")
     assert (result.cell.failed_requests, result.cell.request_count) == (1, 15)
     assert result.warnings[0].startswith(f"{record.path}:1: 1 request failed and is left out of every figure")
 
@@ -103,9 +103,10 @@ DF = Configuration(
 def test_swapping_two_configurations_files_is_refused() -> None:
     runs = [("autoregressive", r) for r in _records(FIXTURES / "dflash-sglang-oai.jsonl")]
     with pytest.raises(FormatError) as info:
-        sglang_cells(runs, [AR, DF])
+        sglang_matrix(runs, [AR, DF])
     assert str(info.value).endswith(
-        "server_info: server ran speculative_algorithm DFLASH, but configuration 'autoregressive' is autoregressive"
+        "server_info: server ran speculative_algorithm DFLASH, but configuration 'autoregressive' (tag 'dflash') "
+        "is autoregressive"
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from hubrelease.builders.evaluation import Source, build_evaluation, evaluation_json
 from hubrelease.evaluation import load_evaluation
 from hubrelease.evaluation.infer import SpecOptions
-from hubrelease.evaluation.ingest_sglang import ServingOptions
+from hubrelease.evaluation.ingest import ServingOptions
 from hubrelease.evaluation.spec import EvaluationSpec, load_spec
 
 GOLDEN = Path(__file__).parent / "golden"

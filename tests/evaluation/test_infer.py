@@ -9,7 +9,7 @@ import pytest
 from hubrelease.builders.evaluation import Source, build_evaluation, llama_options
 from hubrelease.errors import BuildError, InputError
 from hubrelease.evaluation.infer import SpecOptions
-from hubrelease.evaluation.ingest_sglang import ServingOptions
+from hubrelease.evaluation.ingest import ServingOptions
 from hubrelease.evaluation.spec import EvaluationSpec, load_spec
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -12,6 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hubrelease.evaluation.ingest.interface import ServingOptions, ServingRun
+from hubrelease.evaluation.ingest.serving import serving_cells
+from hubrelease.evaluation.ingest.sglang import BenchServing
+from hubrelease.evaluation.models import Cell, Configuration, Run
+from hubrelease.evaluation.records import Record
+
 PROMPTS = [f"p{i}" for i in range(1, 5)]
 LLAMA_FIELDS = [
     "prompt_id",
@@ -331,3 +337,115 @@ def seed_001_sweep_rows() -> list[dict[str, Any]]:
                 )
             )
     return rows
+
+
+def read_sglang(
+    record: Record, configuration: str = "x", options: ServingOptions = ServingOptions()
+) -> ServingRun:
+    """One bench_serving line read by its source, as build eval reads it."""
+    return BenchServing().read(record, configuration, options)
+
+
+def sglang_matrix(
+    runs: Sequence[tuple[str | None, Record]],
+    configurations: Sequence[Configuration],
+    run: Run | None = None,
+    options: ServingOptions = ServingOptions(),
+) -> tuple[list[Cell], list[str]]:
+    """bench_serving lines (CONFIG= name or None, record) assembled into the matrix, as build eval does."""
+    return serving_cells(
+        [(BenchServing(), name, record) for name, record in runs], configurations, run, options
+    )
+
+
+def vllm_result(
+    *,
+    model_id: str = "acme/target",
+    max_concurrency: int | None = 4,
+    output_lens: Sequence[int] = (101, 201, 301, 0),
+    ttfts: Sequence[float] = (0.1, 0.2, 0.3, 0.0),
+    decode_s: Sequence[float] = (1.0, 2.5, 2.0, 0.0),
+    errors: Sequence[str] = ("", "", "", "Bad Gateway"),
+    duration: float = 10.0,
+    spec_decode: tuple[int, int, int] | None = (200, 1000, 560),
+    save_detailed: bool = False,
+    label: str | None = None,
+) -> dict[str, Any]:
+    """One ``vllm bench serve --save-result`` file as vLLM 0.33.0 writes it (vllm/benchmarks/serve.py).
+
+    Keys and formulas from that file: the run metadata of main() (lines 2305-2330), the result dict
+    of benchmark() (lines 1318-1340), ``process_one_metric``'s ``{mean,median,std,p99}_*_ms`` for the
+    default metrics ttft, tpot, itl (lines 1400-1430, 2255), the spec_decode_* counters' difference
+    (lines 1131-1170, 1376-1385) from ``spec_decode`` = (drafts, draft tokens, accepted tokens), and
+    without ``save_detailed`` the per-request arrays deleted (lines 2428-2442). A request with an
+    error is failed: output_len 0, left out of every figure (calculate_metrics, lines 640-700).
+    """
+    ok = [i for i, error in enumerate(errors) if not error]
+    tpots = [decode_s[i] / (output_lens[i] - 1) for i in ok if output_lens[i] > 1]
+    itls = [[0.9 * decode_s[i] / 4] * 4 if i in ok else [] for i in range(len(errors))]
+    latencies = [ttfts[i] + decode_s[i] for i in range(len(errors))]
+    total_output = sum(output_lens[i] for i in ok)
+    result: dict[str, Any] = {
+        "date": "20260809-101500",
+        "endpoint_type": "openai",
+        "backend": "openai",
+        "label": label,
+        "model_id": model_id,
+        "tokenizer_id": model_id,
+        "num_prompts": len(errors),
+        "request_rate": "inf",
+        "burstiness": 1.0,
+        "max_concurrency": max_concurrency,
+        "duration": duration,
+        "completed": len(ok),
+        "failed": len(errors) - len(ok),
+        "total_input_tokens": 100 * len(ok),
+        "total_output_tokens": total_output,
+        "request_throughput": len(ok) / duration,
+        "request_goodput": None,
+        "output_throughput": total_output / duration,
+        "total_token_throughput": (total_output + 100 * len(ok)) / duration,
+        "input_lens": [100] * len(errors),
+        "output_lens": list(output_lens),
+        "ttfts": list(ttfts),
+        "itls": itls,
+        "latencies": latencies,
+        "start_times": [float(i) for i in range(len(errors))],
+        "queue_times": [0.0] * len(errors),
+        "generated_texts": ["" for _ in errors],
+        "errors": list(errors),
+        "max_output_tokens_per_s": 120.0,
+        "max_concurrent_requests": 4,
+        "rtfx": 0.0,
+    }
+    if spec_decode is not None:
+        drafts, draft_tokens, accepted = spec_decode
+        result.update(
+            spec_decode_acceptance_rate=accepted / draft_tokens * 100,
+            spec_decode_acceptance_length=1 + accepted / drafts,
+            spec_decode_num_drafts=drafts,
+            spec_decode_draft_tokens=draft_tokens,
+            spec_decode_accepted_tokens=accepted,
+            spec_decode_per_position_acceptance_rates=[0.9, 0.7, 0.5, 0.3, 0.2],
+        )
+    for metric, values in (
+        ("ttft", [ttfts[i] for i in ok]),
+        ("tpot", tpots),
+        ("itl", [gap for i in ok for gap in itls[i]]),
+    ):
+        ms = [1000 * v for v in values]
+        result[f"mean_{metric}_ms"] = statistics.fmean(ms)
+        result[f"median_{metric}_ms"] = statistics.median(ms)
+        result[f"std_{metric}_ms"] = statistics.pstdev(ms)
+        result[f"p99_{metric}_ms"] = sorted(ms)[-1]
+    if not save_detailed:
+        for key in ("input_lens", "output_lens", "start_times", "ttfts", "itls", "generated_texts", "errors"):
+            del result[key]
+    return result
+
+
+def write_json(path: Path, data: dict[str, Any]) -> Path:
+    """One JSON object, as ``vllm bench serve --save-result`` writes it (json.dump, no newline)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path

@@ -1,10 +1,11 @@
-"""llama-server per-request rows -> paired A/B comparisons, between-boot spread and n_max sweeps.
+"""llama-server per-request rows (CSV/JSONL, or raw ``/completion`` responses) -> validated ``Request`` rows.
 
 A row is one request: prompt_id, arm, boot, repetition, n_max, and the server's ``timings``
 (predicted_n, predicted_ms, draft_n, draft_n_accepted). llama-server omits the draft fields when
 nothing was drafted, so they default to 0. Decode tok/s is 1000 * predicted_n / predicted_ms; a verify
 round produces predicted_n - draft_n_accepted rounds' worth of target tokens, so tokens per round is
-predicted_n / (predicted_n - accepted), pooled over runs as the ratio of sums.
+predicted_n / (predicted_n - accepted), pooled over runs as the ratio of sums. The analyses of the
+rows (paired comparisons, sweeps, step-time fit) are ``hubrelease.evaluation.analysis``'s.
 """
 
 from __future__ import annotations
@@ -15,30 +16,15 @@ import hashlib
 import itertools
 import math
 import re
-import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from hubrelease.errors import BuildError, FormatError, InputError
-from hubrelease.evaluation.models import (
-    Arm,
-    BootSpread,
-    Comparison,
-    ComparisonRow,
-    FitResidual,
-    Interval,
-    Range,
-    Setting,
-    StepTimeFit,
-    Sweep,
-    SweepRow,
-)
+from hubrelease.errors import FormatError, InputError
+from hubrelease.evaluation.ingest.interface import Source
 from hubrelease.evaluation.records import Record
-from hubrelease.evaluation.spec import ComparisonSpec, SweepSpec
-from hubrelease.evaluation.stats import least_squares, log_ratio_interval, paired_t_interval
 
 # Canonical field -> the names published layouts use for it (seed 001's bench.py writes boot_index,
 # drafter, drafter_sha16, server_sha16). The first one present in a row is read.
@@ -331,244 +317,13 @@ def _artifact_digest(artifacts: Mapping[str, str | None], drafter: str | None) -
     return None
 
 
-def is_llama_record(record: Record) -> bool:
-    """True for a llama-server row or raw response (it has ``predicted_n``, flat or under ``timings``)."""
-    timings = record.data.get("timings")
-    return "predicted_n" in record.data or (isinstance(timings, dict) and "predicted_n" in timings)
+class LlamaServerRows(Source):
+    """llama-server requests, one row each (seed 001's bench.py CSV, JSONL, raw /completion responses)."""
 
+    tool = "llama-server rows"
+    engine = "llama-server"
 
-def _prompt_means(runs: Iterable[Request]) -> dict[str, float]:
-    """Per prompt: mean over repetitions within each boot, then mean over boots (boots weigh equally)."""
-    by_boot: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for run in runs:
-        by_boot[run.prompt][run.boot].append(run.tok_s)
-    return {
-        prompt: statistics.fmean(statistics.fmean(values) for values in boots.values())
-        for prompt, boots in by_boot.items()
-    }
-
-
-def _paired_row(
-    baseline: dict[str, float],
-    treatment: dict[str, float],
-    setting: Setting | None,
-    primary: bool,
-    where: str,
-) -> ComparisonRow:
-    """``where`` names the comparison (and setting) for the error when there are too few prompts."""
-    prompts = sorted(baseline)
-    if len(prompts) < 2:
-        raise BuildError(f"{where}: a paired interval needs at least 2 prompts, got {len(prompts)}")
-    a = [baseline[p] for p in prompts]
-    b = [treatment[p] for p in prompts]
-    t = paired_t_interval(a, b)
-    ratio = log_ratio_interval(a, b)
-    baseline_mean = statistics.fmean(a)
-    relative = [y / x - 1.0 for x, y in zip(a, b, strict=True)]
-    return ComparisonRow(
-        setting=setting,
-        baseline_mean=baseline_mean,
-        treatment_mean=statistics.fmean(b),
-        mean_difference=t.mean,
-        sd_difference=t.sd,
-        n=t.n,
-        ci95=Interval(low=t.low, high=t.high),
-        relative_change=t.mean / baseline_mean,
-        relative_ci95=Interval(low=t.low / baseline_mean, high=t.high / baseline_mean),
-        ratio=ratio.ratio,
-        ratio_ci95=Interval(low=ratio.low, high=ratio.high),
-        p_value=t.p_value,
-        per_pair_relative_range=Range(low=min(relative), high=max(relative)),
-        positive_pairs=sum(d > 0 for d in relative),
-        role="primary" if primary else "secondary",
-    )
-
-
-def _check_pairing(groups: dict[str, list[Request]], labels: dict[str, str], where: str) -> None:
-    """Every prompt must appear on both sides; name the first row of a prompt found on one side only."""
-    first, second = groups
-    prompts = {side: {run.prompt for run in groups[side]} for side in (first, second)}
-    for side, other in ((first, second), (second, first)):
-        for run in groups[side]:
-            if run.prompt not in prompts[other]:
-                raise run.record.error(
-                    f"prompt {run.prompt!r} {where} has rows in {labels[side]} only, none in {labels[other]}",
-                    "prompt_id",
-                )
-
-
-def compare_arms(runs: Sequence[Request], spec: ComparisonSpec) -> Comparison:
-    """Paired-by-prompt A/B per setting, plus each arm's between-boot spread."""
-    rows: list[ComparisonRow] = []
-    spreads: list[BootSpread] = []
-    settings = sorted({run.n_max for run in runs if run.arm in (spec.baseline, spec.treatment)})
-    if not settings:
-        raise FormatError(
-            f"comparison {spec.id!r}: no rows for arms {spec.baseline!r} and {spec.treatment!r}"
-        )
-    if spec.primary_setting is not None and spec.primary_setting not in settings:
-        raise FormatError(
-            f"comparison {spec.id!r}: no rows at the primary {spec.setting_name} {spec.primary_setting!r} "
-            f"(measured: {', '.join(map(str, settings))})"
-        )
-    for setting in settings:
-        groups = {
-            arm: [run for run in runs if run.arm == arm and run.n_max == setting]
-            for arm in (spec.baseline, spec.treatment)
-        }
-        _check_pairing(groups, {arm: f"arm {arm}" for arm in groups}, f"at n_max {setting}")
-        means = {arm: _prompt_means(group) for arm, group in groups.items()}
-        rows.append(
-            _paired_row(
-                means[spec.baseline],
-                means[spec.treatment],
-                setting,
-                setting == spec.primary_setting,
-                f"comparison {spec.id!r} at {spec.setting_name} {setting}",
-            )
-        )
-        spreads.extend(_boot_spread(arm, setting, group) for arm, group in groups.items())
-    return Comparison(
-        id=spec.id,
-        title=spec.title,
-        setting_name=spec.setting_name,
-        baseline=spec.baseline,
-        treatment=spec.treatment,
-        arms=spec.arms,
-        design=spec.design,
-        rows=rows,
-        between_boot_spread=spreads,
-        notes=spec.notes,
-    )
-
-
-def _boot_spread(arm: str, setting: int, runs: Sequence[Request]) -> BootSpread:
-    by_boot: dict[int, list[float]] = defaultdict(list)
-    for run in runs:
-        by_boot[run.boot].append(run.tok_s)
-    boots = sorted(by_boot)
-    means = {boot: statistics.fmean(by_boot[boot]) for boot in boots}
-    return BootSpread(
-        arm=arm,
-        setting=setting,
-        boot_means={str(boot): mean for boot, mean in means.items()},
-        last_minus_first=means[boots[-1]] - means[boots[0]],
-    )
-
-
-def sweep(runs: Sequence[Request], spec: SweepSpec) -> tuple[Sweep, list[Comparison]]:
-    """Per-setting throughput of one arm, and the paired setting-vs-setting comparisons the spec asks for."""
-    mine = [run for run in runs if run.arm == spec.arm]
-    if not mine:
-        raise FormatError(f"sweep {spec.id!r}: no rows for arm {spec.arm!r}")
-    by_setting: dict[int, list[Request]] = defaultdict(list)
-    for run in mine:
-        by_setting[run.n_max].append(run)
-    rows = []
-    for setting in sorted(by_setting):
-        group = by_setting[setting]
-        rounds = sum(run.predicted_n - run.accepted for run in group)
-        speeds = [run.tok_s for run in group]
-        rows.append(
-            SweepRow(
-                setting=setting,
-                mean_tok_s=statistics.fmean(speeds),
-                sd_tok_s=statistics.stdev(speeds) if len(speeds) > 1 else 0.0,
-                runs=len(group),
-                tokens_per_round=(
-                    sum(run.predicted_n for run in group) / rounds
-                    if any(run.draft_n for run in group)
-                    else None
-                ),
-                step_time_ms=sum(run.predicted_ms for run in group) / rounds,
-            )
-        )
-    comparisons = []
-    for pair in spec.pairs:
-        groups = {}
-        for side in (pair.baseline, pair.treatment):
-            if side not in by_setting:
-                raise FormatError(f"sweep {spec.id!r}: no rows at {spec.setting_name} {side}")
-            groups[str(side)] = by_setting[int(side)]
-        labels = {key: f"{spec.setting_name} {key}" for key in groups}
-        _check_pairing(groups, labels, f"in arm {spec.arm}")
-        baseline, treatment = (_prompt_means(groups[str(side)]) for side in (pair.baseline, pair.treatment))
-        comparisons.append(
-            Comparison(
-                id=pair.id,
-                title=pair.title,
-                setting_name=spec.setting_name,
-                baseline="baseline",
-                treatment="treatment",
-                arms=[
-                    _setting_arm("baseline", spec, pair.baseline),
-                    _setting_arm("treatment", spec, pair.treatment),
-                ],
-                rows=[_paired_row(baseline, treatment, None, False, f"comparison {pair.id!r}")],
-                notes=pair.notes,
-            )
-        )
-    sweep_model = Sweep(
-        id=spec.id,
-        title=spec.title,
-        setting_name=spec.setting_name,
-        drafter=spec.drafter,
-        boots=len({run.boot for run in mine}),
-        rows=rows,
-        step_time_fit=step_time_fit(rows, spec.fit_range),
-        notes=spec.notes,
-    )
-    return sweep_model, comparisons
-
-
-def step_time_fit(rows: Sequence[SweepRow], fit_range: tuple[float, float] | None) -> StepTimeFit | None:
-    """Least squares of step time on (setting - 1) over the speculating rows in ``fit_range``.
-
-    Seed 001 states "about 90.9 + 14.7 x (n_max - 1) ms over K = 1 to 12" with per-K residuals;
-    this computes that line and the residual of every speculating row, inside the range or not.
-    """
-    measured = [
-        (float(row.setting), row.step_time_ms)
-        for row in rows
-        if row.tokens_per_round is not None
-        and row.step_time_ms is not None
-        and isinstance(row.setting, int | float)
-    ]
-    low, high = (
-        fit_range
-        if fit_range is not None
-        else (min((k for k, _ in measured), default=0.0), max((k for k, _ in measured), default=0.0))
-    )
-    points = [(k, ms) for k, ms in measured if low <= k <= high]
-    if len({k for k, _ in points}) < 2:
-        return None
-    line = least_squares([k - 1 for k, _ in points], [ms for _, ms in points])
-    residuals = []
-    for k, ms in measured:
-        fitted = line.intercept + line.slope * (k - 1)
-        residuals.append(
-            FitResidual(
-                setting=_plain(k),
-                step_time_ms=ms,
-                fitted_ms=max(fitted, 0.0),
-                residual_ms=ms - fitted,
-                in_range=low <= k <= high,
-            )
-        )
-    return StepTimeFit(
-        setting_min=_plain(min(k for k, _ in points)),
-        setting_max=_plain(max(k for k, _ in points)),
-        points=len(points),
-        intercept_ms=line.intercept,
-        slope_ms=line.slope,
-        residuals=residuals,
-    )
-
-
-def _plain(value: float) -> int | float:
-    """3.0 -> 3, so settings read as the rows give them."""
-    return int(value) if value == int(value) else value
-
-
-def _setting_arm(arm_id: str, spec: SweepSpec, setting: Setting) -> Arm:
-    return Arm(id=arm_id, label=f"{spec.setting_name}={setting}", drafter=spec.drafter, setting=setting)
+    def recognises(self, record: Record) -> bool:
+        """A row or raw response with ``predicted_n``, flat or under ``timings``."""
+        timings = record.data.get("timings")
+        return "predicted_n" in record.data or (isinstance(timings, dict) and "predicted_n" in timings)

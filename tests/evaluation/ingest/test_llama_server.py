@@ -11,15 +11,14 @@ import scipy.stats
 
 from hubrelease.builders.evaluation import Source, build_evaluation, llama_options
 from hubrelease.errors import BuildError, FormatError, InputError
-from hubrelease.evaluation.ingest_llama_server import (
+from hubrelease.evaluation.analysis import compare_arms, sweep
+from hubrelease.evaluation.ingest.llama_server import (
     Columns,
     Request,
     RowDefaults,
     check_unique,
-    compare_arms,
     number_repetitions,
     parse_run,
-    sweep,
 )
 from hubrelease.evaluation.models import Evaluation
 from hubrelease.evaluation.records import read_records
@@ -160,9 +159,9 @@ def test_one_prompt_is_refused_naming_the_comparison(tmp_path: Path) -> None:
     assert str(info.value) == "comparison 'spec-on-off': a paired interval needs at least 2 prompts, got 1"
 
 
-SEED_001 = Path(__file__).parent / "fixtures" / "seed001"
+SEED_001 = Path(__file__).parents[1] / "fixtures" / "seed001"
 SEED_001_MANIFEST = (
-    Path(__file__).resolve().parents[2] / "manifests" / "ornith-1.0-dflash-gguf" / "hubrelease.yaml"
+    Path(__file__).resolve().parents[3] / "manifests" / "ornith-1.0-dflash-gguf" / "hubrelease.yaml"
 )
 
 
@@ -286,9 +285,9 @@ def test_raw_completion_responses_pair_by_prompt_with_arm_and_boot_from_the_file
     sources = [
         Source.parse(f"{arm}={tmp_path / f'{arm}-boot{boot}.jsonl'}") for arm in "AB" for boot in (1, 2)
     ]
-    spec = load_spec(
-        write_spec(tmp_path / "spec.json", eval_spec(comparisons=ab_spec_parts()["comparisons"]))
-    )
+    comparisons = ab_spec_parts()["comparisons"]
+    comparisons[0]["design"]["prompts"] = 3  # the spec's count must be the rows' (analysis.derive_design)
+    spec = load_spec(write_spec(tmp_path / "spec.json", eval_spec(comparisons=comparisons)))
     evaluation = build_evaluation(sources, spec)
     (ab,) = evaluation.comparisons
     row = next(r for r in ab.rows if r.setting == 3)

@@ -7,16 +7,11 @@ from pathlib import Path
 import pytest
 
 from hubrelease.errors import FormatError
-from hubrelease.evaluation.ingest_sglang import (
-    ServingOptions,
-    infer_configuration,
-    same_model,
-    sglang_cell,
-    sglang_cells,
-)
+from hubrelease.evaluation.ingest.interface import ServingOptions
+from hubrelease.evaluation.ingest.serving import infer_configuration, same_model
 from hubrelease.evaluation.models import Configuration, Drafter, Run
 from hubrelease.evaluation.records import Record
-from tests.factories.bench_runs import eval_spec, sglang_line, sglang_server_info
+from tests.factories.bench_runs import eval_spec, read_sglang, sglang_line, sglang_matrix, sglang_server_info
 
 AR = Configuration(id="ar", label="Autoregressive", method="autoregressive")
 DF = Configuration(
@@ -33,7 +28,7 @@ def test_summary_figures_are_bench_servings_own_and_per_user_is_1000_over_median
     line = sglang_line(
         output_lens=(101, 201, 301, 151), decode_s=(1.0, 2.5, 2.0, 1.4), ttfts=(0.1, 0.1, 0.3, 0.2)
     )
-    cell = sglang_cell(_record(line), "ar").cell
+    cell = read_sglang(_record(line), "ar").cell
     # TPOT per request = (latency - ttft) / (n - 1): 10, 12.5, 6.67, 9.33 -> median 9.667 ms,
     # although the ITLs (90% of each decode time) would give 10% less.
     assert cell.median_tpot_ms == line["median_tpot_ms"] == pytest.approx((10 + 1400 / 150) / 2)
@@ -49,14 +44,14 @@ def test_summary_figures_are_bench_servings_own_and_per_user_is_1000_over_median
 def test_seed_000_per_user_figure_is_1000_over_the_median_tpot() -> None:
     line = sglang_line()
     line["median_tpot_ms"] = 12.39
-    assert round(sglang_cell(_record(line), "ar").cell.per_user_tok_s, 1) == 80.7
+    assert round(read_sglang(_record(line), "ar").cell.per_user_tok_s, 1) == 80.7
 
 
 def test_failed_requests_are_recorded_and_warned_about() -> None:
     line = sglang_line(output_lens=(101, 1, 201), decode_s=(1.0, 0.5, 1.0))
     line["errors"] = ["", "", "Bad Gateway: upstream died"]
     line["completed"] = 2
-    result = sglang_cell(_record(line, 3), "ar")
+    result = read_sglang(_record(line, 3), "ar")
     assert result.cell.failed_requests == 1
     assert result.warnings == [
         "runs.jsonl:3: 1 request failed and is left out of every figure (first error: Bad Gateway: upstream died)"
@@ -66,21 +61,21 @@ def test_failed_requests_are_recorded_and_warned_about() -> None:
 def test_null_max_concurrency_needs_an_explicit_option() -> None:
     line = sglang_line(max_concurrency=None)
     with pytest.raises(FormatError) as info:
-        sglang_cell(_record(line, 2), "ar")
+        read_sglang(_record(line, 2), "ar")
     assert str(info.value) == (
         "runs.jsonl:2: max_concurrency: null: the run had no --max-concurrency; "
         "pass --concurrency-if-unset N to record it as N"
     )
-    assert sglang_cell(_record(line), "ar", ServingOptions(concurrency_if_unset=40)).cell.concurrency == 40
+    assert read_sglang(_record(line), "ar", ServingOptions(concurrency_if_unset=40)).cell.concurrency == 40
 
 
 def test_accept_length_of_minus_one_means_no_speculation() -> None:
-    assert sglang_cell(_record(sglang_line(accept_length=-1)), "ar").cell.accepted_length is None
+    assert read_sglang(_record(sglang_line(accept_length=-1)), "ar").cell.accepted_length is None
 
 
 def test_accept_length_scope_follows_the_flush_option_and_is_warned_about() -> None:
     runs = [(None, _record(sglang_line(tag="df", accept_length=4.02)))]
-    cells, warnings = sglang_cells(runs, [DF])
+    cells, warnings = sglang_matrix(runs, [DF])
     assert (cells[0].accepted_length, cells[0].accepted_length_per_run) == (4.02, False)
     assert warnings == [
         "1 run carries no server_info (bench_serving could not read /server_info): their configuration is not "
@@ -89,7 +84,7 @@ def test_accept_length_scope_follows_the_flush_option_and_is_warned_about() -> N
         "bench_serving ran with --flush-cache; pass --flushed-cache if it did",
     ]
     runs = [(None, _record(sglang_line(tag="df", accept_length=4.02, server_info=SPEC_SERVER)))]
-    cells, warnings = sglang_cells(runs, [DF], options=ServingOptions(flushed_cache=True))
+    cells, warnings = sglang_matrix(runs, [DF], options=ServingOptions(flushed_cache=True))
     assert (cells[0].accepted_length_per_run, warnings) == (True, [])
 
 
@@ -119,7 +114,7 @@ def test_bad_lines_name_file_line_and_field(change: dict[str, object], message: 
     line = sglang_line()
     line.update(change)
     with pytest.raises(FormatError) as info:
-        sglang_cells(
+        sglang_matrix(
             [(None, _record(line, 7))], [Configuration(id="runs", label="r", method="autoregressive")]
         )
     assert str(info.value) == message
@@ -131,12 +126,18 @@ def test_cells_are_keyed_on_configuration_and_concurrency() -> None:
         ("ar", _record(sglang_line(max_concurrency=8), 2)),
         ("ar", _record(sglang_line(max_concurrency=1), 3)),
     ]
-    cells, _ = sglang_cells(runs, [AR, DF])
+    cells, warnings = sglang_matrix(runs, [AR, DF], options=ServingOptions(allow_incomplete=True))
     assert [(c.configuration, c.concurrency) for c in cells] == [("ar", 1), ("ar", 8), ("df", 4)]
+    assert warnings[-1] == (
+        "incomplete matrix: 3 cells missing (ar at concurrency 4; df at concurrency 1; df at concurrency 8) "
+        "(built with --allow-incomplete)"
+    )
+    with pytest.raises(FormatError, match=r"^incomplete matrix: 3 cells missing .*; pass --allow-incomplete"):
+        sglang_matrix(runs, [AR, DF])
 
 
 def test_a_run_without_tag_is_named_by_its_file_stem() -> None:
-    cells, _ = sglang_cells(
+    cells, _ = sglang_matrix(
         [(None, _record(sglang_line()))], [Configuration(id="runs", label="r", method="x")]
     )
     assert cells[0].configuration == "runs"
@@ -160,7 +161,7 @@ def test_cells_refuse_unknown_or_repeated_runs(
 ) -> None:
     records = [(name, _record({**sglang_line(), **extra}, line)) for name, line, extra in runs]
     with pytest.raises(FormatError) as info:
-        sglang_cells(records, [AR])
+        sglang_matrix(records, [AR])
     assert str(info.value) == message
 
 
@@ -197,7 +198,7 @@ def test_server_info_contradicting_the_configuration_is_refused(
     name: str, info: dict[str, object], message: str
 ) -> None:
     with pytest.raises(FormatError) as error:
-        sglang_cells([(name, _record(sglang_line(server_info=info), 4))], [AR, DF], RUN)
+        sglang_matrix([(name, _record(sglang_line(server_info=info), 4))], [AR, DF], RUN)
     assert str(error.value) == message
 
 
@@ -208,7 +209,7 @@ def test_swapped_files_are_caught_by_server_info() -> None:
         ("ar", _record(sglang_line(server_info=SPEC_SERVER, max_concurrency=4), 2)),
     ]
     with pytest.raises(FormatError) as error:
-        sglang_cells(runs, [AR, Configuration(id="x", label="x", method="dflash")])
+        sglang_matrix(runs, [AR, Configuration(id="x", label="x", method="dflash")])
     assert str(error.value).startswith("runs.jsonl:2: server_info: server ran speculative_algorithm DFLASH")
 
 
@@ -223,7 +224,7 @@ def test_a_different_server_within_one_configuration_is_refused() -> None:
         ),
     ]
     with pytest.raises(FormatError) as error:
-        sglang_cells(runs, [DF])
+        sglang_matrix(runs, [DF])
     assert str(error.value) == (
         "runs.jsonl:2: server_info: server differs from the one of 'df' at runs.jsonl:1 "
         "(DFLASH, acme/drafter, target acme/other vs DFLASH, acme/drafter, target acme/target)"
@@ -232,21 +233,25 @@ def test_a_different_server_within_one_configuration_is_refused() -> None:
 
 def test_a_target_path_not_naming_the_target_is_a_warning() -> None:
     line = sglang_line(server_info=sglang_server_info(model="/models/llama"))
-    _, warnings = sglang_cells([("ar", _record(line))], [AR], RUN)
+    _, warnings = sglang_matrix([("ar", _record(line))], [AR], RUN)
     assert warnings == [
         "runs.jsonl:1: server_info.model_path '/models/llama' does not name the target 'acme/target'"
     ]
     line = sglang_line(server_info=sglang_server_info(model="/models/target/"))
-    assert sglang_cells([("ar", _record(line))], [AR], RUN)[1] == []
+    assert sglang_matrix([("ar", _record(line))], [AR], RUN)[1] == []
 
 
 def test_configurations_are_inferred_from_server_info() -> None:
     inferred = infer_configuration(
-        "dflash2", sglang_cell(_record(sglang_line(server_info=SPEC_SERVER)), "x").info
+        "dflash2", read_sglang(_record(sglang_line(server_info=SPEC_SERVER)), "x").info, None
     )
     assert (inferred.method, inferred.draft_tokens) == ("dflash", 10)
     assert inferred.drafter == Drafter(name="drafter", repo_id="acme/drafter")
-    assert infer_configuration("ar", None).method == "autoregressive"
+    no_spec = read_sglang(_record(sglang_line(server_info=sglang_server_info())), "x").info
+    assert infer_configuration("ar", no_spec, None).method == "autoregressive"
+    # No server account (bench_serving --backend vllm writes null): unknown, not autoregressive.
+    assert infer_configuration("ar", None, None).method == "unknown"
+    assert infer_configuration("x", None, True).method == "speculative"  # vLLM's acceptance counters
 
 
 @pytest.mark.parametrize(

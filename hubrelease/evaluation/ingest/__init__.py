@@ -1,0 +1,28 @@
+"""Readers of benchmark tools' output, one module per tool behind one interface (``interface.Source``).
+
+``SOURCES`` lists them in the order records are tried: llama-server rows (they have ``predicted_n``),
+``vllm bench serve`` results (``model_id`` + ``num_prompts``), then SGLang bench_serving lines.
+"""
+
+from __future__ import annotations
+
+from hubrelease.evaluation.ingest.interface import ServingOptions, ServingSource, Source
+from hubrelease.evaluation.ingest.llama_server import LlamaServerRows
+from hubrelease.evaluation.ingest.sglang import BenchServing
+from hubrelease.evaluation.ingest.vllm import VllmBenchServe
+from hubrelease.evaluation.records import Record
+
+SOURCES: tuple[Source, ...] = (LlamaServerRows(), VllmBenchServe(), BenchServing())
+"""Every tool ``build eval`` reads, in recognition order."""
+
+
+def source_of(record: Record) -> Source:
+    """The tool that wrote ``record``; one line naming the record when none does."""
+    for source in SOURCES:
+        if source.recognises(record):
+            return source
+    tools = ", ".join(s.tool for s in SOURCES)
+    raise record.error(f"not a record of any tool build eval reads ({tools})", "completed")
+
+
+__all__ = ["SOURCES", "ServingOptions", "ServingSource", "Source", "source_of"]
