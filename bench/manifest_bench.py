@@ -31,11 +31,11 @@ from huggingface_hub import HfApi
 
 from hubrelease.errors import ManifestError
 from hubrelease.hub.lock import lock_manifest
-from hubrelease.hub.plan import release_files
 from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.edit import add_files, remove_paths
-from hubrelease.verify.local import expected_from_manifest
+from hubrelease.release_files import release_files
+from hubrelease.verify.local import plan_manifest
 
 
 def make_manifest(root: Path, count: int) -> Path:
@@ -99,7 +99,7 @@ def main() -> None:
         results["load_manifest (parse + validate)"] = best(args.repeat, lambda: load_manifest(path))
 
         results["load + validate + plan (verify's expected files)"] = best(
-            args.repeat, lambda: expected_from_manifest(load_manifest(path))
+            args.repeat, lambda: plan_manifest(load_manifest(path), path)
         )
         results["load + validate + plan (push's release files)"] = best(
             args.repeat, lambda: release_files(load_manifest(path), path, base)

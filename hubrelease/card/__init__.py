@@ -1,7 +1,7 @@
 """Model and dataset cards rendered from the manifest and evaluation files (``render-card``).
 
-``render_card`` gives the text; ``check_card`` compares it with the card on disk (``push`` runs
-``check_card(m).raise_if_stale()`` in its preflight).
+``render_card`` gives the text; ``check_card`` compares it with the card on disk (``render-card
+--check``; verify and push compare the card with a fresh render through ``verify.expected``).
 """
 
 from hubrelease.card.context import CardContext, build_context

@@ -97,7 +97,7 @@ def verify(
         root = release_root(release, manifest, directory)
         api = hub_session(endpoint, token, quiet)
         release = with_release(release, repo_type)
-        report = verify_remote(release, api, revision, root=root, known=[manifest.name])
+        report = verify_remote(release, api, revision, manifest_path=manifest, root=root)
         raise typer.Exit(render_report(report, str(manifest), json_mode))
     try:
         text = manifest.read_text(encoding="utf-8")

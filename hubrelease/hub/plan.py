@@ -21,9 +21,10 @@ from huggingface_hub.utils.sha import git_hash
 from hubrelease.errors import CheckFailed, InputError, NotFoundError
 from hubrelease.fsutil import ReleaseFolder
 from hubrelease.hashing import StatCache, StatKey, sha256_file
-from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, list_files, repo_info
+from hubrelease.hub.tree import RemoteFile, list_files, repo_info
 from hubrelease.manifest.editor import published_manifest
 from hubrelease.manifest.models import Manifest
+from hubrelease.release_files import published_paths, release_files
 
 FileStatus = Literal["added", "changed", "unchanged"]
 
@@ -63,7 +64,7 @@ class PushPlan:
     deleted: tuple[RemoteFile, ...]
     manifest: Manifest
     root: Path
-    manifest_name: str
+    manifest_path: Path
     remote_private: bool | None = None
     create_branch: bool = False
 
@@ -118,45 +119,26 @@ def read_remote(api: HfApi, manifest: Manifest, revision: str | None = None) -> 
     return RemoteSnapshot(commit, files, getattr(info, "private", None), branch_missing)
 
 
-def release_files(manifest: Manifest, manifest_path: Path, root: Path) -> list[tuple[str, Path, str | None]]:
-    """(repo path, local path, pinned sha256) of every file a push publishes: artifacts, evaluations,
-    the card (README.md is published without a ``card:`` section too, when present) and the manifest
-    itself (under its own file name, without its local ``root:``)."""
-    folder = ReleaseFolder(root)  # each folder resolved once, not each of 25,000 files
-    files: list[tuple[str, Path, str | None]] = [
-        (a.path, folder.path(a.local_path), a.sha256) for a in manifest.artifacts
-    ]
-    listed = {a.path for a in manifest.artifacts}
-    extras = [(e.path, e.sha256) for e in manifest.evaluation_files]
-    card = manifest.card
-    if card is not None or folder.path(manifest.card_output).is_file():
-        extras.append((manifest.card_output, card.sha256 if card is not None else None))
-    for name, sha256 in extras:
-        if name not in listed:
-            files.append((name, folder.path(name), sha256))
-            listed.add(name)
-    if manifest_path.name in listed:
-        raise InputError(
-            f"the manifest's name {manifest_path.name!r} collides with a published file", path=manifest_path
-        )
-    files.append((manifest_path.name, published_manifest(manifest, manifest_path, root), None))
-    return files
-
-
 def build_plan(manifest: Manifest, manifest_path: Path, root: Path, remote: RemoteSnapshot) -> PushPlan:
     """Classify every release file against ``remote``; anything else on the remote is deleted."""
     planned = []
+    folder = ReleaseFolder(root)  # each folder resolved once, not each of 25,000 files
+    files = release_files(manifest, manifest_path, root)
     cache = StatCache(root.resolve())
     try:
-        for path, local, pinned in release_files(manifest, manifest_path, root):
+        for item in files:
+            if item.kind == "manifest":
+                local = published_manifest(manifest, manifest_path, root)
+            else:
+                local = folder.path(item.local)
             if not local.is_file():
-                raise InputError(f"{path}: file to publish is missing", path=local)
-            key, sha256 = _digest(cache, root, path, local, pinned)
-            status = _status(remote.files.get(path), local, key.size, sha256)
-            planned.append(PlannedFile(path, local, key.size, sha256, status, key))
+                raise InputError(f"{item.path}: file to publish is missing", path=local)
+            key, sha256 = _digest(cache, root, item.path, local, item.sha256)
+            status = _status(remote.files.get(item.path), local, key.size, sha256)
+            planned.append(PlannedFile(item.path, local, key.size, sha256, status, key))
     finally:
         cache.close()
-    published = {f.path for f in planned} | set(ALWAYS_PUBLISHED)
+    published = published_paths(files)
     deleted = tuple(f for name, f in sorted(remote.files.items()) if name not in published)
     release = manifest.release
     return PushPlan(
@@ -168,7 +150,7 @@ def build_plan(manifest: Manifest, manifest_path: Path, root: Path, remote: Remo
         deleted,
         manifest,
         root,
-        manifest_path.name,
+        manifest_path,
         remote.private,
         remote.branch_missing,
     )

@@ -1,4 +1,4 @@
-"""What must hold before a push may start: pinned revisions, local verify, lint, a current card.
+"""What must hold before a push may start: pinned revisions, local verify (the card included), lint.
 
 Every check runs before the first request to the Hub, so a push that would publish a broken or
 mislabelled release fails on the laptop, not halfway through an upload.
@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hubrelease.card import check_card
-from hubrelease.card.marker import is_generated
 from hubrelease.errors import CheckFailed
 from hubrelease.lint import lint_file
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
@@ -49,12 +47,15 @@ def preflight(
             path=manifest_path,
             field="pins",
         )
+    # Verify checks every file push publishes: the card against a fresh render, the manifest's copy.
     report = verify_manifest(manifest, manifest_path, root, progress=progress)
     if report.has_drift:
         first = report.errors[0]
+        rendered = manifest.card is None or not manifest.card.hand_written
+        stale_card = rendered and first.path == manifest.card_output and first.kind != "unpinned"
+        fix = "run `hubrelease render-card`" if stale_card else "run `hubrelease verify`"
         raise CheckFailed(
-            f"local verify found {len(report.errors)} problem(s), first: {first.path}: {first.message}; "
-            "run `hubrelease verify`",
+            f"local verify found {len(report.errors)} problem(s), first: {first.path}: {first.message}; {fix}",
             path=manifest_path,
         )
     for artifact in manifest.artifacts:
@@ -68,26 +69,3 @@ def preflight(
         ]
         if errors:
             raise CheckFailed(f"lint: {errors[0].rule_id}: {errors[0].message}", path=artifact.path)
-    _check_card(manifest, manifest_path, root)
-
-
-def _check_card(manifest: Manifest, manifest_path: Path, root: Path) -> None:
-    """A rendered card must be current; a hand-written one was verified by digest above.
-
-    Without a ``card:`` section a README.md is published only if render-card wrote it (then it must
-    be current) or it is pinned as an artifact: an unpinned hand-written card is not published.
-    """
-    card = manifest.card
-    if card is not None and card.hand_written:
-        return
-    if card is None:
-        readme = root / manifest.card_output
-        if not readme.is_file() or manifest.artifact(manifest.card_output) is not None:
-            return
-        if not is_generated(readme.read_text(encoding="utf-8", errors="replace")):
-            raise CheckFailed(
-                f"{manifest.card_output} is neither rendered by render-card nor pinned; keep it as the card "
-                f"with `card: {{template: none}}` and `hubrelease add {manifest_path} {readme}`",
-                path=manifest_path,
-            )
-    check_card(manifest_path, root=root).raise_if_stale()

@@ -260,7 +260,9 @@ def push_release(
     report = None
     if verify:
         with _after_landing(plan, commit, landed, "the remote verify"):
-            report = verify_remote(plan.manifest, api, commit, root=plan.root, known=[plan.manifest_name])
+            report = verify_remote(
+                plan.manifest, api, commit, manifest_path=plan.manifest_path, root=plan.root
+            )
     return PushResult(commit, landed, attempts, pr_url, pr_revision, tag, report, created)
 
 

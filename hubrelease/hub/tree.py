@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,12 +25,13 @@ from hubrelease.errors import NotFoundError
 from hubrelease.hub.client import metadata
 from hubrelease.hub.remote_headers import RemoteRepo, header_findings
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
+from hubrelease.release_files import published_paths
+from hubrelease.verify.compare import Expected, Observed, compare, missing
+from hubrelease.verify.expected import expectations
 from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
 
 PATHS_PER_REQUEST = 500
 RepoInfo = ModelInfo | DatasetInfo | SpaceInfo | KernelInfo
-# Files the Hub or hubrelease itself adds to every published repo.
-ALWAYS_PUBLISHED = (".gitattributes",)
 
 
 @dataclass(frozen=True)
@@ -86,88 +87,63 @@ def verify_remote(
     api: HfApi,
     revision: str | None = None,
     *,
+    manifest_path: Path,
     root: Path | None = None,
-    known: Iterable[str] = (),
+    manifest_name: str | None = None,
 ) -> VerifyReport:
     """Compare the published repo at ``revision`` (default: the release branch) and all pins with the manifest.
 
-    ``root`` is the local release folder, used only to compute git blob ids of regular files;
-    ``known`` names extra files that are published on purpose (the manifest itself).
+    Every file push publishes (``release_files``) must be on the Hub as pinned or derived
+    (``verify.expected``): the card as a fresh render (or its pin), the manifest as the one at
+    ``manifest_path`` (published as ``manifest_name``, default its file name), ``root:`` aside;
+    anything else on the Hub is a finding. ``root`` is the local release folder (None: none at hand),
+    read only for what a regular file on the Hub needs: the git blob id of the expected content.
     """
     release = manifest.release
     rev = revision or release.revision
     commit = resolve_commit(api, release.repo_id, rev, release.repo_type)
     remote = list_files(api, release.repo_id, commit, release.repo_type)
-    expected_paths = [a.path for a in manifest.artifacts]
-    findings: list[Finding] = []
+    derived = expectations(manifest, manifest_path, root, manifest_name)
+    findings = list(derived.findings)
     checks: list[FileCheck] = []
-    for artifact in manifest.artifacts:
-        local = root / artifact.local_path if root is not None else None
-        check, problems = _compare(
-            artifact.path, artifact.size, artifact.sha256, remote.get(artifact.path), local
-        )
+    for published, pinned in derived.files:
+        item = pinned._replace(name=published.path, optional=False)
+        found = remote.get(published.path)
+        if found is None:
+            why = (
+                "the manifest is not on the Hub (push publishes it)" if published.kind == "manifest" else None
+            )
+            check, finding = missing(item, "remote", why)
+            checks.append(check)
+            findings.append(finding)
+            continue
+        expected_blob = None
+        if found.sha256 is None and item.sha256 is not None:
+            data = derived.content.get(published.path)
+            local = root / published.local if root is not None else None
+            expected_blob = git_hash(data) if data is not None else _local_blob_id(local, item.sha256)
+        seen = Observed(found.size, found.sha256, found.blob_id, "remote")
+        check, problems = compare(item, seen, "remote", expected_blob)
         checks.append(check)
         findings.extend(problems)
-    published = set(expected_paths) | set(manifest.evaluation_paths) | set(ALWAYS_PUBLISHED) | set(known)
-    published.add(manifest.card_output)
-    pinned_extras = [(e.path, e.size, e.sha256) for e in manifest.evaluation_files]
-    if manifest.card is not None and manifest.card.hand_written:
-        pinned_extras.append((manifest.card.output, manifest.card.size, manifest.card.sha256))
-    for name, size, sha256 in pinned_extras:
-        if name not in remote:
-            findings.append(Finding.make("missing", name, "pinned file is not on the Hub"))
-            continue
-        local = root / name if root is not None else None
-        if size is not None or sha256 is not None:  # evaluation files and a hand-written card, pinned
-            _, problems = _compare(name, size, sha256, remote.get(name), local)
-            findings.extend(problems)
+    checked = {published.path for published, _ in derived.files}
+    findings.extend(
+        Finding.make("missing", f.path, "file is not on the Hub")
+        for f in derived.published
+        if f.path not in checked and f.path not in remote
+    )
+    expected_paths = published_paths(derived.published)
     findings.extend(
         Finding.make("unlisted", name, "file is on the Hub but not in the manifest")
         for name in remote
-        if name not in published
+        if name not in expected_paths
     )
-    pins = [*manifest.pins.targets, *manifest.pins.base_drafters]
-    for pin in pins:
-        findings.extend(_check_pin(api, pin))
-    for dataset in manifest.pins.datasets:
-        findings.extend(_check_dataset(api, dataset))
-    extra: dict[str, object] = {"repo_id": release.repo_id, "commit": commit, "pins_checked": len(pins)}
+    findings.extend(pin_findings(api, manifest))
+    pins_checked = len(manifest.pins.targets) + len(manifest.pins.base_drafters)
+    extra: dict[str, object] = {"repo_id": release.repo_id, "commit": commit, "pins_checked": pins_checked}
     return VerifyReport(
         "remote", release.repo_id, tuple(checks), tuple(sorted(findings)), revision=rev, extra=extra
     )
-
-
-def _compare(
-    path: str, size: int | None, sha256: str | None, remote: RemoteFile | None, local: Path | None
-) -> tuple[FileCheck, list[Finding]]:
-    """One file: size first, then the LFS sha256 or the git blob id of the local copy."""
-    if remote is None:
-        return FileCheck(path, "missing", source="remote"), [
-            Finding.make("missing", path, "file is not on the Hub")
-        ]
-    if size is not None and remote.size != size:
-        message = f"size mismatch on the Hub: expected {size} bytes, got {remote.size}"
-        finding = Finding.make("size_mismatch", path, message, str(size), str(remote.size))
-        return FileCheck(path, "size_mismatch", remote.size, remote.sha256, "remote"), [finding]
-    check = FileCheck(path, "ok", remote.size, remote.sha256, "remote")
-    if sha256 is None:
-        message = "no sha256 in the manifest; only the size was compared"
-        return check, [Finding.make("size_only", path, message, actual=remote.sha256)]
-    if remote.sha256 is not None:
-        if remote.sha256 != sha256:
-            message = f"sha256 mismatch on the Hub: expected {sha256}, got {remote.sha256}"
-            finding = Finding.make("digest_mismatch", path, message, sha256, remote.sha256)
-            return FileCheck(path, "digest_mismatch", remote.size, remote.sha256, "remote"), [finding]
-        return check, []
-    expected_blob = _local_blob_id(local, sha256)
-    if expected_blob is None:
-        message = "regular (non-LFS) file on the Hub and no matching local copy: only the size was compared"
-        return check, [Finding.make("size_only", path, message)]
-    if expected_blob != remote.blob_id:
-        message = f"content differs on the Hub: git blob {remote.blob_id}, expected {expected_blob}"
-        finding = Finding.make("digest_mismatch", path, message, expected_blob, remote.blob_id)
-        return FileCheck(path, "digest_mismatch", remote.size, None, "remote"), [finding]
-    return FileCheck(path, "ok", remote.size, sha256, "remote"), []
 
 
 def _local_blob_id(local: Path | None, sha256: str) -> str | None:
@@ -186,6 +162,16 @@ def pin_label(repo_id: str, revision: str | None, path: str | None = None) -> st
     return f"{label}:{path}" if path else label
 
 
+def pin_findings(api: HfApi, manifest: Manifest) -> list[Finding]:
+    """Every pinned repo and dataset: its revision exists and holds the pinned files, sizes, digests and headers."""
+    findings: list[Finding] = []
+    for pin in [*manifest.pins.targets, *manifest.pins.base_drafters]:
+        findings.extend(_check_pin(api, pin))
+    for dataset in manifest.pins.datasets:
+        findings.extend(_check_dataset(api, dataset))
+    return findings
+
+
 def _check_pin(api: HfApi, pin: PinnedRepo) -> list[Finding]:
     """The pinned revision still exists and still holds the pinned sizes and digests."""
     revision = pin.revision or "main"
@@ -200,10 +186,15 @@ def _check_pin(api: HfApi, pin: PinnedRepo) -> list[Finding]:
     headers = RemoteRepo(api, pin.repo_id, revision, pin.repo_type)
     for item in pin.files:
         label = pin_label(pin.repo_id, revision, item.path)
-        _, problems = _compare(label, item.size, item.sha256, remote.get(item.path), None)
-        findings.extend(problems)
-        if item.path in remote:
-            findings.extend(header_findings(headers, item, label))
+        found = remote.get(item.path)
+        pinned = Expected(label, item.size, item.sha256)
+        if found is None:
+            findings.append(missing(pinned, "remote")[1])
+            continue
+        findings.extend(
+            compare(pinned, Observed(found.size, found.sha256, found.blob_id, "remote"), "remote")[1]
+        )
+        findings.extend(header_findings(headers, item, label))
     return findings
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import yaml as pyyaml
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from hubrelease.fsutil import STATE_DIR, atomic_write_text
+from hubrelease.fsutil import STATE_DIR, atomic_write_bytes, atomic_write_text
 from hubrelease.manifest.load import (
     load_manifest_text,
     parse_nodes,
@@ -369,8 +369,15 @@ def published_manifest(manifest: Manifest, manifest_path: Path, root: Path) -> P
     """
     if manifest.root is None:
         return manifest_path
+    copy = root / STATE_DIR / "published" / manifest_path.name
+    atomic_write_bytes(copy, published_manifest_bytes(manifest, manifest_path))
+    return copy
+
+
+def published_manifest_bytes(manifest: Manifest, manifest_path: Path) -> bytes:
+    """The bytes the Hub gets for the manifest (see ``published_manifest``), nothing written."""
+    if manifest.root is None:
+        return manifest_path.read_bytes()
     editor = ManifestEditor.open(manifest_path)
     del editor.section("root")["root"]
-    copy = root / STATE_DIR / "published" / manifest_path.name
-    atomic_write_text(copy, editor.render())
-    return copy
+    return editor.render().encode("utf-8")

@@ -28,7 +28,7 @@ from hubrelease.fsutil import atomic_write_bytes
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.client import hub_errors, metadata
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
-from hubrelease.hub.tree import ALWAYS_PUBLISHED, RemoteFile, list_files, resolve_commit, verify_remote
+from hubrelease.hub.tree import RemoteFile, list_files, resolve_commit, verify_remote
 from hubrelease.manifest import load_manifest_text
 from hubrelease.manifest.models import HAND_WRITTEN, Manifest, RepoType
 from hubrelease.onboarding.cardmeta import card_release_fields, is_repo_id
@@ -36,6 +36,7 @@ from hubrelease.onboarding.document import ManifestDraft, refuse_existing, write
 from hubrelease.onboarding.facts import FileFacts, detect_evaluation, inspect_composition
 from hubrelease.onboarding.init import DEFAULT_LICENSE, README
 from hubrelease.onboarding.roles import artifact_entries
+from hubrelease.release_files import HUB_FILES
 from hubrelease.revisions import is_commit
 from hubrelease.verify.findings import VerifyReport
 
@@ -102,7 +103,7 @@ def import_repo(
     if published is not None:
         return _restore(api, repo_id, revision, commit, repo_type, listed[published], out)
     # The manifest publishes itself under its own name; .gitattributes is the Hub's.
-    wanted = sorted(n for n in listed if n not in ALWAYS_PUBLISHED and n != out.name)
+    wanted = sorted(n for n in listed if n not in HUB_FILES and n != out.name)
     remote = {name: listed[name] for name in wanted}
     small = [n for n, f in remote.items() if f.sha256 is None and f.size <= REGULAR_FETCH_LIMIT]
     warnings: list[str] = []
@@ -178,7 +179,7 @@ def _restore(
     if manifest.release.repo_id != repo_id:
         raise InputError(f"{label} describes {manifest.release.repo_id}, not this repo; nothing written")
     atomic_write_bytes(out, data)
-    report = verify_remote(manifest, api, commit, root=None, known=[remote.path])
+    report = verify_remote(manifest, api, commit, manifest_path=out, manifest_name=remote.path)
     warnings = tuple(f"{f.path}: {f.message}" for f in report.findings if f.severity == "error")
     return ImportResult(manifest, out, commit, revision, len(data), warnings, True, report)
 

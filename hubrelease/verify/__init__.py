@@ -8,24 +8,22 @@ from typing import TYPE_CHECKING
 from hubrelease.lazy import exports
 
 if TYPE_CHECKING:
+    from hubrelease.verify.compare import Expected, Observed, compare
+    from hubrelease.verify.expected import Expectations, expectations
     from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
-    from hubrelease.verify.local import (
-        Expected,
-        VerifyOptions,
-        expected_from_manifest,
-        verify_manifest,
-        verify_sums_file,
-        verify_tree,
-    )
+    from hubrelease.verify.local import VerifyOptions, verify_manifest, verify_sums_file, verify_tree
     from hubrelease.verify.plan_cache import verify_manifest_file
 
 __all__ = [
+    "Expectations",
     "Expected",
     "FileCheck",
     "Finding",
+    "Observed",
     "VerifyOptions",
     "VerifyReport",
-    "expected_from_manifest",
+    "compare",
+    "expectations",
     "verify_manifest",
     "verify_manifest_file",
     "verify_sums_file",
@@ -38,9 +36,12 @@ __getattr__ = exports(
         "FileCheck": "findings",
         "Finding": "findings",
         "VerifyReport": "findings",
-        "Expected": "local",
+        "Expected": "compare",
+        "Observed": "compare",
+        "compare": "compare",
+        "Expectations": "expected",
+        "expectations": "expected",
         "VerifyOptions": "local",
-        "expected_from_manifest": "local",
         "verify_manifest": "local",
         "verify_sums_file": "local",
         "verify_tree": "local",

@@ -27,6 +27,7 @@ FindingKind = Literal[
     "revision_missing",
     "cache_rebuilt",
     "temp_leftover",
+    "not_checked",
 ]
 
 # Severity of each kind; one table so local, remote and JSON output agree.
@@ -45,6 +46,7 @@ SEVERITY: dict[FindingKind, Severity] = {
     "revision_missing": "error",
     "cache_rebuilt": "warning",
     "temp_leftover": "info",
+    "not_checked": "info",
 }
 
 
@@ -82,6 +84,7 @@ class Finding(NamedTuple):
 
 
 FileStatus = Literal["ok", "missing", "size_mismatch", "digest_mismatch", "unpinned", "symlink", "unreadable"]
+FileSource = Literal["hashed", "cache", "remote", "none"]
 
 
 class FileCheck(NamedTuple):
@@ -91,7 +94,7 @@ class FileCheck(NamedTuple):
     status: FileStatus
     size: int | None = None
     sha256: str | None = None
-    source: Literal["hashed", "cache", "remote", "none"] = "none"
+    source: FileSource = "none"
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -11,30 +11,22 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from hubrelease.errors import HubReleaseError, InputError
 from hubrelease.fsutil import STATE_DIR, ReleaseFolder, is_temp_name, relative_inside
 from hubrelease.hashing.pool import HashJob, hash_files
 from hubrelease.hashing.statcache import StatCache, StatKey
 from hubrelease.progress import NULL_PROGRESS, Progress
-from hubrelease.verify.findings import FileCheck, FileStatus, Finding, VerifyReport
+from hubrelease.release_files import HUB_FILES, card_published
+from hubrelease.verify.compare import Expected, Observed, compare, missing, size_finding
+from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
 
 if TYPE_CHECKING:  # not at run time: a warm verify from verify.plan_cache never loads pydantic
     from hubrelease.manifest.models import Manifest
 
-GITATTRIBUTES = ".gitattributes"
 # Never reported as unlisted: VCS and tool state, caches.
 _ALWAYS_IGNORED_DIRS = {".git", STATE_DIR, "__pycache__", ".cache"}
-
-
-class Expected(NamedTuple):
-    """A file that must exist in the release folder, with whatever was pinned about it."""
-
-    name: str
-    size: int | None
-    sha256: str | None
-    require_digest: bool = True
 
 
 class VerifyOptions(NamedTuple):
@@ -46,25 +38,6 @@ class VerifyOptions(NamedTuple):
     check_unlisted: bool = True
 
 
-def expected_from_manifest(manifest: Manifest) -> list[Expected]:
-    """Artifacts, evaluation files and a hand-written card, with whatever the manifest pins about them.
-
-    An evaluation file without a digest is checked for existence only (reported as a warning):
-    older manifests list bare paths, and ``hubrelease add`` pins them.
-    """
-    items = [Expected(a.local_path, a.size, a.sha256) for a in manifest.artifacts]
-    listed = {a.local_path for a in manifest.artifacts}
-    items += [
-        Expected(e.path, e.size, e.sha256, require_digest=False)
-        for e in manifest.evaluation_files
-        if e.path not in listed
-    ]
-    card = manifest.card
-    if card is not None and card.hand_written:
-        items.append(Expected(card.output, card.size, card.sha256))
-    return items
-
-
 class VerifyPlan(NamedTuple):
     """Everything a manifest asks verify to check, without the manifest (``verify.plan_cache`` keeps it)."""
 
@@ -72,24 +45,49 @@ class VerifyPlan(NamedTuple):
     expected: tuple[Expected, ...]
     known: tuple[Path, ...]
     ignore: tuple[str, ...]
+    findings: tuple[Finding, ...] = ()
+    """Published files that cannot be checked (``verify.expected``); a plan with any is never cached."""
+    cacheable: bool = True
+    absent: tuple[str, ...] = ()
+    """Files whose absence the plan relies on (a card without a ``card:`` section): one appearing re-plans."""
+    needs_manifest: bool = False
+    """Drafter lint (``lint: true``) or the evaluations' provenance is checked: both read the manifest
+    (``verify_manifest``)."""
 
 
 def plan_manifest(manifest: Manifest, manifest_path: Path, root: Path | None = None) -> VerifyPlan:
     """The release folder (``root``, else the manifest's ``root:``, else its folder) and what to find there.
 
-    The manifest, the card and ``.gitattributes`` (which the Hub adds and ``hf download`` brings)
-    are expected files, never unlisted.
+    Every file push publishes is expected (``verify.expected``): artifacts and evaluation files as
+    pinned, the card as pinned or as a fresh render, and a copy of the manifest in a folder it does
+    not live in (a ``--dir`` download) as the manifest, ``root:`` aside. ``.gitattributes`` (which
+    the Hub adds and ``hf download`` brings) is never unlisted.
     """
     from hubrelease.manifest.root import release_root
+    from hubrelease.verify.expected import expectations
 
     folder = release_root(manifest, manifest_path, root).resolve()
-    known = (manifest_path.resolve(), folder / manifest.card_output, folder / GITATTRIBUTES)
-    return VerifyPlan(folder, tuple(expected_from_manifest(manifest)), known, tuple(manifest.ignore))
+    derived = expectations(manifest, manifest_path, folder)
+    expected = tuple(
+        item
+        for published, item in derived.files
+        if published.kind != "manifest" or (folder / item.name).resolve() != manifest_path.resolve()
+    )
+    known = (manifest_path.resolve(), folder / manifest.card_output, *(folder / name for name in HUB_FILES))
+    absent = () if card_published(manifest, folder) else (manifest.card_output,)
+    needs_manifest = bool(manifest.evaluations) or any(artifact.lint for artifact in manifest.artifacts)
+    ignore = tuple(manifest.ignore)
+    return VerifyPlan(
+        folder, expected, known, ignore, derived.findings, derived.cacheable, absent, needs_manifest
+    )
 
 
 def verify_plan(plan: VerifyPlan, options: VerifyOptions, progress: Progress = NULL_PROGRESS) -> VerifyReport:
     """Verify the files of a plan (no drafter lint: that needs the manifest, see ``verify_manifest``)."""
-    return verify_tree(plan.folder, plan.expected, options, progress, known=plan.known, ignore=plan.ignore)
+    report = verify_tree(plan.folder, plan.expected, options, progress, known=plan.known, ignore=plan.ignore)
+    if not plan.findings:
+        return report
+    return report._replace(findings=tuple(sorted(report.findings + plan.findings)))
 
 
 def verify_manifest(
@@ -98,9 +96,13 @@ def verify_manifest(
     root: Path | None = None,
     options: VerifyOptions = VerifyOptions(),
     progress: Progress = NULL_PROGRESS,
+    plan: VerifyPlan | None = None,
 ) -> VerifyReport:
-    """Verify the release folder (see ``plan_manifest``) against the manifest, lint included."""
-    plan = plan_manifest(manifest, manifest_path, root)
+    """Verify the release folder (see ``plan_manifest``) against the manifest, lint included.
+
+    ``plan``: this manifest's plan when already made (``verify.plan_cache`` keeps one).
+    """
+    plan = plan or plan_manifest(manifest, manifest_path, root)
     report = verify_plan(plan, options, progress)
     lint = _lint_findings(manifest, ReleaseFolder(plan.folder), report)
     if manifest.evaluations:  # the evaluations' run metadata against the pins (issue 20 item 2)
@@ -173,7 +175,7 @@ def verify_tree(
         observed = _observe(folder, item, options.follow_symlinks)
         if isinstance(observed, HashJob):
             pending.append((item, observed))
-        else:
+        elif observed is not None:
             checks[item.name], finding = observed
             findings.append(finding)
     jobs = [job for _, job in pending]
@@ -198,32 +200,9 @@ def verify_tree(
             continue
         if not result.from_cache:
             hashed += job.key.size
-        source: Literal["cache", "hashed"] = "cache" if result.from_cache else "hashed"
-        status: FileStatus = "ok"
-        if item.sha256 is None:
-            if item.require_digest:
-                status = "unpinned"
-            findings.append(
-                Finding.make(
-                    "unpinned",
-                    job.name,
-                    "no sha256 in the manifest; `hubrelease add` records it",
-                    actual=result.sha256,
-                    severity=None if item.require_digest else "warning",
-                )
-            )
-        elif item.sha256 != result.sha256:
-            status = "digest_mismatch"
-            findings.append(
-                Finding.make(
-                    "digest_mismatch",
-                    job.name,
-                    f"sha256 mismatch: expected {item.sha256}, got {result.sha256}",
-                    expected=item.sha256,
-                    actual=result.sha256,
-                )
-            )
-        checks[job.name] = FileCheck(job.name, status, job.key.size, result.sha256, source)
+        seen = Observed(job.key.size, result.sha256, source="cache" if result.from_cache else "hashed")
+        checks[job.name], problems = compare(item, seen, "local")
+        findings.extend(problems)
     if options.check_unlisted:
         listed = {item.name for item in expected}
         known_names = {relative_inside(p, root) for p in known}
@@ -238,19 +217,24 @@ def verify_tree(
             Finding.make("temp_leftover", name, "left by an interrupted write; not data, safe to delete")
             for name in leftovers
         )
-    ordered = tuple(checks[item.name] for item in expected)
+    ordered = tuple(
+        checks[item.name] for item in expected if item.name in checks
+    )  # optional ones may be absent
     return VerifyReport("local", str(root), ordered, tuple(sorted(findings)), hashed_bytes=hashed)
 
 
 def _observe(
     folder: ReleaseFolder, item: Expected, follow_symlinks: bool
-) -> HashJob | tuple[FileCheck, Finding]:
-    """A job to hash the file, or, if it cannot be, its state and the finding that says why (no bytes read)."""
+) -> HashJob | tuple[FileCheck, Finding] | None:
+    """A job to hash the file, or, if it cannot be, its state and the finding that says why (no bytes read).
+
+    None: an optional file (``Expected.optional``) that is not there.
+    """
     path = folder.join(item.name)
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        return FileCheck(item.name, "missing"), Finding.make("missing", item.name, "file is missing")
+        return None if item.optional else missing(item, "local")
     except OSError as exc:
         reason = f"cannot stat: {exc.strerror}"
         return FileCheck(item.name, "unreadable"), Finding.make("unreadable", item.name, reason)
@@ -261,15 +245,13 @@ def _observe(
         try:
             st = os.stat(path)
         except OSError as exc:
-            reason = f"broken symlink: {exc.strerror}"
-            return FileCheck(item.name, "missing"), Finding.make("missing", item.name, reason)
+            return missing(item, "local", f"broken symlink: {exc.strerror}")
     if not stat.S_ISREG(st.st_mode):
         reason = "is not a regular file"
         return FileCheck(item.name, "unreadable"), Finding.make("unreadable", item.name, reason)
-    if item.size is not None and st.st_size != item.size:
-        message = f"size mismatch: expected {item.size} bytes, got {st.st_size}"
-        finding = Finding.make("size_mismatch", item.name, message, str(item.size), str(st.st_size))
-        return FileCheck(item.name, "size_mismatch", st.st_size), finding
+    wrong_size = size_finding(item, st.st_size, "local")
+    if wrong_size is not None:
+        return FileCheck(item.name, "size_mismatch", st.st_size), wrong_size
     return HashJob(item.name, path, StatKey.of(st))
 
 

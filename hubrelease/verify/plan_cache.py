@@ -9,8 +9,11 @@ reused only while both are exactly what they were (bench/startup_bench.py). The 
 full rather than through a digest: as exact, and a warm verify then never loads hashlib (OpenSSL).
 An edit or an upgrade replaces the plan of that manifest. Any other
 state (a different manifest, an edited byte, another hubrelease) misses and validates again;
-``--no-cache`` never reads or writes it. Manifests with ``lint: true`` artifacts are not cached:
-lint needs the manifest itself. Like the stat cache, ``.hubrelease/`` is local state the user's
+``--no-cache`` never reads or writes it. A manifest with ``lint: true`` artifacts or evaluation
+files is loaded anyway (lint and the provenance check need it), but its plan is reused all the
+same: the card is not rendered again. A rendered card is expected by the digest of its render, which the
+plan holds only when that render read nothing but the manifest, this code and evaluation files that
+matched their pins (``VerifyPlan.cacheable``); otherwise the plan is made afresh each time. Like the stat cache, ``.hubrelease/`` is local state the user's
 own tools write; a cache that cannot be read is ignored, never trusted.
 """
 
@@ -25,14 +28,27 @@ from typing import Any
 from hubrelease import __version__
 from hubrelease.fsutil import STATE_DIR, atomic_write_text
 from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.verify.compare import Expected
 from hubrelease.verify.findings import VerifyReport
-from hubrelease.verify.local import Expected, VerifyOptions, VerifyPlan, verify_manifest, verify_plan
+from hubrelease.verify.local import VerifyOptions, VerifyPlan, verify_manifest, verify_plan
 
 CACHE_NAME = "verify-plans.json"
-_FORMAT = "hubrelease-verify-plans-3"
+_FORMAT = "hubrelease-verify-plans-4"
 _KEEP = 8  # plans kept per folder (a few manifests, or --dir variants, side by side)
-# The code that turns a manifest into a plan: an edited checkout must not reuse plans of the old code.
-_PLAN_CODE = ("manifest/models.py", "manifest/load.py", "manifest/root.py", "verify/local.py")
+# The code that turns a manifest into a plan (the card's render included: its digest is in the plan):
+# an edited checkout must not reuse plans of the old code. Folders count with every file in them.
+_PLAN_CODE = (
+    "manifest/models.py",
+    "manifest/load.py",
+    "manifest/root.py",
+    "manifest/editor.py",
+    "release_files.py",
+    "verify/local.py",
+    "verify/expected.py",
+    "card",
+    "evaluation",
+    "templates",
+)
 
 
 def _key(manifest_path: Path, root: Path | None) -> str:
@@ -43,7 +59,17 @@ def _key(manifest_path: Path, root: Path | None) -> str:
 def _code() -> list[object]:
     """The identity of the code that made a plan (as it reads back from JSON)."""
     package = Path(__file__).resolve().parents[1]
-    return [__version__, *([name, os.stat(package / name).st_mtime_ns] for name in _PLAN_CODE)]
+    identity: list[object] = [__version__]
+    for name in _PLAN_CODE:
+        path = package / name
+        if name.endswith(".py"):
+            identity.append([name, os.stat(path).st_mtime_ns])
+            continue
+        with os.scandir(path) as entries:  # templates/ is a symlink: scandir follows it
+            identity.extend(
+                sorted([f"{name}/{e.name}", e.stat().st_mtime_ns] for e in entries if e.is_file())
+            )
+    return identity
 
 
 def _cache_file(manifest_path: Path) -> Path:
@@ -64,14 +90,18 @@ def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan |
     if not isinstance(entry, dict) or entry.get("manifest") != text or entry.get("code") != _code():
         return None
     try:
-        return VerifyPlan(
+        plan = VerifyPlan(
             Path(entry["folder"]),
             tuple(map(Expected._make, entry["expected"])),  # a row of another length: TypeError
             tuple(Path(p) for p in entry["known"]),
             tuple(str(p) for p in entry["ignore"]),
+            absent=tuple(str(p) for p in entry["absent"]),
+            needs_manifest=entry["needs_manifest"] is True,
         )
     except (KeyError, TypeError, ValueError):
         return None
+    # A card that appeared since (no `card:` section: README.md is published when present) re-plans.
+    return None if any(os.path.lexists(plan.folder / name) for name in plan.absent) else plan
 
 
 def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPlan) -> None:
@@ -85,9 +115,11 @@ def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPl
         "manifest": text,
         "code": _code(),
         "folder": str(plan.folder),
-        "expected": [[e.name, e.size, e.sha256, e.require_digest] for e in plan.expected],
+        "expected": [list(e) for e in plan.expected],
         "known": [str(p) for p in plan.known],
         "ignore": list(plan.ignore),
+        "absent": list(plan.absent),
+        "needs_manifest": plan.needs_manifest,
     }
     with contextlib.suppress(OSError):
         path.parent.mkdir(exist_ok=True)
@@ -103,14 +135,19 @@ def verify_manifest_file(
 ) -> VerifyReport:
     """Verify against the manifest whose content is ``text`` (read from ``manifest_path``)."""
     plan = load_plan(manifest_path, text, root) if options.use_cache else None
+    manifest = None
     if plan is None:
         from hubrelease.manifest import load_manifest_text
         from hubrelease.verify.local import plan_manifest
 
         manifest = load_manifest_text(text, manifest_path)
-        if manifest.evaluations or any(artifact.lint for artifact in manifest.artifacts):
-            return verify_manifest(manifest, manifest_path, root, options, progress)
         plan = plan_manifest(manifest, manifest_path, root)
-        if options.use_cache:
+        if options.use_cache and plan.cacheable:
             store_plan(manifest_path, text, root, plan)
-    return verify_plan(plan, options, progress)
+    if not plan.needs_manifest:
+        return verify_plan(plan, options, progress)
+    if manifest is None:  # lint and provenance read the manifest; the plan (the card's digest) is kept
+        from hubrelease.manifest import load_manifest_text
+
+        manifest = load_manifest_text(text, manifest_path)
+    return verify_manifest(manifest, manifest_path, root, options, progress, plan=plan)

@@ -116,7 +116,9 @@ def test_rm_and_rm_unknown(tmp_path: Path) -> None:
     assert err == f"error: {manifest}: not in the manifest: empty.txt\n"
 
 
-def test_import_then_remote_verify_passes(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
+def test_import_then_remote_verify_finds_everything_but_the_manifest(
+    loopback_hub: LoopbackHub, tmp_path: Path
+) -> None:
     repo_id, _, commit = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
     out = tmp_path / "imported" / "hubrelease.yaml"
     out.parent.mkdir()
@@ -124,8 +126,13 @@ def test_import_then_remote_verify_passes(loopback_hub: LoopbackHub, tmp_path: P
     assert code == 0, err
     assert f"wrote {out}: {repo_id}@dev = {commit} (described), 7 artifact(s)" in err
     code, stdout, err = run_cli("verify", out, "--remote", "--endpoint", loopback_hub.url, "--json")
-    assert code == 0, stdout + err
-    assert json.loads(stdout)["ok"] is True
+    assert code == 1, stdout + err  # a release is what push publishes: the manifest comes with the first push
+    errors = [
+        (f["kind"], f["path"], f["message"])
+        for f in json.loads(stdout)["findings"]
+        if f["severity"] == "error"
+    ]
+    assert errors == [("missing", "hubrelease.yaml", "the manifest is not on the Hub (push publishes it)")]
     code, _, err = run_cli("import", f"{repo_id}@dev", "--out", out, "--endpoint", loopback_hub.url)
     assert (code, err) == (2, f"error: {out}: already exists; pass --force to overwrite it\n")
 

@@ -108,7 +108,9 @@ def test_push_and_verify_remote_with_endpoint_local(tmp_path: Path, monkeypatch:
     pushed = CliRunner().invoke(app, ["push", str(manifest), "--endpoint", "local"])
     assert pushed.exit_code == 0, pushed.stderr
     verified = CliRunner().invoke(app, ["verify", str(manifest), "--remote", "--endpoint", "local"])
-    assert verified.exit_code == 0 and verified.stdout.startswith("OK (remote at main): 4 files")
+    assert verified.exit_code == 0 and verified.stdout.startswith(
+        "OK (remote at main): 5 files"
+    )  # 4 artifacts + the manifest
 
 
 def test_stopping_the_hub_frees_workers_held_by_idle_kept_alive_connections(tmp_path: Path) -> None:

@@ -76,6 +76,7 @@ def test_lock_pins_headers_and_verify_remote_catches_same_size_reuploads(
     for item in node["files"]:
         del item["sha256"]
     YAML().dump(tree, path)
+    upload_files(api, release, {path.name: path.read_bytes()})  # published as edited, as push would
     clean = runner.invoke(app, ["verify", str(path), "--remote", "--endpoint", hub.url, "--json"])
     assert clean.exit_code == 0, clean.stdout + clean.stderr
     renamed = shards[0].read_bytes().replace(b"Ornith-mini", b"Ornith-mimi")

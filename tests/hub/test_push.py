@@ -73,12 +73,12 @@ def test_push_then_hf_download_cache_verify_and_checksums_agree(hub: LoopbackHub
     assert result.exit_code == 0, result.stderr
     commit = _head(hub, repo)
     assert f"pushed {commit} to {repo}@main" in result.stderr
-    assert result.stdout.strip().splitlines()[-1].startswith(f"OK (remote at {commit}): 4 files")
+    assert result.stdout.strip().splitlines()[-1].startswith(f"OK (remote at {commit}): 5 files")
     assert api_for(hub).list_repo_commits(repo)[0].title == "first release"
     tagged = runner.invoke(
         app, ["verify", str(manifest), "--remote", "--revision", "v1", "--endpoint", hub.url]
     )
-    assert tagged.exit_code == 0 and tagged.stdout.startswith("OK (remote at v1): 4 files")
+    assert tagged.exit_code == 0 and tagged.stdout.startswith("OK (remote at v1): 5 files")
     env = hf_env(hub, tmp_path / "hf")
     download = subprocess.run(
         ["hf", "download", repo, "--revision", "v1", "--quiet"], env=env, capture_output=True

@@ -35,11 +35,19 @@ def test_published_release_verifies_clean_from_repo_info_and_the_tree(
     manifest = _release(tmp_path, repo)
     commit = upload_release(api_for(hub), repo, manifest.parent, manifest)
     hub.requests.clear()
-    report = verify_remote(load_manifest(manifest), api_for(hub), root=manifest.parent, known=[manifest.name])
+    report = verify_remote(
+        load_manifest(manifest), api_for(hub), manifest_path=manifest, root=manifest.parent
+    )
     assert report.errors == []
     assert [f.kind for f in report.findings] == []
     assert report.extra["commit"] == commit
-    assert [c.status for c in report.files] == ["ok"] * 4
+    assert [(c.path, c.status) for c in report.files] == [
+        ("model.safetensors", "ok"),
+        ("config.json", "ok"),
+        ("sub/dir/notes.md", "ok"),
+        ("empty.bin", "ok"),
+        ("hubrelease.yaml", "ok"),  # the manifest, compared by git blob id with the local one
+    ]
     # repo info + the recursive tree: 6 files (4 artifacts, manifest, .gitattributes), 4 per page here
     assert hub.requests.count() == 3 and hub.requests.count("tree") == 2
     assert hub.requests.bytes_out("resolve") == 0
@@ -73,10 +81,13 @@ def test_missing_and_unlisted_files_on_the_hub(hub: LoopbackHub, tmp_path: Path)
         api_for(hub), repo, {"model.safetensors": (manifest.parent / "model.safetensors").read_bytes()}
     )
     upload_files(api_for(hub), repo, {"stray.txt": b"x"})
-    report = verify_remote(load_manifest(manifest), api_for(hub), root=manifest.parent)
+    report = verify_remote(
+        load_manifest(manifest), api_for(hub), manifest_path=manifest, root=manifest.parent
+    )
     assert sorted((f.kind, f.path) for f in report.errors) == [
         ("missing", "config.json"),
         ("missing", "empty.bin"),
+        ("missing", "hubrelease.yaml"),
         ("missing", "sub/dir/notes.md"),
         ("unlisted", "stray.txt"),
     ]
@@ -109,7 +120,7 @@ def test_pins_checked_for_existence_size_and_digest(hub: LoopbackHub, tmp_path: 
     manifest = _release(tmp_path, repo, {"targets": [good, mutable, gone]})
     upload_release(api, repo, manifest.parent, manifest)
     upload_files(api, target, {"config.json": b'{"hidden_size": 16, "x": 1}\n'})  # the mutable pin drifts
-    report = verify_remote(load_manifest(manifest), api, root=manifest.parent, known=[manifest.name])
+    report = verify_remote(load_manifest(manifest), api, manifest_path=manifest, root=manifest.parent)
     assert sorted((f.kind, f.path) for f in report.errors) == [
         ("revision_missing", f"{target}@ffffffffffff"),
         ("size_mismatch", f"{target}@main:config.json"),
@@ -124,9 +135,11 @@ def test_truncated_siblings_hide_nothing_from_verify_remote(hub: LoopbackHub, tm
     upload_files(api_for(hub), repo, {"zz/stray.bin": b"unlisted"})
     hub.faults.truncate_siblings(2)  # repo_info lists 2 of 7 files, as the Hub does for big repos
     assert len(api_for(hub).model_info(repo).siblings or []) == 2
-    report = verify_remote(load_manifest(manifest), api_for(hub), root=manifest.parent, known=[manifest.name])
+    report = verify_remote(
+        load_manifest(manifest), api_for(hub), manifest_path=manifest, root=manifest.parent
+    )
     assert [(f.kind, f.path) for f in report.errors] == [("unlisted", "zz/stray.bin")]
-    assert [c.status for c in report.files] == ["ok"] * 4
+    assert [c.status for c in report.files] == ["ok"] * 5
 
 
 def test_rate_limited_metadata_reads_wait_as_told_then_retry(

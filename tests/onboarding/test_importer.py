@@ -77,8 +77,10 @@ def test_imported_manifest_passes_remote_verify(loopback_hub: LoopbackHub, tmp_p
     repo_id, _, commit = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
     out = tmp_path / "imported.yaml"
     import_repo(api_for(loopback_hub), f"{repo_id}@dev", out)
-    report = verify_remote(load_manifest(out), api_for(loopback_hub), known=[out.name])
-    assert report.errors == []
+    report = verify_remote(load_manifest(out), api_for(loopback_hub), manifest_path=out)
+    # Everything the import describes is on the Hub; the manifest itself is published by the first push.
+    assert [(f.kind, f.path) for f in report.errors] == [("missing", out.name)]
+    assert "push publishes it" in report.errors[0].message
     assert report.extra["commit"] == commit
 
 
@@ -148,7 +150,7 @@ def test_dataset_repo(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
         "data/train-00000-of-00001.parquet": "data",
     }
     assert "--repo-type dataset" in out.read_text(encoding="utf-8").splitlines()[0]
-    assert verify_remote(manifest, api, known=[out.name]).errors == []
+    assert [f.path for f in verify_remote(manifest, api, manifest_path=out).errors] == [out.name]
     # The hf CLI's forms name the type in the id: no --repo-type needed, a contradicting one refused.
     for form in (f"datasets/{repo_id}", f"hf://datasets/{repo_id}@main"):
         again = import_repo(api, form, tmp_path / "form.yaml", force=True)
