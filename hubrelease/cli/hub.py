@@ -46,7 +46,9 @@ def serve(
         Path | None,
         typer.Option(
             "--token-file",
-            help="File of tokens, one 'TOKEN [read|write]' per line (write by default, # comments).",
+            help="File of tokens, one 'TOKEN [read|write] [ns/name|ns/* ...]' per line: role (write by "
+            "default) and the repos it covers (every repo if none; outside them it is as good as no "
+            "token), # comments.",
             show_default=False,
         ),
     ] = None,
@@ -60,16 +62,16 @@ def serve(
 ) -> None:
     """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
     from hubrelease.loopback import LoopbackHub
-    from hubrelease.loopback.auth import Role, TokenFileError, read_token_file
+    from hubrelease.loopback.auth import EVERYTHING, Grant, TokenFileError, read_token_file
 
-    tokens: dict[str, Role] = {}
+    tokens: dict[str, Grant] = {}
     if token_file is not None:
         try:
             tokens.update(read_token_file(token_file))
         except (OSError, UnicodeDecodeError, TokenFileError) as exc:
             raise InputError(f"cannot read the token file: {exc}", path=token_file) from None
     if token:
-        tokens[token] = "write"
+        tokens[token] = EVERYTHING
     if not tokens and not allow_anonymous:
         raise InputError("hub serve needs --token, --token-file or --allow-anonymous", field="token")
     hub = LoopbackHub(

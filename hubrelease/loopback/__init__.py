@@ -12,7 +12,8 @@ against it with or without hf_xet. Example::
         hub.faults.truncate_siblings(10)     # repo_info lists 10 files; the tree stays complete
 
 Without ``tokens`` every client is anonymous (tests); with them, ``allow_anonymous=False`` refuses
-requests without a token (``hub serve``). Private repos are never visible anonymously (``auth.py``).
+requests without a token (``hub serve``). A token reads the private repos of its scope only
+(``auth.py``), and a stored object is reachable only through a repo that holds it (``reach.py``).
 
 The failure-mode switches (409, 403, validate-yaml 400 / HTML 502, header echo) are listed in
 ``faults.py``. ``create_pr`` with ``parent_commit`` opens the PR from that parent (no 412).
@@ -21,11 +22,11 @@ The failure-mode switches (409, 403, validate-yaml 400 / HTML 502, header echo) 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from hubrelease.loopback.auth import Access, Role
+from hubrelease.loopback.auth import Access, Grant, Role
 from hubrelease.loopback.faults import Faults, RequestLog
 from hubrelease.loopback.store import HubStore, RepoKey
 from hubrelease.loopback.xetstore import XetStore
@@ -52,15 +53,15 @@ class LoopbackHub:
         request_timeout: float = 60.0,
         max_body: int = 64 * 1024 * 1024,
         max_upload: int = 64 * 1024**3,
-        tokens: dict[str, Role] | None = None,
+        tokens: Mapping[str, Role | Grant] | None = None,
         allow_anonymous: bool = True,
     ) -> None:
         from hubrelease.loopback.handler import HubHTTPServer
 
         self.store = HubStore(root)
-        self.xet = XetStore(self.store)
+        self.xet = XetStore(self.store, max_file=max_upload)
         self.access = Access(tokens, allow_anonymous)
-        self.owner_token = self.access.mint("write")
+        self.owner_token = self.access.mint()
         """A write token for the process that started the server (``--endpoint local``); never printed."""
         self.faults = Faults()
         self.requests = RequestLog()

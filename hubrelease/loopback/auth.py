@@ -1,26 +1,35 @@
-"""Who may do what on the loopback Hub: bearer tokens with a read or write role, optional anonymity.
+"""Who may do what on the loopback Hub: bearer tokens with a role and a scope, optional anonymity.
 
 A rehearsal server users run must not let anyone in: with tokens configured, a request without
-one is refused (401) unless ``allow_anonymous``; a read token reads, a write token also writes.
-Anonymous requests (tests, ``--allow-anonymous``) may write public repos but never see a private
-one (404, as the Hub answers), and cannot create one; with anonymous access and no tokens
-configured, any token is taken as a write token (so clients holding an ``HF_TOKEN`` still work). Upload hrefs handed out by the LFS batch and
-xorb fetch URLs are HMAC-signed instead, because huggingface_hub sends no token to them.
+one is refused (401) unless ``allow_anonymous``. A token has a role (``read`` reads, ``write``
+also writes) and a scope: the repos it covers, as ``ns/name`` or ``ns/*`` patterns (every repo
+when it names none). Inside its scope a token reads private repos and, with ``write``, writes;
+outside it, it is as good as no token: public repos are readable (writable when anonymous access
+is allowed), private ones do not exist (404, as the Hub answers). Anonymous clients never create a
+private repo. With anonymous access and no tokens configured (tests), any token is taken as a
+write token for every repo, so clients holding an ``HF_TOKEN`` still work. Upload hrefs handed
+out by the LFS batch and xorb fetch URLs are HMAC-signed instead, because huggingface_hub sends
+no token to them.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import hmac
+import re
 import secrets
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from hubrelease.loopback.store import StoreError
+from hubrelease.loopback.store import RepoKey, StoreError
 
 Role = Literal["read", "write"]
 ROLES: tuple[Role, ...] = ("read", "write")
+_SCOPE = re.compile(r"^[A-Za-z0-9][\w.-]*/(?:\*|[A-Za-z0-9][\w.-]*)$")
 
 # Routes that carry no Hub token: signed upload/fetch URLs and the CAS (which checks Xet tokens).
 UNAUTHENTICATED = frozenset(
@@ -29,6 +38,8 @@ UNAUTHENTICATED = frozenset(
         "lfs_part",
         "lfs_complete",
         "xet_xorb",
+        "xet_xorb_grant",
+        "xet_xorb_commit",
         "xet_shard",
         "xet_dedup",
         "xet_reconstruction",
@@ -39,45 +50,71 @@ UNAUTHENTICATED = frozenset(
 READ_ONLY_POSTS = frozenset({"paths_info", "validate_yaml"})
 
 
+@dataclass(frozen=True)
+class Grant:
+    """What one token may do: its role, and the repos it covers (``None`` = every repo)."""
+
+    role: Role
+    scopes: tuple[str, ...] | None = None
+
+    def covers(self, key: RepoKey) -> bool:
+        return self.scopes is None or any(fnmatch.fnmatchcase(key.repo_id, s) for s in self.scopes)
+
+    def writes(self, key: RepoKey) -> bool:
+        return self.role == "write" and self.covers(key)
+
+
+EVERYTHING = Grant("write")
+
+
+def may_read(grant: Grant | None, key: RepoKey, private: bool) -> bool:
+    """Public, or private and covered by ``grant``: who sees a repo (and whether it exists)."""
+    return not private or (grant is not None and grant.covers(key))
+
+
 class TokenFileError(ValueError):
-    """A token file line that is not ``TOKEN [read|write]``."""
+    """A token file line that is not ``TOKEN [read|write] [ns/name|ns/* ...]``."""
 
 
-def read_token_file(path: Path) -> dict[str, Role]:
-    """Tokens from a file: one ``TOKEN [read|write]`` per line (write by default), ``#`` comments."""
-    tokens: dict[str, Role] = {}
+def read_token_file(path: Path) -> dict[str, Grant]:
+    """Tokens from a file: one ``TOKEN [read|write] [SCOPE...]`` per line (write, every repo by
+    default), ``#`` comments; a scope is ``ns/name`` or ``ns/*``."""
+    tokens: dict[str, Grant] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
         role = fields[1] if len(fields) > 1 else "write"
-        if len(fields) > 2 or role not in ROLES:
-            raise TokenFileError(f"{path}:{number}: expected 'TOKEN [read|write]'")
-        tokens[fields[0]] = "read" if role == "read" else "write"
+        scopes = fields[2:]
+        if role not in ROLES or not all(_SCOPE.match(scope) for scope in scopes):
+            raise TokenFileError(f"{path}:{number}: expected 'TOKEN [read|write] [ns/name|ns/* ...]'")
+        tokens[fields[0]] = Grant("read" if role == "read" else "write", tuple(scopes) or None)
     return tokens
 
 
 class Access:
     """The token table of one server; thread-safe."""
 
-    def __init__(self, tokens: dict[str, Role] | None = None, allow_anonymous: bool = True) -> None:
-        self._tokens = dict(tokens or {})
+    def __init__(
+        self, tokens: Mapping[str, Role | Grant] | None = None, allow_anonymous: bool = True
+    ) -> None:
+        self._tokens = {k: v if isinstance(v, Grant) else Grant(v) for k, v in (tokens or {}).items()}
         self._lock = threading.Lock()
         self.allow_anonymous = allow_anonymous
         self.open = allow_anonymous and not self._tokens
-        """No tokens configured and anonymous allowed (tests): any bearer token counts as a write token."""
+        """No tokens configured and anonymous allowed (tests): any bearer token writes every repo."""
         self.secret = secrets.token_bytes(32)
         """Signs upload hrefs and xorb fetch URLs."""
 
-    def mint(self, role: Role) -> str:
-        """A new random token with ``role`` (for the embedded Hub's own client; never printed)."""
+    def mint(self, grant: Grant = EVERYTHING) -> str:
+        """A new random token (for the embedded Hub's own client; never printed)."""
         token = f"hf_loopback_{secrets.token_hex(20)}"
         with self._lock:
-            self._tokens[token] = role
+            self._tokens[token] = grant
         return token
 
-    def role(self, authorization: str) -> Role | None:
-        """The role behind an ``Authorization`` header; None = anonymous. 401 for an unknown token."""
+    def grant(self, authorization: str) -> Grant | None:
+        """The grant behind an ``Authorization`` header; None = anonymous. 401 for an unknown token."""
         if not authorization:
             if not self.allow_anonymous:
                 raise StoreError(401, "this Hub requires a token (Authorization: Bearer ...)")
@@ -85,11 +122,14 @@ class Access:
         presented = authorization.removeprefix("Bearer ").strip().encode()
         with self._lock:
             tokens = list(self._tokens.items())
-        for token, role in tokens:
+        found = None
+        for token, grant in tokens:  # every entry compared in constant time: no early exit to time
             if hmac.compare_digest(token.encode(), presented):
-                return role
+                found = grant
+        if found is not None:
+            return found
         if self.open:
-            return "write"
+            return EVERYTHING
         raise StoreError(401, "Invalid credentials in Authorization header")
 
     def sign(self, value: str) -> str:
@@ -100,12 +140,21 @@ class Access:
             raise StoreError(403, "bad or missing signature")
 
 
-def require(access: Access, route: str, method: str, authorization: str) -> Role | None:
-    """The caller's role for ``route``; StoreError 401/403 when it may not call it."""
+def writes(route: str, method: str) -> bool:
+    """Whether a request on ``route`` changes something (and so needs write access to its repo)."""
+    return (
+        method in ("POST", "PUT", "DELETE") and route not in READ_ONLY_POSTS
+    ) or route == "xet_write_token"
+
+
+def require(access: Access, route: str, method: str, authorization: str) -> Grant | None:
+    """The caller's grant for ``route``; StoreError 401/403 when no repo could allow it.
+
+    Which repo a grant covers is checked per request (``wire.Request.require_repo``).
+    """
     if route in UNAUTHENTICATED:
         return None
-    role = access.role(authorization)
-    writes = method in ("POST", "PUT", "DELETE") and route not in READ_ONLY_POSTS
-    if (writes and role == "read") or (route == "xet_write_token" and role == "read"):
+    grant = access.grant(authorization)
+    if writes(route, method) and grant is not None and grant.role == "read":
         raise StoreError(403, "this token is read-only")
-    return role
+    return grant

@@ -2,17 +2,24 @@
 
 Upload hrefs point back at this server (``/__lfs/...``) instead of a bucket. Every object is
 hashed while it streams in and stored only when its sha256 and size match the batch request,
-so a corrupted upload is rejected before any commit can reference it.
+so a corrupted upload is rejected before any commit can reference it. Hrefs are signed for the
+repo whose batch handed them out, and an upload makes the object reachable through that repo
+only (``reach.py``); the batch answers "already stored" only for objects the repo holds, so it
+never tells whether another repo has one.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
-from hubrelease.loopback.store import StoreError
+from hubrelease.loopback.store import RepoKey, StoreError
 from hubrelease.loopback.wire import Request, Response, json_response
+
+if TYPE_CHECKING:
+    from hubrelease.loopback import LoopbackHub
 
 _OID = re.compile(r"^[0-9a-f]{64}$")
 LFS_CONTENT_TYPE = "application/vnd.git-lfs+json"
@@ -26,7 +33,9 @@ def _size(request: Request) -> int:
 
 
 def batch(request: Request) -> Response:
-    request.require_repo()
+    key = request.require_repo()
+    tenant = request.hub.store.tenant(key)
+    repo = f"repo={quote(key.holder, safe='')}"
     body = request.json()
     if body.get("operation") != "upload":
         raise StoreError(400, "the loopback Hub's batch endpoint handles uploads only")
@@ -38,10 +47,10 @@ def batch(request: Request) -> Response:
             error = {"code": 422, "message": "bad oid or size"}
             objects.append({"oid": str(oid), "size": size if isinstance(size, int) else 0, "error": error})
             continue
-        if hub.store.has_lfs(oid, size):
+        if hub.store.has_lfs(oid, size) and hub.store.reach.has("lfs", oid, tenant):
             objects.append({"oid": oid, "size": size})
             continue
-        verify = {"href": f"{hub.url}/__lfs/verify"}
+        verify = {"href": f"{hub.url}/__lfs/verify?{repo}&sig={hub.access.sign(tenant)}"}
         if size > hub.multipart_threshold:
             upload_id = uuid.uuid4().hex
             chunk = hub.multipart_chunk
@@ -51,13 +60,13 @@ def batch(request: Request) -> Response:
             header.update(
                 {str(n): f"{hub.url}/__lfs/{oid}/{upload_id}/{n}?sig={part_sig}" for n in range(1, parts + 1)}
             )
-            done_sig = hub.access.sign(f"{oid}:{upload_id}:{size}")
+            done_sig = hub.access.sign(f"{tenant}|{oid}:{upload_id}:{size}")
             upload = {
-                "href": f"{hub.url}/__lfs/{oid}/{upload_id}?size={size}&sig={done_sig}",
+                "href": f"{hub.url}/__lfs/{oid}/{upload_id}?size={size}&{repo}&sig={done_sig}",
                 "header": header,
             }
         else:
-            upload = {"href": f"{hub.url}/__lfs/{oid}?size={size}&sig={hub.access.sign(f'{oid}:{size}')}"}
+            upload = {"href": upload_href(request.hub, key, oid, size)}
         objects.append(
             {"oid": oid, "size": size, "authenticated": True, "actions": {"upload": upload, "verify": verify}}
         )
@@ -66,15 +75,33 @@ def batch(request: Request) -> Response:
     )
 
 
+def upload_href(hub: LoopbackHub, key: RepoKey, oid: str, size: int) -> str:
+    """The signed basic-transfer URL for ``oid`` through ``key`` (as the batch hands it out)."""
+    sig = hub.access.sign(f"{hub.store.tenant(key)}|{oid}:{size}")
+    return f"{hub.url}/__lfs/{oid}?size={size}&repo={quote(key.holder, safe='')}&sig={sig}"
+
+
 def _signed(request: Request, value: str) -> None:
     """Upload hrefs carry no token (huggingface_hub sends none there): the batch signed them."""
     request.hub.access.check_signature(value, request.query.get("sig", [""])[0])
 
 
+def _signed_tenant(request: Request, value: str) -> str:
+    """The tenant (``HubStore.tenant``) an href was signed for, checked with ``value`` appended."""
+    try:
+        tenant = request.hub.store.tenant(RepoKey.from_holder(request.query["repo"][0]))
+    except (KeyError, StoreError):
+        raise StoreError(403, "bad or missing signature") from None
+    _signed(request, f"{tenant}{value}")
+    return tenant
+
+
 def put_object(request: Request) -> Response:
     """Basic transfer: the whole object in one streamed PUT."""
-    _signed(request, f"{request.arg('oid')}:{_size(request)}")
-    request.hub.store.put_lfs(request.arg("oid"), _size(request), request.chunks)
+    oid = request.arg("oid")
+    tenant = _signed_tenant(request, f"|{oid}:{_size(request)}")
+    request.hub.store.put_lfs(oid, _size(request), request.chunks)
+    request.hub.store.reach.add("lfs", oid, tenant)
     return Response(200)
 
 
@@ -88,7 +115,7 @@ def put_part(request: Request) -> Response:
 
 def complete(request: Request) -> Response:
     oid = request.arg("oid")
-    _signed(request, f"{oid}:{request.arg('upload')}:{_size(request)}")
+    tenant = _signed_tenant(request, f"|{oid}:{request.arg('upload')}:{_size(request)}")
     body = request.json()
     if body.get("oid") != oid:
         raise StoreError(400, "completion oid does not match the upload")
@@ -98,12 +125,15 @@ def complete(request: Request) -> Response:
     for part in parts:
         part["partNumber"] = request.number(part.get("partNumber"), "partNumber")
     request.hub.store.complete_multipart(oid, _size(request), request.arg("upload"), parts)
+    request.hub.store.reach.add("lfs", oid, tenant)
     return json_response({})
 
 
 def verify(request: Request) -> Response:
+    tenant = _signed_tenant(request, "")
     body = request.json()
     oid, size = str(body.get("oid")), body.get("size")
-    if not isinstance(size, int) or not request.hub.store.has_lfs(oid, size):
+    found = isinstance(size, int) and _OID.match(oid) and request.hub.store.has_lfs(oid, size)
+    if not found or not request.hub.store.reach.has("lfs", oid, tenant):
         raise StoreError(404, f"LFS object {oid} not found")
     return json_response({})

@@ -7,6 +7,7 @@ see ``/work/shared/research/hub-api.md`` section 2.1 for the route table.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import tempfile
@@ -17,7 +18,7 @@ from urllib.parse import quote, urlencode
 import yaml
 
 from hubrelease.loopback.store import FileOp, RepoKey, StoreError, lfs_pointer, wants_lfs
-from hubrelease.loopback.wire import Request, Response, json_response
+from hubrelease.loopback.wire import Request, Response, error_response, json_response, parse_range
 
 SPOOL_BYTES = 8 * 1024 * 1024
 
@@ -28,36 +29,166 @@ def _repo_url(request: Request, key: RepoKey) -> str:
 
 def create_repo(request: Request) -> Response:
     body = request.json()
-    repo_type = body.get("type") or "model"
-    name = body.get("name")
-    if not isinstance(name, str) or not name:
-        raise StoreError(400, "name is required")
-    key = RepoKey(repo_type, f"{body.get('organization') or 'local'}/{name}")
+    key = _key_from_body(body)
     private = body.get("private") or body.get("visibility") == "private"
-    if private and request.role is None:
+    if private and request.grant is None:
         raise StoreError(401, "a private repo needs a token: anonymous clients could never read it")
+    if not request.can_write_new(key, bool(private)):
+        raise StoreError(403, f"this token may not create repos in {key.repo_id.split('/')[0]}")
     url = _repo_url(request, key)
     if not request.hub.store.create_repo(key, bool(private)):
         return json_response({"error": "You already created this repo", "url": url}, 409)
     return json_response({"url": url, "name": key.repo_id})
 
 
+def _key_from_body(body: dict[str, Any], name: str = "name", namespace: str = "organization") -> RepoKey:
+    repo_type = body.get("type") or "model"
+    if not isinstance(body.get(name), str) or not body[name]:
+        raise StoreError(400, f"{name} is required")
+    if namespace in body:
+        return RepoKey(repo_type, f"{body.get(namespace) or 'local'}/{body[name]}")
+    return RepoKey(repo_type, body[name])
+
+
+def delete_repo(request: Request) -> Response:
+    """``DELETE /api/repos/delete`` with ``{name, organization, type}`` (``hf_api.py`` delete_repo)."""
+    key = request.require_repo(_key_from_body(request.json()))
+    request.hub.store.delete_repo(key)
+    return json_response({})
+
+
+def move_repo(request: Request) -> Response:
+    """``POST /api/repos/move`` with ``{fromRepo, toRepo, type}`` (``hf_api.py`` move_repo)."""
+    body = request.json()
+    source = request.require_repo(_key_from_body(body, "fromRepo", ""))
+    target = _key_from_body(body, "toRepo", "")
+    if not request.can_write_new(target, request.hub.store.refs(source)["private"]):
+        raise StoreError(403, f"this token may not create repos in {target.repo_id.split('/')[0]}")
+    request.hub.store.move_repo(source, target)
+    return json_response({"url": _repo_url(request, target)})
+
+
+def repo_settings(request: Request) -> Response:
+    """``PUT /api/{t}s/{id}/settings`` with ``{private?, visibility?, gated?}`` (``update_repo_settings``)."""
+    key = request.require_repo()
+    body = request.json()
+    private = body.get("private")
+    if body.get("visibility") in ("private", "public"):
+        private = body["visibility"] == "private"
+    if private is not None:
+        if private and request.grant is None:
+            raise StoreError(401, "a private repo needs a token: anonymous clients could never read it")
+
+        def change(refs: dict[str, Any]) -> None:
+            refs["private"] = bool(private)
+
+        request.hub.store.update_refs(key, change)
+    if body.get("gated") not in (None, False, "auto", "manual"):
+        raise StoreError(400, f"invalid gated value {body.get('gated')!r}")
+    return json_response({})
+
+
+def whoami(request: Request) -> Response:
+    """``GET /api/whoami-v2``: who the token is, its role and the namespaces its scope names."""
+    grant = request.grant
+    if grant is None:
+        raise StoreError(401, "Invalid credentials in Authorization header")
+    scopes = grant.scopes or ("*/*",)
+    orgs = sorted({scope.split("/")[0] for scope in scopes})
+    token: dict[str, Any] = {
+        "displayName": "loopback",
+        "role": grant.role if grant.scopes is None else "fineGrained",
+    }
+    if grant.scopes is not None:
+        permissions = ["repo.content.read"] + (["repo.write"] if grant.role == "write" else [])
+        token["fineGrained"] = {
+            "scoped": [{"entity": {"name": s}, "permissions": permissions} for s in scopes]
+        }
+    return json_response(
+        {
+            "type": "user",
+            "id": "loopback",
+            "name": orgs[0] if grant.scopes is not None else "local",
+            "fullname": "loopback Hub user",
+            "orgs": [{"type": "org", "name": org} for org in orgs if org != "*"],
+            "auth": {"type": "access_token", "accessToken": token},
+        }
+    )
+
+
+def list_repos(request: Request) -> Response:
+    """``GET /api/{models,datasets,spaces}``: the repos the caller can read, filtered by ``author`` and
+    ``search`` as the Hub does, paginated with a ``Link`` header (``utils/_pagination.py``)."""
+    plural = request.params["t"]
+    author = request.query.get("author", [""])[0]
+    search = request.query.get("search", [""])[0].lower()
+    limit = request.number(request.query.get("limit", ["0"])[0] or 0, "limit")
+    store = request.hub.store
+    found = [
+        key
+        for key in store.repos()
+        if f"{key.repo_type}s" == plural
+        and (not author or key.repo_id.split("/")[0] == author)
+        and search in key.repo_id.lower()
+        and request.can_read(key)
+    ]
+    if limit:
+        found = found[:limit]
+    start = request.number(request.query.get("cursor", ["0"])[0] or 0, "cursor")
+    page = found[start : start + request.hub.page_size]
+    headers = {}
+    if start + request.hub.page_size < len(found):
+        query = {k: v[0] for k, v in request.query.items()}
+        query["cursor"] = str(start + request.hub.page_size)
+        headers["Link"] = f'<{request.hub.url}/api/{plural}?{urlencode(query)}>; rel="next"'
+    items: list[dict[str, Any]] = []
+    for key in page:
+        refs = store.refs(key)
+        head = store.commit_data(key, refs["branches"]["main"]) if "main" in refs["branches"] else None
+        items.append(
+            {
+                "_id": _object_id(key),
+                "id": key.repo_id,
+                "private": bool(refs["private"]),
+                "author": key.repo_id.split("/")[0],
+                "createdAt": refs.get("created") or (head["date"] if head else None),
+                "lastModified": head["date"] if head else None,
+                "sha": head["id"] if head else None,
+                "downloads": 0,
+                "likes": 0,
+                "tags": [],
+            }
+        )
+    return json_response(items, headers=headers)
+
+
+def _object_id(key: RepoKey) -> str:
+    return hashlib.sha1(key.holder.encode(), usedforsecurity=False).hexdigest()[:24]
+
+
+def _front_matter(content: str) -> dict[str, Any] | None:
+    """A card's YAML front matter as a mapping (None without one); ValueError says why it is invalid."""
+    if not content.startswith("---"):
+        return None
+    end = content.find("\n---", 3)
+    if end < 0:
+        raise ValueError("front matter is not closed by '---'")
+    try:
+        data = yaml.safe_load(content[3:end])
+    except yaml.YAMLError as exc:
+        raise ValueError(f"invalid YAML: {exc}") from None
+    if data is not None and not isinstance(data, dict):
+        raise ValueError("front matter must be a mapping")
+    return data
+
+
 def validate_yaml(request: Request) -> Response:
     """Parse the card's front matter; the real Hub also checks metadata keys, which we do offline elsewhere."""
-    content = str(request.json().get("content", ""))
     errors: list[dict[str, str]] = []
-    if content.startswith("---"):
-        end = content.find("\n---", 3)
-        if end < 0:
-            errors.append({"message": "front matter is not closed by '---'"})
-        else:
-            try:
-                data = yaml.safe_load(content[3:end])
-            except yaml.YAMLError as exc:
-                errors.append({"message": f"invalid YAML: {exc}"})
-            else:
-                if data is not None and not isinstance(data, dict):
-                    errors.append({"message": "front matter must be a mapping"})
+    try:
+        _front_matter(str(request.json().get("content", "")))
+    except ValueError as exc:
+        errors.append({"message": str(exc)})
     return json_response({"errors": errors, "warnings": []}, 400 if errors else 200)
 
 
@@ -77,13 +208,25 @@ def repo_info(request: Request) -> Response:
     commit = request.hub.store.commit_data(key, commit_id)
     blobs = request.flag("blobs")
     listed = sorted(tree)[: request.hub.faults.siblings_limit]
+    refs = request.hub.store.refs(key)
+    info: dict[str, Any] = {}
+    card_entry = tree.get("README.md")
+    if card_entry is not None and not card_entry["lfs"]:  # the card's front matter (ModelInfo.card_data)
+        with request.hub.store.git_path(card_entry["oid"]).open("rb") as handle:
+            text = handle.read(1 << 20).decode("utf-8", "replace")
+        with contextlib.suppress(ValueError):  # a broken card has no cardData on the Hub either
+            if (card := _front_matter(text)) is not None:
+                info["cardData"] = card
     return json_response(
         {
-            "_id": hashlib.sha1(key.repo_id.encode(), usedforsecurity=False).hexdigest()[:24],
+            **info,
+            "_id": _object_id(key),
             "id": key.repo_id,
             "author": key.repo_id.split("/")[0],
             "sha": commit_id,
-            "private": bool(request.hub.store.refs(key)["private"]),
+            "createdAt": refs.get("created") or request.hub.store.history(key, commit_id)[-1]["date"],
+            "xetEnabled": True,  # hf_xet uploads are taken (``xet.py``); ModelInfo.xet_enabled
+            "private": bool(refs["private"]),
             "disabled": False,
             "gated": False,
             "downloads": 0,
@@ -161,8 +304,9 @@ def _parse_commit(lines: Iterable[bytes]) -> tuple[dict[str, Any], list[FileOp]]
             header = value
         elif key == "file":
             ops.append(FileOp("file", value["path"], content=base64.b64decode(value["content"])))
-        elif key == "lfsFile":
-            ops.append(FileOp("lfsFile", value["path"], sha256=value["oid"], size=int(value["size"])))
+        elif key == "lfsFile":  # a copy has no size (_commit_api.py _prepare_commit_payload, case 2.d)
+            size = None if value.get("size") is None else int(value["size"])
+            ops.append(FileOp("lfsFile", value["path"], sha256=value["oid"], size=size))
         elif key in ("deletedFile", "deletedFolder"):
             ops.append(FileOp(key, value["path"]))
         else:
@@ -187,7 +331,7 @@ def commit(request: Request) -> Response:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise StoreError(400, f"malformed commit payload: {exc}") from None
     commit_id, pr_num = request.hub.store.commit(
-        key, request.arg("rev"), ops, header, request.flag("create_pr")
+        key, request.arg("rev"), ops, header, request.flag("create_pr"), request.can_read
     )
     url = _repo_url(request, key)
     return json_response(
@@ -220,6 +364,12 @@ def _entry_json(
     if expand:
         last = request.hub.store.commit_data(key, entry["last"])
         data["lastCommit"] = {"id": last["id"], "title": last["title"], "date": last["date"]}
+        # No scanner runs here: the Hub's shape for a file its scanners did not flag (RepoFile.security).
+        data["securityFileStatus"] = {
+            "status": "safe",
+            "avScan": {"virusFound": False},
+            "pickleImportScan": None,
+        }
     return data
 
 
@@ -273,7 +423,11 @@ def resolve(request: Request) -> Response:
     path = request.arg("path")
     entry = tree.get(path)
     if entry is None:
-        raise StoreError(404, f"Entry not found: {path}", "EntryNotFound")
+        # With X-Repo-Commit the client caches the miss (.no_exist/<commit>/<path>,
+        # file_download.py _get_metadata_or_catch_error) instead of asking again.
+        missing = error_response(StoreError(404, f"Entry not found: {path}", "EntryNotFound"))
+        missing.headers["X-Repo-Commit"] = commit_id
+        return missing
     size = int(entry["size"])
     etag = f'"{entry["lfs"] or entry["oid"]}"'
     headers = {
@@ -290,20 +444,21 @@ def resolve(request: Request) -> Response:
             refresh = f"{request.hub.url}/api/{key.repo_type}s/{key.repo_id}/xet-read-token/{commit_id}"
             headers.update({"X-Xet-Hash": xet_hash, "Link": f'<{refresh}>; rel="xet-auth"'})
     store = request.hub.store
-    blob = store.lfs_path(entry["lfs"]) if entry["lfs"] else store.git_path(entry["oid"])
-    start, end = 0, size - 1
-    status = 200
-    spec = request.headers.get("range", "")
-    first, dash, last = spec.removeprefix("bytes=").partition("-")
-    # A Range header that does not parse is ignored (RFC 9110 14.2): the whole file is sent.
-    if spec.startswith("bytes=") and dash and (first or last) and (first + last).isdigit():
-        start = int(first) if first else max(size - int(last), 0)
-        end = min(int(last), size - 1) if first and last else size - 1
-        if (start >= size and size > 0) or (first and last and int(first) > int(last)):
-            return Response(416, {**headers, "Content-Range": f"bytes */{size}"})
-        status = 206
+    try:
+        span = parse_range(request.headers.get("range", ""), size) if size else None
+    except StoreError:
+        return Response(416, {**headers, "Content-Range": f"bytes */{size}"})
+    start, end = span or (0, size - 1)
+    status = 200 if span is None else 206
+    if span is not None:
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"
-    return Response(status, headers, file=blob, offset=start, length=max(end - start + 1, 0))
+    length = max(end - start + 1, 0)
+    blob = store.lfs_path(entry["lfs"]) if entry["lfs"] else store.git_path(entry["oid"])
+    if entry["lfs"] and not blob.is_file():  # arrived through Xet: its xorbs are its only copy
+        return Response(
+            status, headers, length=length, stream=request.hub.xet.read(entry["lfs"], start, length)
+        )
+    return Response(status, headers, file=blob, offset=start, length=length)
 
 
 def branch(request: Request) -> Response:

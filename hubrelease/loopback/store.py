@@ -30,7 +30,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from filelock import FileLock
 from huggingface_hub.errors import HFValidationError
@@ -38,6 +38,7 @@ from huggingface_hub.utils._validators import validate_repo_id
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.fsutil import atomic_open, atomic_write_bytes, atomic_write_text
+from hubrelease.loopback.reach import Kind, Reach
 from hubrelease.revisions import is_commit
 
 REPO_TYPES = ("model", "dataset", "space")
@@ -76,6 +77,16 @@ class RepoKey:
     def url_prefix(self) -> str:
         return "" if self.repo_type == "model" else f"{self.repo_type}s/"
 
+    @property
+    def holder(self) -> str:
+        """``<type>s/<ns>/<name>``: its folder under ``repos/``."""
+        return f"{self.repo_type}s/{self.repo_id}"
+
+    @classmethod
+    def from_holder(cls, holder: str) -> RepoKey:
+        plural, _, repo_id = holder.partition("/")
+        return cls(plural[:-1], repo_id)
+
 
 @dataclass(frozen=True)
 class FileOp:
@@ -110,6 +121,8 @@ def check_repo_path(path: str, folder: bool = False) -> None:
         problem = "is absolute"
     elif "\0" in path:
         problem = "contains NUL"
+    elif "\\" in path:  # the Hub refuses it: on Windows clients it would be a folder separator
+        problem = "contains a backslash"
     elif any(part in ("", ".", "..") for part in parts):
         problem = "has an empty, '.' or '..' segment"
     elif ".git" in parts:
@@ -161,6 +174,9 @@ class HubStore:
         for sub in ("lfs", "git", "repos", "tmp"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.clean_stale_tmp()
+        self.reach = Reach(self.root)
+        self.sizes_elsewhere: Callable[[str], int | None] = lambda sha256: None
+        """Size of an object stored outside ``lfs/`` (a Xet file, ``XetStore`` sets it), or None."""
         self._thread_lock = threading.RLock()
         self._file_lock = FileLock(str(self.root / ".refs.lock"), thread_local=False)
 
@@ -206,9 +222,15 @@ class HubStore:
     def git_path(self, sha1: str) -> Path:
         return self.inside(self.root / "git" / sha1[:2] / sha1)
 
+    def object_size(self, sha256: str) -> int | None:
+        """Size of the stored object ``sha256`` (an LFS upload or a Xet file), None if not stored."""
+        try:
+            return self.lfs_path(sha256).stat().st_size
+        except FileNotFoundError:
+            return self.sizes_elsewhere(sha256)
+
     def has_lfs(self, sha256: str, size: int) -> bool:
-        path = self.lfs_path(sha256)
-        return path.is_file() and path.stat().st_size == size
+        return self.object_size(sha256) == size
 
     def put_lfs(self, sha256: str, size: int, chunks: Iterable[bytes]) -> int:
         """Stream an LFS object to disk and keep it only if its sha256 and size are the claimed ones."""
@@ -319,9 +341,34 @@ class HubStore:
             commit_id = self._new_commit_id()
             entry = {"size": len(GITATTRIBUTES), "oid": blob, "lfs": None, "last": commit_id}
             self._write_commit(key, commit_id, [], "initial commit", "", {".gitattributes": entry})
-            refs = {"private": private, "branches": {"main": commit_id}, "tags": {}, "prs": {}}
+            refs = {
+                "private": private,
+                "branches": {"main": commit_id},
+                "tags": {},
+                "prs": {},
+                "uid": uuid.uuid4().hex,
+                "created": _now(),
+            }
             self._write_refs(key, refs)
             return True
+
+    def tenant(self, key: RepoKey) -> str:
+        """The repo's name in ``reach.py``: a random id given at creation, then its path, so a repo
+        deleted and created again under the same name reaches none of the old one's objects."""
+        return f"{self.refs(key).get('uid', 'legacy')} {key.holder}"
+
+    def holds(self, tenant: str) -> RepoKey | None:
+        """The live repo a ``tenant`` line names, or None if it was deleted or moved since."""
+        key = RepoKey.from_holder(tenant.partition(" ")[2])
+        try:
+            return key if self.exists(key) and self.tenant(key) == tenant else None
+        except StoreError:  # a path that validate_repo_id refuses
+            return None
+
+    def reachable(self, kind: Kind, digest: str, tenant: str, readable: Callable[[RepoKey], bool]) -> bool:
+        """Whether ``digest`` is reachable through ``tenant``'s repo or one the caller can read."""
+        holders = self.reach.holders(kind, digest)
+        return tenant in holders or any((key := self.holds(t)) is not None and readable(key) for t in holders)
 
     def refs(self, key: RepoKey) -> dict[str, Any]:
         self.require(key)
@@ -381,6 +428,35 @@ class HubStore:
         commit_id = self.resolve(key, revision)
         return commit_id, self.commit_data(key, commit_id)["tree"]
 
+    def repos(self) -> Iterator[RepoKey]:
+        """Every repo, sorted by type then id (``list_models``)."""
+        for repo_type in REPO_TYPES:
+            for refs in sorted((self.root / "repos" / f"{repo_type}s").glob("*/*/refs.json")):
+                yield RepoKey(repo_type, f"{refs.parent.parent.name}/{refs.parent.name}")
+
+    def delete_repo(self, key: RepoKey) -> None:
+        """Remove the repo at once (one rename); its blobs stay, reachable through its holders only."""
+        with self._locked():
+            self.require(key)
+            doomed = self.tmp_dir() / f"deleted-{uuid.uuid4().hex}"
+            os.replace(self._repo_dir(key), doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def move_repo(self, source: RepoKey, target: RepoKey) -> None:
+        """Rename a repo (same uid); its objects are indexed again under the new name."""
+        with self._locked():
+            self.require(source)
+            if self.exists(target):
+                raise StoreError(409, f"You already created this repo: {target.repo_id}")
+            destination = self._repo_dir(target)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self._repo_dir(source), destination)
+            tenant = self.tenant(target)
+            for commit in self._repo_file(target, "commits").glob("*.json"):
+                for entry in json.loads(commit.read_text())["tree"].values():
+                    if entry["lfs"]:
+                        self.reach.add("lfs", entry["lfs"], tenant)
+
     def update_refs(self, key: RepoKey, change: Callable[[dict[str, Any]], None]) -> None:
         """Apply ``change`` to the refs under the lock and save them atomically."""
         with self._locked():
@@ -395,16 +471,26 @@ class HubStore:
         ops: list[FileOp],
         header: dict[str, Any],
         create_pr: bool,
+        readable: Callable[[RepoKey], bool] = lambda key: False,
     ) -> tuple[str, int | None]:
-        """Land ``ops`` as one commit on ``revision`` (or on a new PR); returns (commit id, PR number)."""
+        """Land ``ops`` as one commit on ``revision`` (or on a new PR); returns (commit id, PR number).
+
+        An ``lfsFile`` line may name only an object uploaded through this repo or held by one the
+        committer can ``read`` (a copy); any other is answered as never uploaded (``reach.py``).
+        """
         for op in ops:
             check_repo_path(op.path, folder=op.kind == "deletedFolder")
+        sizes = {op.sha256: self._usable_size(key, op, readable) for op in ops if op.kind == "lfsFile"}
         contents = {op.path: self._put_git_blob(op.content) for op in ops if op.content is not None}
         with self._locked():
             refs = self.refs(key)
             head = self.resolve(key, revision)
             pr_key = revision[len("refs/pr/") :] if revision.startswith("refs/pr/") else None
-            if pr_key is None and not create_pr and revision not in refs["branches"]:
+            if pr_key is None and revision not in refs["branches"]:
+                # create_pr from a tag or a commit id: the Hub answers RevisionNotFound (a PR's base
+                # is a branch; huggingface_hub raises it as RevisionNotFoundError, utils/_http.py).
+                if create_pr:
+                    raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
                 raise StoreError(400, f"cannot commit to {revision!r}: not a branch or a pull request")
             parent = str(header.get("parentCommit") or "").lower()
             if parent and create_pr:
@@ -416,7 +502,7 @@ class HubStore:
             tree = dict(self.commit_data(key, head)["tree"])
             commit_id = self._new_commit_id()
             for op in ops:
-                self._apply(tree, op, commit_id, contents)
+                self._apply(tree, op, commit_id, contents, sizes)
             summary = str(header.get("summary") or "update")
             self._write_commit(key, commit_id, [head], summary, str(header.get("description") or ""), tree)
             pr_num: int | None = None
@@ -433,10 +519,35 @@ class HubStore:
                 refs["prs"][pr_key]["commit"] = commit_id
             else:
                 refs["branches"][revision] = commit_id
+            for sha256 in sizes:
+                self.reach.add("lfs", str(sha256), self.tenant(key))
             self._write_refs(key, refs)
             return commit_id, pr_num
 
-    def _apply(self, tree: dict[str, Any], op: FileOp, commit_id: str, contents: dict[str, str]) -> None:
+    def _usable_size(self, key: RepoKey, op: FileOp, readable: Callable[[RepoKey], bool]) -> int:
+        """The size of the object an ``lfsFile`` line names, if this commit may use it, else 422.
+
+        huggingface_hub sends no size for a copied LFS file (``_commit_api.py``
+        ``_prepare_commit_payload``, case 2.d): the stored object's size is taken then.
+        """
+        sha256 = op.sha256 or ""
+        size = self.object_size(sha256)
+        if (
+            size is not None
+            and op.size in (None, size)
+            and self.reachable("lfs", sha256, self.tenant(key), readable)
+        ):
+            return size
+        raise StoreError(422, f"LFS object {op.sha256} for {op.path} was not uploaded")
+
+    def _apply(
+        self,
+        tree: dict[str, Any],
+        op: FileOp,
+        commit_id: str,
+        contents: dict[str, str],
+        sizes: dict[str | None, int],
+    ) -> None:
         if op.kind == "file":
             assert op.content is not None
             tree[op.path] = {
@@ -446,10 +557,10 @@ class HubStore:
                 "last": commit_id,
             }
         elif op.kind == "lfsFile":
-            if op.sha256 is None or op.size is None or not self.has_lfs(op.sha256, op.size):
-                raise StoreError(422, f"LFS object {op.sha256} for {op.path} was not uploaded")
-            pointer = lfs_pointer(op.sha256, op.size)
-            tree[op.path] = {"size": op.size, "oid": git_hash(pointer), "lfs": op.sha256, "last": commit_id}
+            assert op.sha256 is not None
+            size = sizes[op.sha256]
+            pointer = lfs_pointer(op.sha256, size)
+            tree[op.path] = {"size": size, "oid": git_hash(pointer), "lfs": op.sha256, "last": commit_id}
         elif op.kind == "deletedFile":
             if tree.pop(op.path, None) is None:
                 raise StoreError(404, f"A file with this name doesn't exist: {op.path}", "EntryNotFound")
@@ -473,16 +584,12 @@ class HubStore:
             commit_id = data["parents"][0] if data["parents"] else None
         return out
 
-    def read_blob(self, entry: dict[str, Any]) -> BinaryIO:
-        """Open the bytes of a tree entry."""
-        path = self.lfs_path(entry["lfs"]) if entry["lfs"] else self.git_path(entry["oid"])
-        return path.open("rb")
-
     def replace_file(self, key: RepoKey, revision: str, path: str, data: bytes) -> str:
         """Test helper for remote drift: commit new bytes at ``path`` as if someone else pushed them."""
         if wants_lfs(path, len(data), data[:512]):
             sha256 = hashlib.sha256(data).hexdigest()
             self.put_lfs(sha256, len(data), [data])
+            self.reach.add("lfs", sha256, self.tenant(key))
             op = FileOp("lfsFile", path, sha256=sha256, size=len(data))
         else:
             op = FileOp("file", path, content=data)

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
+from hubrelease.loopback.auth import may_read
 from hubrelease.loopback.store import REPO_TYPES, RepoKey, StoreError
 
 if TYPE_CHECKING:
     from hubrelease.loopback import LoopbackHub
-    from hubrelease.loopback.auth import Role
+    from hubrelease.loopback.auth import Grant
 
 
 @dataclass
@@ -27,8 +29,10 @@ class Request:
     headers: dict[str, str]
     body: bytes
     chunks: Iterator[bytes] = field(default_factory=lambda: iter(()))
-    role: Role | None = None
-    """The caller's token role; None = anonymous (``auth.py``)."""
+    grant: Grant | None = None
+    """The caller's token grant; None = anonymous (``auth.py``)."""
+    writes: bool = False
+    """The route changes its repo: ``require_repo`` then also checks write access."""
 
     def arg(self, name: str, default: str = "") -> str:
         """Path parameter, percent-decoded once (revisions arrive as ``quote(rev, safe='')``)."""
@@ -73,20 +77,40 @@ class Request:
             raise StoreError(404, f"unknown repo type {plural}")
         return RepoKey(repo_type, f"{unquote(self.params['ns'])}/{unquote(self.params['name'])}")
 
-    def require_repo(self) -> RepoKey:
-        """The repo, which must exist and, when private, be asked for with a token (else 404, as the Hub)."""
-        key = self.repo
+    def can_read(self, key: RepoKey) -> bool:
+        """Public, or private and covered by the caller's token (``auth.may_read``)."""
+        return may_read(self.grant, key, self.hub.store.refs(key)["private"])
+
+    def can_write(self, key: RepoKey) -> bool:
+        """Covered by a write token, or public on a Hub that lets anonymous clients write."""
+        if self.grant is not None and self.grant.writes(key):
+            return True
+        return self.hub.access.allow_anonymous and not self.hub.store.refs(key)["private"]
+
+    def can_write_new(self, key: RepoKey, private: bool) -> bool:
+        """Whether the caller may create (or move a repo to) ``key``."""
+        if self.grant is not None and self.grant.writes(key):
+            return True
+        return self.hub.access.allow_anonymous and not private
+
+    def require_repo(self, key: RepoKey | None = None) -> RepoKey:
+        """The repo, which must exist and be readable by the caller (else 404, as the Hub: a private
+        repo's existence is never revealed) and, on a route that writes, writable (else 403)."""
+        key = key or self.repo
         self.hub.store.require(key)
-        if self.role is None and self.hub.store.refs(key)["private"]:
+        if not self.can_read(key):
             raise StoreError(
                 404, f"Repository Not Found for url: {key.repo_type}s/{key.repo_id}.", "RepoNotFound"
             )
+        if self.writes and not self.can_write(key):
+            raise StoreError(403, "You don't have the rights to write to this repository.")
         return key
 
 
 @dataclass
 class Response:
-    """Status, headers and either in-memory bytes or a slice of a file on disk."""
+    """Status, headers and one of: in-memory bytes, a slice of a file on disk, or ``length`` bytes
+    from an iterator (a file decoded from its xorbs)."""
 
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
@@ -94,10 +118,36 @@ class Response:
     file: Path | None = None
     offset: int = 0
     length: int = 0
+    stream: Iterator[bytes] | None = None
 
     @property
     def content_length(self) -> int:
-        return self.length if self.file is not None else len(self.body)
+        return self.length if self.file is not None or self.stream is not None else len(self.body)
+
+
+_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+_HUGE = 1 << 63  # a position past any file: 5,000 digits are a number too, not an internal error
+
+
+def _position(digits: str) -> int:
+    return int(digits) if len(digits) <= 18 else _HUGE
+
+
+def parse_range(spec: str, size: int) -> tuple[int, int] | None:
+    """The inclusive byte span a ``Range`` header asks of a ``size``-byte file, None for the whole
+    file (no header, or one that does not parse or names several ranges: ignored, RFC 9110 14.2).
+    A span that starts past the end is a 416 ``StoreError``."""
+    found = _RANGE.match(spec.strip())
+    if found is None or not (found[1] or found[2]):
+        return None
+    first, last = found[1], found[2]
+    if not first:  # a suffix: the last N bytes
+        return max(size - _position(last), 0), size - 1
+    start = _position(first)
+    end = min(_position(last), size - 1) if last else size - 1
+    if start >= size or (last and _position(last) < start):
+        raise StoreError(416, f"range {spec!r} is not satisfiable for {size} bytes")
+    return start, end
 
 
 def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

@@ -9,14 +9,21 @@ Layout under the Hub's root (next to ``store.py``'s)::
     xet/xorbs/<h[:2]>/<h>.shard    the xorb's record from the shard that registered it (dedup answers)
     xet/chunks/<c[:2]>/<c>         the xorb holding chunk <c>, for dedup-eligible and file-first chunks
 
-A shard makes its files visible only after each one is rebuilt from its xorbs, its Xet hash
-recomputed from the chunk hashes and its sha256 checked; the rebuilt bytes go into the LFS store
-(``HubStore.put_lfs``), so a commit's ``lfsFile`` line finds them exactly as after an LFS upload.
+A shard makes its files visible only after each one's Xet hash is recomputed from the chunk
+hashes of the xorbs it names (the proof that the uploader knows every chunk) and its sha256 is
+checked on the bytes decoded from them. Files are never written out again: the xorbs are their only
+copy (``HubStore.object_size`` finds them for a commit's ``lfsFile`` line; resolve decodes them), so
+a small shard naming the same chunks many times costs decoding, bounded by ``max_file``, not disk.
+
+Tenancy (``reach.py``): a xorb is reachable through the repo whose Xet token uploaded it, and a
+file and its xorbs through the repo that registered or committed it. Dedup probes and
+reconstructions answer only for what the token's repo reaches, exactly as for a missing object.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import secrets
@@ -30,6 +37,8 @@ from typing import Any
 
 from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
 from hubrelease.loopback import xetformat
+from hubrelease.loopback.auth import Grant, may_read
+from hubrelease.loopback.reach import Kind
 from hubrelease.loopback.store import HubStore, RepoKey, StoreError
 from hubrelease.loopback.xetformat import Segment, XetFormatError, XorbChunk
 
@@ -38,38 +47,80 @@ MAX_SHARD_BYTES = 64 * 1024 * 1024
 TOKEN_TTL = 3600
 
 
+UploadGrant = tuple[str, str, int, bool]
+"""An open xorb upload grant: tenant, xorb hash, declared length, uploaded yet."""
+MAX_OPEN_GRANTS = 10_000
+
+
+class Grants:
+    """Open xorb upload grants by id, the oldest dropped past ``MAX_OPEN_GRANTS``; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[str, UploadGrant] = {}
+
+    def put(self, grant_id: str, grant: UploadGrant) -> None:
+        with self._lock:
+            if grant_id not in self._open and len(self._open) >= MAX_OPEN_GRANTS:
+                self._open.pop(next(iter(self._open)))
+            self._open[grant_id] = grant
+
+    def get(self, grant_id: str) -> UploadGrant | None:
+        with self._lock:
+            return self._open.get(grant_id)
+
+    def pop(self, grant_id: str) -> None:
+        with self._lock:
+            self._open.pop(grant_id, None)
+
+
 @dataclass(frozen=True)
 class XetToken:
-    """A CAS access token minted by a xet-read/write-token route: which repo, which scope, until when."""
+    """A CAS access token minted by a xet-read/write-token route: which repo, for whom, until when."""
 
     repo: RepoKey
     write: bool
     expires: int
     epoch: int
+    grant: Grant | None
+    """The Hub token's grant it was minted for: the CAS answers for what that token may read."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who calls the CAS: the repo its token was minted for (as ``HubStore.tenant``) and the Hub grant."""
+
+    tenant: str
+    grant: Grant | None
 
 
 class XetStore:
     """Xorbs, reconstructions and tokens; thread-safe."""
 
-    def __init__(self, store: HubStore) -> None:
+    def __init__(self, store: HubStore, max_file: int = 64 * 1024**3) -> None:
         self.store = store
+        self.max_file = max_file
+        """Largest file a shard may describe (its terms' sizes, checked before anything is decoded)."""
+        store.sizes_elsewhere = self.size_of
         self.root = store.root / "xet"
         for sub in ("xorbs", "files", "sha256", "chunks"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._tokens: dict[str, XetToken] = {}
+        self.grants = Grants()
         self._lock = threading.Lock()
 
     # -- tokens ------------------------------------------------------------------------------
 
-    def mint(self, repo: RepoKey, write: bool, epoch: int) -> tuple[str, int]:
+    def mint(self, repo: RepoKey, write: bool, epoch: int, grant: Grant | None) -> tuple[str, int]:
         token = f"xet_{secrets.token_hex(20)}"
         expires = int(time.time()) + TOKEN_TTL
         with self._lock:
-            self._tokens[token] = XetToken(repo, write, expires, epoch)
+            self._tokens[token] = XetToken(repo, write, expires, epoch, grant)
         return token, expires
 
-    def check(self, authorization: str, write: bool, epoch: int) -> XetToken:
-        """The token behind an ``Authorization: Bearer`` header, or a 401 (unknown, expired) / 403."""
+    def check(self, authorization: str, write: bool, epoch: int) -> Caller:
+        """The caller behind an ``Authorization: Bearer`` Xet token, or a 401 (unknown, expired, its
+        repo deleted) / 403 (read-only)."""
         value = authorization.removeprefix("Bearer ").strip()
         with self._lock:
             token = self._tokens.get(value)
@@ -77,7 +128,17 @@ class XetStore:
             raise StoreError(401, "Xet access token missing, invalid or expired")
         if write and not token.write:
             raise StoreError(403, "this Xet token is read-only")
-        return token
+        if not self.store.exists(token.repo):
+            raise StoreError(401, "Xet access token missing, invalid or expired")
+        return Caller(self.store.tenant(token.repo), token.grant)
+
+    def reaches(self, kind: Kind, digest: str, caller: Caller) -> bool:
+        """Whether ``caller`` may see ``digest``: held by its token's repo or one its grant reads."""
+
+        def readable(key: RepoKey) -> bool:
+            return may_read(caller.grant, key, self.store.refs(key)["private"])
+
+        return self.store.reachable(kind, digest, caller.tenant, readable)
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -110,9 +171,34 @@ class XetStore:
         path = self._path("sha256", sha256)
         return path.read_text().strip() if path.is_file() else None
 
+    def size_of(self, sha256: str) -> int | None:
+        """Size of the file ``sha256`` registered by a shard, None if none was."""
+        file_hash = self.xet_hash_for(sha256)
+        record = None if file_hash is None else self.file_record(file_hash)
+        return None if record is None else int(record["size"])
+
+    def read(self, sha256: str, start: int, length: int) -> Iterator[bytes]:
+        """Bytes ``start`` to ``start + length`` of the file ``sha256``, decoded from its xorbs."""
+        file_hash = self.xet_hash_for(sha256)
+        record = None if file_hash is None else self.file_record(file_hash)
+        if record is None:
+            raise StoreError(404, f"object {sha256} not found")
+        position = 0
+        for xorb, first, end, size in record["segments"]:
+            if position + size > start and length > 0:
+                for chunk in self.rebuild([Segment(xorb, first, end, size)]):
+                    skip = max(start - position, 0)
+                    position += len(chunk)
+                    if position > start and length > 0:
+                        piece = chunk[skip : skip + length]
+                        length -= len(piece)
+                        yield piece
+            else:
+                position += size
+
     # -- uploads -----------------------------------------------------------------------------
 
-    def put_xorb(self, xorb: str, chunks: Iterable[bytes]) -> bool:
+    def put_xorb(self, xorb: str, chunks: Iterable[bytes], tenant: str) -> bool:
         """Stream a xorb to disk, decode and hash every chunk, keep it only if it hashes to ``xorb``."""
         target = self.xorb_path(xorb)
         fd, tmp = tempfile.mkstemp(dir=self.store.tmp_dir(), prefix="xorb.")
@@ -132,6 +218,7 @@ class XetStore:
             actual = xetformat.hash_hex(xetformat.aggregated_hash([(c.hash, c.size) for c in index]))
             if actual != xorb:
                 raise StoreError(400, f"xorb body hashes to {actual}, not {xorb}")
+            self.store.reach.add("xorb", xorb, tenant)  # the upload proved the bytes are the uploader's
             if self.has_xorb(xorb):
                 return False
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -143,8 +230,12 @@ class XetStore:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
 
-    def put_shard(self, data: bytes) -> int:
-        """Register every file of a shard after rebuilding and checking it; returns how many were new."""
+    def put_shard(self, data: bytes, tenant: str) -> int:
+        """Register every file of a shard after checking it; returns how many were new.
+
+        Each file, new or already known, becomes reachable through ``tenant`` with its xorbs: its
+        Xet hash matched the chunks it names, which only someone holding those chunks can compute.
+        """
         try:
             files, xorbs = xetformat.parse_shard(data)
         except XetFormatError as exc:
@@ -154,6 +245,12 @@ class XetStore:
             if self.file_record(item.file_hash) is None:
                 self._register(item)
                 new += 1
+            else:
+                self._check_terms(item)
+            assert item.sha256 is not None  # _register refuses a file without one
+            self.store.reach.add("lfs", item.sha256, tenant)
+            for segment in item.segments:
+                self.store.reach.add("xorb", segment.xorb, tenant)
         firsts = {s.xorb: s.start for item in files for s in item.segments[:1]}
         for xorb in xorbs:
             self._index_for_dedup(xorb, firsts.get(xorb.xorb))
@@ -168,29 +265,47 @@ class XetStore:
             if n == first_chunk or xetformat.is_dedup_eligible(chunk):
                 atomic_write_text(self._path("chunks", xetformat.hash_hex(chunk)), xorb.xorb)
 
-    def dedup_shard(self, chunk: str) -> bytes | None:
-        """The shard answering a global dedup probe for ``chunk``, or None if no stored xorb has it."""
+    def dedup_shard(self, chunk: str, caller: Caller) -> bytes | None:
+        """The shard answering a dedup probe for ``chunk``, or None if no xorb ``caller`` reaches has it."""
         path = self._path("chunks", chunk)
         if not path.is_file():
             return None
-        record = self._path("xorbs", path.read_text().strip(), ".shard")
-        return xetformat.dedup_shard([record.read_bytes()], int(time.time())) if record.is_file() else None
+        xorb = path.read_text().strip()
+        record = self._path("xorbs", xorb, ".shard")
+        if not record.is_file() or not self.reaches("xorb", xorb, caller):
+            return None
+        return xetformat.dedup_shard([record.read_bytes()], int(time.time()))
+
+    def _check_terms(self, item: xetformat.ShardFile) -> None:
+        """Refuse a file whose terms do not give its Xet hash, with one message whatever the cause
+        (a missing xorb, a bad range, other chunks): the answer must not tell what the CAS holds."""
+        refused = StoreError(400, f"shard file {item.file_hash} does not match the xorbs it names")
+        if item.size > self.max_file:
+            raise StoreError(413, f"shard file {item.file_hash} is larger than {self.max_file} bytes")
+        pairs: list[tuple[bytes, int]] = []
+        for segment in item.segments:
+            if not self.has_xorb(segment.xorb):
+                raise refused
+            index = self.xorb_index(segment.xorb)
+            chosen = index[segment.start : segment.end]
+            if segment.end > len(index) or sum(c.size for c in chosen) != segment.size:
+                raise refused
+            pairs.extend((c.hash, c.size) for c in chosen)
+        if xetformat.hash_hex(xetformat.file_hash(pairs)) != item.file_hash:
+            raise refused
 
     def _register(self, item: xetformat.ShardFile) -> None:
         if item.sha256 is None:
             raise StoreError(400, f"shard file {item.file_hash} carries no sha256 metadata")
-        pairs: list[tuple[bytes, int]] = []
-        for segment in item.segments:
-            index = self.xorb_index(segment.xorb)
-            chosen = index[segment.start : segment.end]
-            if segment.end > len(index) or sum(c.size for c in chosen) != segment.size:
-                raise StoreError(400, f"shard term {segment} does not match xorb {segment.xorb}")
-            pairs.extend((c.hash, c.size) for c in chosen)
-        actual = xetformat.hash_hex(xetformat.file_hash(pairs))
-        if actual != item.file_hash:
-            raise StoreError(400, f"shard file {item.file_hash}: its chunks hash to {actual}")
-        # put_lfs hashes the rebuilt bytes and refuses them unless they are the claimed sha256.
-        self.store.put_lfs(item.sha256, item.size, self.rebuild(item.segments))
+        self._check_terms(item)
+        # Hashed as decoded, never written: the xorbs stay the file's only copy.
+        digest = hashlib.sha256()
+        for chunk in self.rebuild(item.segments):
+            digest.update(chunk)
+        if digest.hexdigest() != item.sha256:
+            raise StoreError(
+                400, f"shard file {item.file_hash}: its bytes do not hash to sha256 {item.sha256}"
+            )
         record = {
             "sha256": item.sha256,
             "size": item.size,
@@ -213,11 +328,21 @@ class XetStore:
 
     # -- downloads ---------------------------------------------------------------------------
 
-    def reconstruction(self, file_hash: str, first: int, last: int | None, fetch_url: str) -> dict[str, Any]:
-        """The V1 reconstruction of bytes ``first..last`` (inclusive) of a file: terms plus fetch ranges."""
+    def _reachable_record(self, file_hash: str, caller: Caller) -> dict[str, Any]:
         record = self.file_record(file_hash)
-        if record is None:
+        if record is None or not self.reaches("lfs", record["sha256"], caller):
             raise StoreError(404, f"file {file_hash} not found")
+        return record
+
+    def reconstructed_size(self, file_hash: str, caller: Caller) -> int:
+        return int(self._reachable_record(file_hash, caller)["size"])
+
+    def reconstruction(
+        self, file_hash: str, first: int, last: int | None, fetch_url: str, caller: Caller
+    ) -> dict[str, Any]:
+        """The V1 reconstruction of bytes ``first..last`` (inclusive) of a file ``caller`` reaches:
+        terms plus fetch ranges."""
+        record = self._reachable_record(file_hash, caller)
         size = int(record["size"])
         if first >= size or (last is not None and last < first):
             raise StoreError(416, f"range starts at {first}, the file has {size} bytes")

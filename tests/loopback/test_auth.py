@@ -9,7 +9,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
 from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.auth import TokenFileError, read_token_file
+from hubrelease.loopback.auth import Grant, TokenFileError, read_token_file
 from tests.factories.hub import raw_request
 
 WRITER, READER = "hf_test_writer_token", "hf_test_reader_token"
@@ -62,12 +62,20 @@ def test_private_repos_need_a_token_even_when_anonymous_is_allowed(tmp_path: Pat
 
 def test_token_file(tmp_path: Path) -> None:
     good = tmp_path / "tokens"
-    good.write_text("# tokens\nhf_a\nhf_b read\n\nhf_c write  # ci\n")
-    assert read_token_file(good) == {"hf_a": "write", "hf_b": "read", "hf_c": "write"}
-    bad = tmp_path / "bad"
-    bad.write_text("hf_a admin\n")
-    with pytest.raises(TokenFileError, match=r"bad:1: expected 'TOKEN \[read\|write\]'"):
-        read_token_file(bad)
+    good.write_text("# tokens\nhf_a\nhf_b read\n\nhf_c write  # ci\nhf_d read acme/* beta/x\n")
+    assert read_token_file(good) == {
+        "hf_a": Grant("write"),
+        "hf_b": Grant("read"),
+        "hf_c": Grant("write"),
+        "hf_d": Grant("read", ("acme/*", "beta/x")),
+    }
+    for line in ("hf_a admin", "hf_a read ../x", "hf_a read acme"):
+        bad = tmp_path / "bad"
+        bad.write_text(line + "\n")
+        with pytest.raises(
+            TokenFileError, match=r"bad:1: expected 'TOKEN \[read\|write\] \[ns/name\|ns/\* ...\]'"
+        ):
+            read_token_file(bad)
 
 
 def test_open_test_server_takes_any_token_as_write(tmp_path: Path) -> None:

@@ -14,8 +14,9 @@ import httpx2
 import pytest
 from huggingface_hub import CommitOperationAdd
 
-from hubrelease.loopback import MAX_ERRORS, LoopbackHub
+from hubrelease.loopback import MAX_ERRORS, LoopbackHub, RepoKey
 from hubrelease.loopback.faults import RequestLog, RequestRecord
+from hubrelease.loopback.lfs import upload_href
 from tests.factories.hub import api_for, raw_request, unique_repo
 
 
@@ -51,8 +52,8 @@ def test_symlinks_inside_the_root_are_not_followed(tmp_path: Path) -> None:
         )
         assert raw_request(f"{hub.url}/api/models/acme/link")[0] == 403  # read through a symlink
         (tmp_path / "root" / "lfs" / sha[:2]).symlink_to(outside)
-        signed = f"size={len(data)}&sig={hub.access.sign(f'{sha}:{len(data)}')}"
-        status, _, _ = raw_request(f"{hub.url}/__lfs/{sha}?{signed}", "PUT", data)
+        href = upload_href(hub, RepoKey("model", "acme/real"), sha, len(data))
+        status, _, _ = raw_request(href, "PUT", data)
         assert status == 403  # write through a symlink
         assert list(outside.iterdir()) == []
         assert hub.server_errors == []

@@ -21,6 +21,7 @@ from huggingface_hub.errors import (
 )
 
 from hubrelease.loopback import LoopbackHub, RepoKey
+from hubrelease.loopback.lfs import upload_href
 from tests.factories.hub import api_for, hf_env, raw_request, unique_repo
 
 BIG = os.urandom(300_000)  # above the test server's multipart threshold: 5 parts of 64 kB
@@ -194,8 +195,8 @@ def test_corrupted_lfs_upload_is_rejected(hub: LoopbackHub) -> None:
 def test_lfs_put_with_wrong_bytes_is_rejected_directly(hub: LoopbackHub) -> None:
     claimed = hashlib.sha256(b"right").hexdigest()
     assert raw_request(f"{hub.url}/__lfs/{claimed}?size=5", "PUT", b"right")[0] == 403  # unsigned href
-    signed = f"size=5&sig={hub.access.sign(f'{claimed}:5')}"
-    status, _, body = raw_request(f"{hub.url}/__lfs/{claimed}?{signed}", "PUT", b"wrong")
+    _, repo, _ = _empty_repo(hub)
+    status, _, body = raw_request(upload_href(hub, RepoKey("model", repo), claimed, 5), "PUT", b"wrong")
     assert status == 400 and b"do not match" in body
     assert not hub.store.has_lfs(claimed, 5)
 
@@ -247,7 +248,8 @@ def test_malformed_requests_are_400_not_server_errors(hub: LoopbackHub) -> None:
         (f"{hub.url}/api/repos/create", b"[]", "the JSON body must be an object"),
         (f"{api}/tag/main", b"[]", "the JSON body must be an object"),
         (
-            f"{hub.url}/__lfs/{oid}/{upload}?size=3&sig={hub.access.sign(f'{oid}:{upload}:3')}",
+            f"{hub.url}/__lfs/{oid}/{upload}?size=3&repo=models%2F{repo.replace('/', '%2F')}"
+            f"&sig={hub.access.sign(hub.store.tenant(RepoKey('model', repo)) + f'|{oid}:{upload}:3')}",
             b'{"oid": "%s", "parts": [{"partNumber": "x"}]}' % oid.encode(),
             "invalid partNumber: 'x'",
         ),

@@ -123,13 +123,13 @@ class _Recorder:
         self.shards: list[bytes] = []
         put_xorb, put_shard = xet.put_xorb, xet.put_shard
 
-        def xorb(name: str, chunks: Iterable[bytes]) -> bool:
+        def xorb(name: str, chunks: Iterable[bytes], tenant: str) -> bool:
             self.xorbs[name] = b"".join(chunks)
-            return put_xorb(name, [self.xorbs[name]])
+            return put_xorb(name, [self.xorbs[name]], tenant)
 
-        def shard(data: bytes) -> int:
+        def shard(data: bytes, tenant: str) -> int:
             self.shards.append(data)
-            return put_shard(data)
+            return put_shard(data, tenant)
 
         monkeypatch.setattr(xet, "put_xorb", xorb)
         monkeypatch.setattr(xet, "put_shard", shard)
@@ -160,13 +160,13 @@ def test_tampered_xorbs_and_shards_are_refused(
         )
         assert status == 400, body
         status, _, body = raw_request(f"{other.url}/__xet/v1/shards", "POST", shard, auth)
-        assert status == 400 and b"was not uploaded" in body  # the shard names xorbs the CAS lacks
+        assert status == 400 and b"does not match the xorbs it names" in body  # xorbs the CAS lacks
         for name, xorb in recorder.xorbs.items():
             assert raw_request(f"{other.url}/__xet/v1/xorbs/default/{name}", "POST", xorb, auth)[0] == 200
         at = shard.index(bytes.fromhex(sha)[:8][::-1])  # the sha256 metadata record of the weights
         forged = shard[:at] + bytes(8) + shard[at + 8 :]
         status, _, body = raw_request(f"{other.url}/__xet/v1/shards", "POST", forged, auth)
-        assert status == 400 and b"do not match" in body
+        assert status == 400 and b"do not hash to sha256" in body
         assert not other.store.has_lfs(sha, len(weights))
         status, _, body = raw_request(f"{other.url}/__xet/v1/shards", "POST", shard, auth)
         assert status == 200 and json.loads(body) == {"result": 1}

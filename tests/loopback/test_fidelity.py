@@ -1,0 +1,114 @@
+"""The loopback Hub answers as the Hub does where the real client (huggingface_hub 2.4, hf_xet 1.8)
+depends on it: copies, repo management routes, misses cached by commit, refs rules, repo and tree
+fields, Range and path validation, bounded decompression."""
+
+from __future__ import annotations
+
+import json
+import os
+import tracemalloc
+from pathlib import Path
+
+import lz4.frame
+import pytest
+from huggingface_hub import CommitOperationAdd, CommitOperationCopy, constants, hf_hub_download
+from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+
+from hubrelease.loopback import LoopbackHub, xetformat
+from tests.factories.hub import api_for, raw_request, unique_repo
+
+CARD = b"---\nlicense: apache-2.0\nbase_model: acme/base\n---\n# Drafter\n"
+
+
+@pytest.mark.parametrize("transport", ["lfs", "xet"])
+def test_copies_of_large_files(
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
+) -> None:
+    """CommitOperationCopy sends an lfsFile line without a size (_commit_api.py, case 2.d)."""
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", transport == "lfs")
+    api, repo = api_for(hub), unique_repo()
+    weights = os.urandom(300_000)
+    api.create_repo(repo)
+    api.create_commit(repo, [CommitOperationAdd("w.safetensors", weights)], commit_message="w")
+    api.create_commit(repo, [CommitOperationCopy("w.safetensors", "copy.safetensors")], commit_message="c")
+    path = api.hf_hub_download(repo, "copy.safetensors", cache_dir=tmp_path / "cache")
+    assert Path(path).read_bytes() == weights
+
+
+def test_repo_management_routes(hub: LoopbackHub) -> None:
+    api, repo = api_for(hub), unique_repo("manage")
+    api.create_repo(repo)
+    assert api.whoami()["auth"]["accessToken"]["role"] == "write"
+    api.update_repo_settings(repo, private=True)
+    assert api.repo_info(repo).private is True
+    assert repo in [m.id for m in api.list_models(author="acme", search="manage-")]
+    moved = unique_repo("moved")
+    api.move_repo(repo, moved)
+    assert api.repo_info(moved).private is True
+    with pytest.raises(RepositoryNotFoundError):
+        api.repo_info(repo)
+    api.delete_repo(moved)
+    with pytest.raises(RepositoryNotFoundError):
+        api.repo_info(moved)
+    api.delete_repo(moved, missing_ok=True)
+
+
+def test_a_missing_file_is_cached_as_missing_at_its_commit(hub: LoopbackHub, tmp_path: Path) -> None:
+    api, repo = api_for(hub), unique_repo()
+    api.create_repo(repo)
+    head = api.repo_info(repo).sha
+    with pytest.raises(EntryNotFoundError):
+        hf_hub_download(repo, "absent.txt", cache_dir=tmp_path, endpoint=hub.url, token=hub.owner_token)
+    assert (
+        tmp_path / f"models--{repo.replace('/', '--')}" / ".no_exist" / str(head) / "absent.txt"
+    ).is_file()
+
+
+def test_refs_rules_and_paths_the_hub_refuses(hub: LoopbackHub) -> None:
+    api, repo = api_for(hub), unique_repo()
+    api.create_repo(repo)
+    head = api.repo_info(repo).sha
+    assert head is not None
+    with pytest.raises(RevisionNotFoundError):  # a PR's base is a branch
+        api.create_commit(
+            repo, [CommitOperationAdd("a.txt", b"a")], commit_message="pr", revision=head, create_pr=True
+        )
+    lines = [
+        {"key": "header", "value": {"summary": "x"}},
+        {"key": "file", "value": {"path": "a\\b.txt", "content": "eA==", "encoding": "base64"}},
+    ]
+    body = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    status, _, text = raw_request(
+        f"{hub.url}/api/models/{repo}/commit/main", "POST", body, {"Content-Type": "application/x-ndjson"}
+    )
+    assert status == 400 and b"backslash" in text
+    url = f"{hub.url}/{repo}/resolve/main/.gitattributes"
+    assert raw_request(url, headers={"Range": "bytes=" + "9" * 5000 + "-"})[0] == 416
+    status, headers, _ = raw_request(url, headers={"Range": "bytes=-" + "9" * 5000})
+    assert status == 206 and headers["content-range"].startswith("bytes 0-")
+    assert api.repo_info(repo).sha == head
+
+
+def test_repo_info_and_tree_fields(hub: LoopbackHub) -> None:
+    api, repo = api_for(hub), unique_repo()
+    api.create_repo(repo)
+    api.create_commit(repo, [CommitOperationAdd("README.md", CARD)], commit_message="card")
+    info = api.model_info(repo)
+    # ModelInfo keeps fields it does not name as attributes (hf_api.py ModelInfo.__init__, __dict__.update)
+    assert info.xetEnabled is True and info.created_at is not None
+    assert info.card_data is not None and info.card_data["license"] == "apache-2.0"
+    [entry] = [e for e in api.list_repo_tree(repo, expand=True) if e.path == "README.md"]
+    assert entry.last_commit is not None and entry.last_commit.title == "card"  # type: ignore[union-attr]
+    assert entry.security is not None and entry.security["status"] == "safe"  # type: ignore[union-attr]
+
+
+def test_lz4_chunks_are_bounded_before_they_are_allocated() -> None:
+    bomb = lz4.frame.compress(bytes(64 * 1024 * 1024))  # ~255 KB that expand to 64 MiB
+    tracemalloc.start()
+    try:
+        with pytest.raises(xetformat.XetFormatError, match="its header says 1000"):
+            xetformat.decode_chunk(1, 1000, bomb)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 1024 * 1024  # the 64 MiB were never allocated

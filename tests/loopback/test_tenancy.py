@@ -1,0 +1,166 @@
+"""Hostile clients against a loopback Hub shared by tenants: no private byte, nor its existence, leaks.
+
+Each test is one of issue 22's leaks, run as the attacker would with what a published manifest
+tells (a private file's sha256 and size; a public prefix of its bytes), beside a client of the same
+Hub that may read it (so the refusals are about access, not a broken route).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from huggingface_hub import CommitOperationAdd, HfApi, constants
+from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+
+from hubrelease.loopback import LoopbackHub, RepoKey
+from hubrelease.loopback.auth import Grant
+from hubrelease.loopback.xetformat import hash_hex
+from tests.factories.hub import raw_request
+
+OWNER, READER, OTHER = "hf_owner_token", "hf_acme_reader", "hf_beta_writer"
+TOKENS = {OWNER: Grant("write"), READER: Grant("read", ("acme/*",)), OTHER: Grant("write", ("beta/*",))}
+SECRET = b"public header\n" * 4_000 + os.urandom(700_000)  # 756 KB, the last 700 KB secret
+
+
+def _private_release(hub: LoopbackHub, tmp_path: Path) -> tuple[HfApi, str, str]:
+    """The owner's private repo holding SECRET as w.safetensors; returns (owner api, sha256, repo)."""
+    owner = HfApi(endpoint=hub.url, token=OWNER)
+    owner.create_repo("acme/private", private=True)
+    owner.create_commit("acme/private", [CommitOperationAdd("w.safetensors", SECRET)], commit_message="w")
+    return owner, hashlib.sha256(SECRET).hexdigest(), "acme/private"
+
+
+def _commit_line(hub: LoopbackHub, repo: str, sha: str, size: int | None) -> tuple[int, bytes]:
+    value: dict[str, object] = {"path": "stolen.safetensors", "algo": "sha256", "oid": sha}
+    if size is not None:
+        value["size"] = size
+    lines = [{"key": "header", "value": {"summary": "steal"}}, {"key": "lfsFile", "value": value}]
+    body = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    url = f"{hub.url}/api/models/{repo}/commit/main"
+    status, _, text = raw_request(url, "POST", body, {"Content-Type": "application/x-ndjson"})
+    return status, text
+
+
+@pytest.mark.parametrize("transport", ["lfs", "xet"])
+def test_a_commit_line_naming_a_private_object_lands_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
+) -> None:
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", transport == "lfs")
+    with LoopbackHub(tmp_path / "root", tokens=TOKENS, allow_anonymous=True) as hub:
+        owner, sha, _ = _private_release(hub, tmp_path)
+        anonymous = HfApi(endpoint=hub.url, token=False)
+        anonymous.create_repo("mallory/public")
+        for size in (len(SECRET), None):  # as pushed, and as a copy (no size)
+            status, text = _commit_line(hub, "mallory/public", sha, size)
+            assert status == 422 and b"was not uploaded" in text, text
+        assert anonymous.list_repo_files("mallory/public") == [".gitattributes"]
+        # The batch tells the attacker nothing: upload actions, as for an object never seen.
+        batch = {"operation": "upload", "objects": [{"oid": sha, "size": len(SECRET)}], "hash_algo": "sha256"}
+        status, _, text = raw_request(
+            f"{hub.url}/mallory/public.git/info/lfs/objects/batch",
+            "POST",
+            json.dumps(batch).encode(),
+            {"Content-Type": "application/vnd.git-lfs+json"},
+        )
+        [answer] = json.loads(text)["objects"]
+        assert status == 200 and "upload" in answer["actions"]
+        status, _, _ = raw_request(
+            answer["actions"]["verify"]["href"],
+            "POST",
+            json.dumps({"oid": sha, "size": len(SECRET)}).encode(),
+        )
+        assert status == 404
+        # The owner copies it into another of its repos (CommitOperationCopy sends no size).
+        owner.create_repo("acme/copy", private=True)
+        assert _commit_line(hub, "acme/copy", sha, None)[0] == 404  # anonymous: a private repo is not there
+        status, _, _ = raw_request(
+            f"{hub.url}/api/models/acme/copy/commit/main",
+            "POST",
+            _ndjson_copy(sha),
+            {"Content-Type": "application/x-ndjson", "Authorization": f"Bearer {OWNER}"},
+        )
+        assert status == 200
+        path = owner.hf_hub_download("acme/copy", "stolen.safetensors", cache_dir=tmp_path / "c")
+        assert Path(path).read_bytes() == SECRET
+        assert hub.server_errors == []
+
+
+def _ndjson_copy(sha: str) -> bytes:
+    lines = [
+        {"key": "header", "value": {"summary": "copy"}},
+        {"key": "lfsFile", "value": {"path": "stolen.safetensors", "algo": "sha256", "oid": sha}},
+    ]
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+def _cas_token(hub: LoopbackHub, repo: str, token: str | None) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    status, _, text = raw_request(f"{hub.url}/api/models/{repo}/xet-read-token/main", headers=headers)
+    assert status == 200, text
+    return {"Authorization": f"Bearer {json.loads(text)['accessToken']}"}
+
+
+def test_xet_dedup_and_reconstructions_answer_only_for_repos_the_token_reads(tmp_path: Path) -> None:
+    with LoopbackHub(tmp_path / "root", tokens=TOKENS, allow_anonymous=True) as hub:
+        owner, _, repo = _private_release(hub, tmp_path)
+        [info] = owner.get_paths_info(repo, ["w.safetensors"])
+        file_hash = info.xet_hash
+        assert file_hash is not None  # it went through hf_xet
+        # What an attacker holding the public prefix computes: the hash of the file's first chunk.
+        record = hub.xet.file_record(file_hash)
+        assert record is not None
+        first_xorb = record["segments"][0][0]
+        first_chunk = hash_hex(hub.xet.xorb_index(first_xorb)[0].hash)
+        HfApi(endpoint=hub.url, token=False).create_repo("mallory/public")
+        HfApi(endpoint=hub.url, token=OTHER).create_repo("beta/own")
+        attackers = [_cas_token(hub, "mallory/public", None), _cas_token(hub, "beta/own", OTHER)]
+        readers = [_cas_token(hub, repo, OWNER), _cas_token(hub, repo, READER)]
+        for auth, answer in [(a, 404) for a in attackers] + [(r, 200) for r in readers]:
+            dedup = raw_request(f"{hub.url}/__xet/v1/chunks/default/{first_chunk}", headers=auth)
+            plan = raw_request(f"{hub.url}/__xet/v1/reconstructions/{file_hash}", headers=auth)
+            assert (dedup[0], plan[0]) == (answer, answer)
+            if answer == 404:  # exactly as for a file nobody stored
+                missing = raw_request(f"{hub.url}/__xet/v1/reconstructions/{'0' * 64}", headers=auth)
+                assert json.loads(plan[2])["error"].replace(file_hash, "X") == json.loads(missing[2])[
+                    "error"
+                ].replace("0" * 64, "X")
+        assert hub.server_errors == []
+
+
+def test_token_roles_are_scoped_to_their_repos(tmp_path: Path) -> None:
+    with LoopbackHub(tmp_path / "root", tokens=TOKENS, allow_anonymous=False) as hub:
+        owner = HfApi(endpoint=hub.url, token=OWNER)
+        owner.create_repo("acme/private", private=True)
+        owner.create_repo("gamma/private", private=True)
+        reader, other = HfApi(endpoint=hub.url, token=READER), HfApi(endpoint=hub.url, token=OTHER)
+        assert reader.repo_info("acme/private").private is True  # inside its scope
+        for api in (reader, other):
+            with pytest.raises(RepositoryNotFoundError):  # outside: as if it did not exist
+                api.repo_info("gamma/private")
+        other.create_repo("beta/own", private=True)
+        with pytest.raises(HfHubHTTPError) as caught:
+            other.create_repo("acme/intruder")
+        assert caught.value.response.status_code == 403
+        owner.create_repo("acme/public")
+        with pytest.raises(HfHubHTTPError) as caught:  # readable by all, writable only in scope
+            other.create_commit("acme/public", [CommitOperationAdd("x.txt", b"x")], commit_message="x")
+        assert caught.value.response.status_code == 403
+        with pytest.raises(HfHubHTTPError) as caught:
+            reader.create_commit("acme/private", [CommitOperationAdd("x.txt", b"x")], commit_message="x")
+        assert caught.value.response.status_code == 403
+        assert hub.server_errors == []
+
+
+def test_a_repo_created_again_under_a_deleted_ones_name_reaches_none_of_its_objects(tmp_path: Path) -> None:
+    with LoopbackHub(tmp_path / "root", tokens=TOKENS, allow_anonymous=True) as hub:
+        owner, sha, repo = _private_release(hub, tmp_path)
+        stale = hub.store.tenant(RepoKey("model", repo))
+        owner.delete_repo(repo)
+        HfApi(endpoint=hub.url, token=False).create_repo(repo)  # public now, anyone's
+        assert hub.store.tenant(RepoKey("model", repo)) != stale
+        assert _commit_line(hub, repo, sha, len(SECRET))[0] == 422
+        assert hub.server_errors == []
