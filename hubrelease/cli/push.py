@@ -37,7 +37,8 @@ Examples:
 
   hubrelease push hubrelease.yaml --private --revision rc --token "$HF_TOKEN" -q
 
-Exit codes: 0 pushed and verified, 1 preflight failed, a file changed since verify, someone else
+Exit codes: 0 pushed and verified, 1 preflight failed (local verify, lint, a stale card, a pinned
+repo, revision or file not on the Hub as pinned: nothing is written), a file changed since verify, someone else
 pushed (412) or remote drift after the push, 2 invalid input, 4 the Hub could not be reached or
 refused us (network, token, rate limit, 5xx, Xet). The token comes from HF_TOKEN / `hf auth login`.
 """
@@ -84,7 +85,7 @@ def push(
     json_mode: JsonOpt = False,
 ) -> None:
     """Publish the release as one commit guarded by the head it was planned on, then verify the Hub."""
-    from hubrelease.hub import build_plan, preflight, push_release, read_remote
+    from hubrelease.hub import build_plan, check_pins, preflight, push_release, read_remote
     from hubrelease.hub.plan import check_limits
     from hubrelease.manifest import load_manifest, release_root
 
@@ -96,6 +97,7 @@ def push(
     with output.progress(json_mode) as progress:
         preflight(release, manifest, root, progress)
     try:
+        check_pins(api, release)  # before anything is written: the repo, a branch, the commit
         remote = read_remote(api, release)
     except HubError as exc:
         exc.message += "; nothing was pushed"

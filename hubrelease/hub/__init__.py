@@ -7,7 +7,7 @@ at module level; the CLI needs only these calls.
 from hubrelease.hub.client import hub_api
 from hubrelease.hub.lock import LockResult, lock_manifest
 from hubrelease.hub.plan import PushPlan, build_plan, read_remote
-from hubrelease.hub.preflight import preflight
+from hubrelease.hub.preflight import check_pins, preflight
 from hubrelease.hub.push import PushResult, push_release
 from hubrelease.hub.tree import verify_remote
 
@@ -16,6 +16,7 @@ __all__ = [
     "PushPlan",
     "PushResult",
     "build_plan",
+    "check_pins",
     "hub_api",
     "lock_manifest",
     "preflight",

@@ -1,16 +1,36 @@
-"""Push preflight: honest unpinned pins are published; an unmarked branch and unpinned cards are not."""
+"""Push preflight: honest unpinned pins are published; an unmarked branch and unpinned cards are not;
+pins the Hub does not hold as pinned are refused before anything is written (loopback Hub, real client)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
 
 from hubrelease.errors import CheckFailed
 from hubrelease.hub.preflight import preflight, unpinned_revisions
+from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.models import Manifest, PinnedRepo, Pins
+from tests.factories.cli import run_cli
+from tests.factories.hub import api_for, unique_repo, upload_files
 from tests.factories.releases import write_release
+
+# Routes that write: none may be reached by a refused push.
+WRITES = {
+    "repo_create",
+    "preupload",
+    "commit",
+    "branch",
+    "tag",
+    "lfs_batch",
+    "lfs_upload",
+    "xet_xorb",
+    "xet_shard",
+}
+TARGET = {"model-00001-of-00002.gguf": b"\x01" * 3000, "config.json": b"{}\n"}
 
 
 def test_marked_pins_pass_and_an_unmarked_branch_is_refused(tmp_path: Path) -> None:
@@ -33,3 +53,101 @@ def test_a_readme_neither_rendered_nor_pinned_is_not_published(tmp_path: Path) -
     (tmp_path / "README.md").write_text("# hand-written, not pinned\n")
     with pytest.raises(CheckFailed, match="neither rendered by render-card nor pinned"):
         preflight(load_manifest(manifest), manifest, tmp_path)
+
+
+def _target(hub: LoopbackHub) -> tuple[str, str]:
+    repo = unique_repo("target")
+    return repo, upload_files(api_for(hub), repo, TARGET)
+
+
+def _pin(repo: str, commit: str, **file: object) -> dict[str, object]:
+    shard = {"path": "model-00001-of-00002.gguf", "size": 3000, **file}
+    return {"repo_id": repo, "revision": commit, "files": [shard]}
+
+
+def _writes(hub: LoopbackHub) -> list[str]:
+    return [r.route for r in hub.requests.records if r.route in WRITES]
+
+
+def _refused(hub: LoopbackHub, tmp_path: Path, pin: dict[str, object], repo: str | None = None) -> str:
+    """Push (and --dry-run) a release pinning ``pin``: both refused with exit 1; returns the error line."""
+    repo = repo or unique_repo()
+    manifest = write_release(
+        tmp_path / "rel",
+        {"a.bin": b"a"},
+        extra_manifest={"release": {"repo_id": repo, "license": "mit"}, "pins": {"targets": [pin]}},
+    )
+    lines = []
+    for extra in (("--dry-run",), ()):
+        hub.requests.clear()
+        code, out, err = run_cli("push", manifest, "--endpoint", hub.url, *extra)
+        assert (code, out) == (1, ""), err
+        assert _writes(hub) == []
+        lines.append(err.strip())
+    assert lines[0] == lines[1] and len(lines[0].splitlines()) == 1
+    return lines[0]
+
+
+def test_a_pinned_repo_that_does_not_exist_refuses_the_push_before_the_repo_is_created(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    repo = unique_repo()
+    error = _refused(hub, tmp_path, {"repo_id": "acme/not-published", "revision": "f" * 40}, repo)
+    assert error == (
+        "error: pins: 1 pin(s) not on the Hub as pinned: acme/not-published@ffffffffffff: acme/not-published: "
+        "repository not found; publish that repo first, or correct the pin's repo_id / revision (`hubrelease "
+        "lock` records the commit a branch points to); nothing was pushed"
+    )
+    assert not hub.store.exists(RepoKey("model", repo))
+
+
+def test_a_missing_revision_or_file_and_a_wrong_size_are_refused_on_an_existing_repo(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    target, commit = _target(hub)
+    repo = unique_repo()
+    before = upload_files(api_for(hub), repo, {"old.md": b"v0\n"})
+    gone = _refused(hub, tmp_path / "1", {"repo_id": target, "revision": "e" * 40}, repo)
+    assert (
+        f"{target}@eeeeeeeeeeee: {target}: revision 'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' not found"
+        in gone
+    )
+    missing = _refused(
+        hub, tmp_path / "2", {**_pin(target, commit), "files": [{"path": "nope.gguf", "size": 1}]}, repo
+    )
+    assert (
+        f"{target}@{commit[:12]}:nope.gguf: file is not on the Hub; correct the file's path in the pin"
+        in missing
+    )
+    wrong = _refused(hub, tmp_path / "3", _pin(target, commit, size=2999), repo)
+    assert (
+        ":model-00001-of-00002.gguf: size mismatch on the Hub: expected 2999 bytes, got 3000; the repo no longer"
+        in wrong
+    )
+    digest = _refused(hub, tmp_path / "4", _pin(target, commit, sha256="0" * 64), repo)
+    assert "sha256 mismatch on the Hub" in digest
+    assert hub.store.resolve(RepoKey("model", repo), "main") == before  # no commit, no branch
+    assert list(hub.store.refs(RepoKey("model", repo))["branches"]) == ["main"]
+
+
+def test_pins_as_the_hub_holds_them_push_unpinned_ones_at_their_branch_head(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    target, commit = _target(hub)
+    sha = hashlib.sha256(TARGET["model-00001-of-00002.gguf"]).hexdigest()
+    mutable = {
+        "repo_id": target,
+        "revision": "main",
+        "unpinned": True,
+        "files": [{"path": "config.json", "size": 3}],
+    }
+    repo = unique_repo()
+    pins = {"targets": [_pin(target, commit, sha256=sha), mutable]}
+    manifest = write_release(
+        tmp_path,
+        {"a.bin": b"a"},
+        extra_manifest={"release": {"repo_id": repo, "license": "mit"}, "pins": pins},
+    )
+    code, out, err = run_cli("push", manifest, "--endpoint", hub.url, "--json")
+    assert code == 0, err
+    assert json.loads(out)["verify"]["pins_checked"] == 2
