@@ -137,7 +137,7 @@ def main() -> None:
 
                 def lock_one() -> None:
                     path.write_bytes(original)
-                    assert lock_manifest(path, api).written
+                    assert lock_manifest(path, api, pin=["acme/target"]).written  # marked unpinned: true
 
                 results["edit: lock one branch pin (loopback Hub)"] = best(args.repeat, lock_one)
     finally:

@@ -23,9 +23,11 @@ run hubrelease build eval autoregressive=bench/autoregressive.jsonl dflash2=benc
   --spec bench/eval-spec.yaml --prompts bench/prompts.jsonl --out evaluation.json
 run hubrelease lint tiny-dflash2-q8_0.gguf --config config.json
 
-# The target must exist before the drafter can pin it: publish it, then lock the pin to its commit.
+# The target must exist before the drafter can pin it: publish it. Its pin says `unpinned: true`,
+# which lock keeps as it is (and says so); --pin converts it on purpose to the commit just pushed.
 run hubrelease push ../example-target/hubrelease.yaml --endpoint local
 run hubrelease lock hubrelease.yaml --endpoint local
+run hubrelease lock hubrelease.yaml --endpoint local --pin hubrelease-example/tiny-target
 run hubrelease render-card hubrelease.yaml
 run hubrelease verify hubrelease.yaml
 run hubrelease push hubrelease.yaml --endpoint local --dry-run

@@ -84,7 +84,10 @@ def test_example_rebuilds_byte_for_byte_and_publishes(
 
     endpoint = loopback_hub.url
     run("push", str(tmp_path / "example-target" / "hubrelease.yaml"), "--endpoint", endpoint)
-    assert "revision main -> " in run("lock", str(manifest), "--endpoint", endpoint)
+    assert "kept as it is (unpinned: true)" in run("lock", str(manifest), "--endpoint", endpoint)
+    target = "hubrelease-example/tiny-target"
+    assert "revision main -> " in run("lock", str(manifest), "--endpoint", endpoint, "--pin", target)
+    assert "lock --pin" not in manifest.read_text(encoding="utf-8")  # the comment above the pin went with it
     run("render-card", str(manifest))
     assert "pushed " in run("push", str(manifest), "--endpoint", endpoint)
     assert "OK (remote" in run("verify", str(manifest), "--remote", "--endpoint", endpoint)

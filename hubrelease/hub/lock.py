@@ -1,5 +1,7 @@
 """`lock`: turn every pin's branch or tag into a commit and fill pinned file sizes and sha256s.
 
+Pins marked ``unpinned: true`` are deliberate and kept as they are; ``--pin REPO_ID`` converts one.
+
 Everything comes from Hub metadata (``repo_info`` for the commit, ``get_paths_info`` for files), so
 locking a 100 GB target costs a few requests. GGUF and safetensors files also get a header pin
 (``header_sha256`` + ``composition``) from range reads of their headers (``hub.remote_headers``):
@@ -11,7 +13,7 @@ The manifest is rewritten through ``manifest.editor``: only the pins section, co
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,10 +22,10 @@ from huggingface_hub import HfApi
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.tokens import CommentToken
 
-from hubrelease.errors import CheckFailed, FormatError, HubError
+from hubrelease.errors import CheckFailed, FormatError, HubError, InputError
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.tree import pin_label, remote_files, resolve_commit
-from hubrelease.manifest.comments import set_comment_above, trailing_comment_kept
+from hubrelease.manifest.comments import pop_comment_above, set_comment_above, trailing_comment_kept
 from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.revisions import is_commit
 
@@ -36,8 +38,8 @@ class LockChange:
 
     pin: str
     field: str
-    old: str | int | dict[str, int] | None
-    new: str | int | dict[str, int]
+    old: str | int | bool | dict[str, int] | None
+    new: str | int | bool | dict[str, int]
 
     def to_dict(self) -> dict[str, object]:
         return {"pin": self.pin, "field": self.field, "old": self.old, "new": self.new}
@@ -52,39 +54,70 @@ class LockResult:
     written: bool
     no_header_pin: tuple[str, ...] = ()
     """GGUF / safetensors files whose header could not be parsed: ``label: reason``."""
+    kept_unpinned: tuple[str, ...] = ()
+    """Pins marked ``unpinned: true`` and left exactly as they are (``--pin`` converts one)."""
+    removed_comments: tuple[tuple[str, str], ...] = ()
+    """(repo id, text) of the comment above each pin ``--pin`` converted: it described the pin as unpinned."""
 
 
-def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False) -> LockResult:
-    """Resolve and fill every pin of the manifest at ``path``; write it back unless ``dry_run``."""
+def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False, pin: Sequence[str] = ()) -> LockResult:
+    """Resolve and fill the pins of the manifest at ``path``; write it back unless ``dry_run``.
+
+    A pin marked ``unpinned: true`` says on purpose that no commit is to be recorded (seed 001's
+    target: the revision was not recorded when it was measured), so it is kept as it is, unless
+    its repo id is in ``pin``: then it is locked like any branch, ``unpinned`` dropped, and the
+    comment above it (which explained why it was unpinned) removed and returned.
+    """
     editor = ManifestEditor.open(path)
-    nodes = _pin_nodes(editor.section("pins"))
-    for node, _ in nodes:
+    pins = editor.section("pins").get("pins")
+    nodes = _pin_nodes(pins)
+    ids = {str(node.get("repo_id")) for node, *_ in nodes}
+    unknown = [repo_id for repo_id in pin if repo_id not in ids]
+    if unknown:
+        raise InputError(f"--pin {unknown[0]}: no pin has that repo_id", path=path, field="pins")
+    wanted = []
+    kept: list[str] = []
+    for node, default_type, key, index in nodes:
+        deliberate = node.get("unpinned") is True
+        if deliberate and str(node.get("repo_id")) not in pin:
+            kept.append(str(node["repo_id"]))
+            continue
         # A branch in `revision` is what lock is for: validate as if it were marked unpinned
         # (the validation message for it says "hubrelease lock resolves branches").
         if "unpinned" not in node and not is_commit(node.get("revision")):
             node["unpinned"] = True
+        wanted.append((node, default_type, key, index, deliberate))
     editor.validate()
     changes: list[LockChange] = []
     size_only: list[str] = []
     no_header: list[str] = []
-    for node, default_type in nodes:
+    for node, default_type, _, _, deliberate in wanted:
         _lock_pin(api, node, default_type, changes, size_only, no_header)
+        if deliberate:
+            changes.append(LockChange(str(node["repo_id"]), "unpinned", True, False))
+    removed = []
+    for node, _, key, index, deliberate in wanted:
+        text = pop_comment_above(pins, key, index) if deliberate else ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if lines:
+            removed.append((str(node["repo_id"]), "\n".join(lines)))
     written = bool(changes) and not dry_run
     if written:
         editor.save()
-    return LockResult(tuple(changes), tuple(size_only), written, tuple(no_header))
+    return LockResult(
+        tuple(changes), tuple(size_only), written, tuple(no_header), tuple(kept), tuple(removed)
+    )
 
 
-def _pin_nodes(tree: CommentedMap) -> list[tuple[CommentedMap, str]]:
-    """Every pin mapping with its default repo type (anything malformed is left to validation)."""
-    pins = tree.get("pins")
+def _pin_nodes(pins: object) -> list[tuple[CommentedMap, str, str, int]]:
+    """Every pin mapping with its default repo type, list and index (anything malformed is left to validation)."""
     if not isinstance(pins, CommentedMap):
         return []
     return [
-        (node, default_type)
+        (node, default_type, key, index)
         for key, default_type in _PIN_LISTS
         if isinstance(pins.get(key), list)
-        for node in pins[key]
+        for index, node in enumerate(pins[key])
         if isinstance(node, CommentedMap)
     ]
 
@@ -107,8 +140,8 @@ def _lock_pin(
             changes.append(LockChange(repo_id, "revision", node.get("revision"), commit))
             node["revision"] = commit
             _add_note(node, "revision", f"locked from {revision}")
-            if "unpinned" in node:
-                _delete_key(node, "unpinned")
+        if "unpinned" in node:
+            _delete_key(node, "unpinned")
         files = [f for f in node.get("files") or [] if isinstance(f, CommentedMap)]
         if not files:
             return

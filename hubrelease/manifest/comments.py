@@ -1,4 +1,4 @@
-"""Keep the comment that follows a YAML list in place when the list's last item changes.
+"""Keep the comment that follows a YAML list in place when the list's last item changes (and cut one).
 
 ruamel.yaml stores a comment written *between* two top-level keys (``init`` writes one above each
 section) on the deepest last scalar of the preceding list. Appending an item would leave that
@@ -46,7 +46,12 @@ def trailing_comment_kept(parent: CommentedMap, key: str) -> Iterator[None]:
 
 
 def _detach(parent: CommentedMap, key: str) -> str:
-    end = _end_slot(parent.get(key))
+    return _detach_end(parent.get(key))
+
+
+def _detach_end(node: Any) -> str:
+    """Cut the comment lines that follow ``node`` (its end-of-line comment stays); return them."""
+    end = _end_slot(node)
     if end is None:
         return ""
     slot, _, index, _ = end
@@ -96,3 +101,22 @@ def set_comment_above(node: CommentedMap, key: Any, text: str, indent: int) -> N
     """Put comment lines as ruamel stores them (``# ...`` separated by newlines) above ``key``."""
     lines = [line.strip().removeprefix("#").removeprefix(" ") for line in text.rstrip("\n").split("\n")]
     node.yaml_set_comment_before_after_key(key, before="\n".join(lines), indent=indent)
+
+
+def pop_comment_above(parent: CommentedMap, key: str, index: int) -> str:
+    """Remove the comment lines directly above item ``index`` of the list ``parent[key]``; return them.
+
+    ruamel keeps them after the previous item (its deepest last value), or, above the first item,
+    on ``key`` (slot 3) and again on the list itself.
+    """
+    items = parent[key]
+    if index > 0:
+        return _detach_end(items[index - 1])
+    slot = parent.ca.items.get(key)
+    text = ""
+    if slot is not None and len(slot) > 3 and slot[3]:
+        text = "".join(str(token.value) for token in slot[3] if isinstance(token, CommentToken))
+        slot[3] = None
+    if isinstance(items, CommentedSeq) and items.ca.comment and len(items.ca.comment) > 1:
+        items.ca.comment[1] = None
+    return text

@@ -74,7 +74,8 @@ class _Revisioned(_Strict):
     revision: str | None = None
     """Git commit (40 lowercase hex) of the pinned repo. A branch or tag only with ``unpinned: true``."""
     unpinned: bool = False
-    """The source never published a commit; the pin is weaker (by sizes or digests only)."""
+    """The source never published a commit; the pin is weaker (by sizes or digests only). ``hubrelease
+    lock`` keeps such a pin as it is; ``lock --pin REPO_ID`` converts it to a commit on purpose."""
 
     @model_validator(mode="after")
     def _check_revision(self) -> _Revisioned:

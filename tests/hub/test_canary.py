@@ -44,7 +44,7 @@ def test_no_hub_command_prints_a_token_the_hub_echoes(
         ["push", str(manifest), "--dry-run", "--json"],
         ["verify", str(manifest), "--remote"],
         ["verify", str(manifest), "--remote", "--json"],
-        ["lock", str(locked)],
+        ["lock", str(locked), "--pin", target],  # unpinned: true is kept without a request unless --pin
         ["import", target, "--out", str(tmp_path / "imported.yaml")],
         ["inspect", f"hf://{target}/config.json"],
     ]

@@ -35,7 +35,7 @@ def _manifest(folder: Path, release: str, target: str, names: list[str]) -> Path
     path = folder / "hubrelease.yaml"
     path.write_text(
         f"schema_version: 1\nrelease:\n  repo_id: {release}\n  license: mit\npins:\n  targets:\n"
-        f"    - repo_id: {target}\n      revision: main\n      unpinned: true\n      files:\n{files}",
+        f"    - repo_id: {target}\n      revision: main\n      files:\n{files}",  # a branch: lock resolves it
         encoding="utf-8",
     )
     return path

@@ -28,14 +28,12 @@ pins:
   targets:
     - repo_id: {target}  # the served model
       revision: main
-      unpinned: true
       files:
         - path: model.safetensors
         - path: config.json{config_size}
   datasets:
     - repo_id: {dataset}
       revision: main
-      unpinned: true
       license: cc-by-4.0
 """
     path = tmp_path / "hubrelease.yaml"
@@ -143,7 +141,7 @@ pins:
         + tail,
         encoding="utf-8",
     )
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--pin", target, "--pin", dataset])
     assert result.exit_code == 0, result.stderr
     assert path.read_text() == head + (
         f"""      revision: {commit} # follow main for now; locked from main
@@ -187,7 +185,7 @@ def test_lock_rewrites_just_the_pin(hub: LoopbackHub, tmp_path: Path, before: st
     target, _, commit, _ = _setup(hub)
     path = tmp_path / "hubrelease.yaml"
     path.write_text(_HEAD + before.format(target=target))
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--pin", target])
     assert result.exit_code == 0, result.stderr
     assert path.read_text() == _HEAD + after.format(target=target, commit=commit)
 
@@ -197,3 +195,102 @@ def test_lock_on_malformed_pins_is_a_validation_error(hub: LoopbackHub, tmp_path
     path.write_text(_HEAD.replace("  targets:\n", "  targets: 5\n"))
     result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
     assert result.exit_code == 2 and result.stderr.startswith(f"error: {path}:4: pins.targets")
+
+
+def test_lock_keeps_pins_marked_unpinned_as_they_are_and_says_so(hub: LoopbackHub, tmp_path: Path) -> None:
+    target, dataset, _, _ = _setup(hub)
+    path = _manifest(tmp_path, target, dataset)
+    text = path.read_text().replace(
+        "      revision: main\n      files:", "      revision: main\n      unpinned: true\n      files:"
+    )
+    path.write_text(text)
+    hub.requests.clear()
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--json"])
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["kept_unpinned"] == [target] and payload["removed_comments"] == []
+    assert [c["pin"] for c in payload["changes"]] == [dataset]  # only the branch not marked unpinned
+    assert not any(target in r.path for r in hub.requests.records)  # the kept pin is not even looked up
+    human = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    assert human.exit_code == 0
+    assert f"{target}: kept as it is (unpinned: true); `--pin {target}` pins it to a commit" in human.stderr
+    pin = load_manifest(path).pins.targets[0]
+    assert (pin.revision, pin.unpinned, [f.size for f in pin.files]) == ("main", True, [None, None])
+
+
+def test_lock_pin_converts_one_unpinned_pin_and_removes_the_comment_that_explained_it(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    target, dataset, commit, data_commit = _setup(hub)
+    other = unique_repo("other")
+    upload_files(api_for(hub), other, {"config.json": b"{}\n"})
+    path = tmp_path / "hubrelease.yaml"
+    path.write_text(
+        f"""{_HEAD}    # Mutable repo: the revision was not recorded, so sizes are the only pin.
+    - repo_id: {target}
+      revision: main
+      unpinned: true
+    # Also mutable; kept.
+    - repo_id: {other}
+      revision: main
+      unpinned: true
+    # Pinned on purpose later.
+    - repo_id: {dataset}
+      repo_type: dataset
+      revision: main
+      unpinned: true
+"""
+    )
+    result = runner.invoke(
+        app, ["lock", str(path), "--endpoint", hub.url, "--pin", target, "--pin", dataset, "--json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["kept_unpinned"] == [other]
+    assert payload["removed_comments"] == [
+        {"pin": target, "text": "# Mutable repo: the revision was not recorded, so sizes are the only pin."},
+        {"pin": dataset, "text": "# Pinned on purpose later."},
+    ]
+    assert {"pin": target, "field": "unpinned", "old": True, "new": False} in payload["changes"]
+    human = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--pin", other, "--dry-run"])
+    assert f"{other}: unpinned: true dropped" in human.stdout.splitlines()
+    assert path.read_text() == (
+        f"""{_HEAD}    - repo_id: {target}
+      revision: {commit} # locked from main
+    # Also mutable; kept.
+    - repo_id: {other}
+      revision: main
+      unpinned: true
+    - repo_id: {dataset}
+      repo_type: dataset
+      revision: {data_commit}  # locked from main
+"""
+    )
+
+
+def test_lock_pin_of_an_unknown_repo_is_a_usage_error(hub: LoopbackHub, tmp_path: Path) -> None:
+    target, dataset, _, _ = _setup(hub)
+    path = _manifest(tmp_path, target, dataset)
+    before = path.read_text()
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--pin", "acme/typo"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"error: {path}: pins: --pin acme/typo: no pin has that repo_id"
+    assert path.read_text() == before
+
+
+def test_lock_leaves_seed_001_as_it_is(hub: LoopbackHub, tmp_path: Path, repo_root: Path) -> None:
+    """Every pin of seed 001 is unpinned on purpose; none of its repos exists on this Hub, and none is asked for."""
+    path = tmp_path / "hubrelease.yaml"
+    seed = (repo_root / "manifests" / "ornith-1.0-dflash-gguf" / "hubrelease.yaml").read_bytes()
+    path.write_bytes(seed)
+    hub.requests.clear()
+    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--json"])
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["written"] is False and payload["changes"] == []
+    assert payload["kept_unpinned"] == [
+        "paragon-of-brah/Ornith-1.0-397B-DFLASH-GGUF",
+        "deepreinforce-ai/Ornith-1.0-397B",
+        "z-lab/Qwen3.5-397B-A17B-DFlash",
+    ]
+    assert path.read_bytes() == seed and hub.requests.count() == 0
