@@ -1,8 +1,11 @@
 """Requests and bytes moved by `hubrelease verify --remote` vs `hf download` + `hf cache verify`.
 
 Both check the same published release on a loopback Hub; the server counts every request and the
-body bytes in each direction. `hf cache verify` can only check a local copy, so its honest cost
-includes the download that makes that copy; the warm-cache cost is printed too.
+body bytes in each direction, and the file bytes downloaded (the ``resolve`` route). The release
+publishes its card (README.md, rendered) and manifest too; ``verify --remote`` checks both (a fresh
+render, the local manifest) by git blob id, downloading nothing. `hf cache verify` can only check a
+local copy, so its honest cost includes the download that makes that copy; the warm-cache cost is
+printed too.
 
     python bench/remote_verify_bench.py [--files 600] [--lfs 8] [--lfs-mib 4]
 """
@@ -50,14 +53,14 @@ def make_release(folder: Path, files: int, lfs: int, lfs_mib: int) -> Path:
     return target
 
 
-def measure(hub: LoopbackHub, label: str, run: Callable[[], None]) -> tuple[str, int, int, float]:
-    """Run one tool and read what it moved from the server's request log."""
+def measure(hub: LoopbackHub, label: str, run: Callable[[], None]) -> tuple[str, int, int, int, float]:
+    """Run one tool and read what it moved from the server's request log (all bodies; file downloads)."""
     hub.requests.clear()
     start = time.perf_counter()
     run()
     elapsed = time.perf_counter() - start
     moved = hub.requests.bytes_in() + hub.requests.bytes_out()
-    return label, hub.requests.count(), moved, elapsed
+    return label, hub.requests.count(), moved, hub.requests.bytes_out("resolve"), elapsed
 
 
 def main() -> None:
@@ -69,6 +72,9 @@ def main() -> None:
     runner = CliRunner()
     with tempfile.TemporaryDirectory() as tmp, LoopbackHub(Path(tmp) / "hub") as hub:
         manifest = make_release(Path(tmp) / "release", args.files, args.lfs, args.lfs_mib)
+        # The card is published too, and verify --remote checks it against a fresh render.
+        rendered = runner.invoke(app, ["render-card", str(manifest)])
+        assert rendered.exit_code == 0, rendered.stderr
         pushed = runner.invoke(app, ["push", str(manifest), "--endpoint", hub.url])
         assert pushed.exit_code == 0, pushed.stderr
         env = dict(
@@ -94,9 +100,9 @@ def main() -> None:
         ]
     total = args.lfs * (args.lfs_mib << 20)
     print(f"release: {args.files} files ({args.lfs} LFS x {args.lfs_mib} MiB = {total / 2**20:.0f} MiB)")
-    print(f"{'tool':34} {'requests':>9} {'bytes moved':>14} {'seconds':>8}")
-    for label, requests, moved, elapsed in rows:
-        print(f"{label:34} {requests:>9} {moved:>14,} {elapsed:>8.2f}")
+    print(f"{'tool':34} {'requests':>9} {'bytes moved':>14} {'downloaded':>12} {'seconds':>8}")
+    for label, requests, moved, downloaded, elapsed in rows:
+        print(f"{label:34} {requests:>9} {moved:>14,} {downloaded:>12,} {elapsed:>8.2f}")
     ours, cold, warm = rows
     print(f"requests: hf download+verify / verify --remote = {cold[1] / ours[1]:.1f}x")
     print(f"bytes:    hf download+verify / verify --remote = {cold[2] / max(ours[2], 1):.0f}x")
