@@ -23,6 +23,21 @@ def test_release_workflow_pins_actions_and_sources_and_asks_for_least_permission
     installs = [s["run"] for job in jobs.values() for s in job["steps"] if "pip install" in s.get("run", "")]
     assert installs and all(run == 'pip install "$HUBRELEASE_SPEC"' for run in installs)
     assert workflow["env"]["HUBRELEASE_SPEC"] == "."  # this checkout: the exact commit under test
+    assert jobs["publish"]["env"]["HUBRELEASE_SPEC"] == ".[sign]"  # the same checkout, with the signing extra
+
+
+def test_release_workflow_signs_keyless_then_pushes_then_checks_the_signer() -> None:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
+    publish = workflow["jobs"]["publish"]
+    assert publish["permissions"]["id-token"] == "write"  # Sigstore's OIDC token as well as the Hub's
+    runs = [" ".join(step.get("run", "").split()) for step in publish["steps"]]
+    sign = runs.index('hubrelease sign "$MANIFEST" --sigstore')
+    push = next(i for i, run in enumerate(runs) if run.startswith('hubrelease push "$MANIFEST" --tag'))
+    assert sign < push
+    assert runs[-1] == (
+        'hubrelease verify "$MANIFEST" --remote --revision "${GITHUB_REF_NAME}" --signature '
+        '--identity "https://github.com/${GITHUB_WORKFLOW_REF}" --issuer https://token.actions.githubusercontent.com'
+    )
 
 
 def test_pre_commit_hooks_declare_files_and_a_minimum_version() -> None:

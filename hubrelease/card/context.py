@@ -16,6 +16,7 @@ from hubrelease.card.claims import Claim, compute_claims
 from hubrelease.card.filters import bytes_
 from hubrelease.card.licenses import license_label
 from hubrelease.card.locator import Locator
+from hubrelease.card.signature import SignatureCheck, signature_check
 from hubrelease.card.tables import AbTable, BenchmarkTable, SweepTable, build_tables
 from hubrelease.evaluation import Evaluation
 from hubrelease.evaluation.provenance import Disagreement, disagreements
@@ -146,6 +147,8 @@ class CardContext:
     notices: Notices
     deviations: tuple[Disagreement, ...]
     """Where an evaluation differs from the pins by design (``evaluations[].deviations``), with the note."""
+    signature: SignatureCheck | None
+    """How to check ``model.sig`` with model-signing (the manifest's ``signing:`` section), else None."""
 
     def variables(self) -> dict[str, object]:
         """The context as Jinja variables, one per field."""
@@ -339,4 +342,5 @@ def build_context(
         engines=tuple(manifest.pins.engines),
         notices=manifest.notices,
         deviations=deviations,
+        signature=signature_check(manifest, manifest_path.name),
     )

@@ -61,6 +61,7 @@ COMMANDS: dict[str, str] = {
     "inspect": "inspect",
     "lint": "lint",
     "lock": "lock",
+    "sign": "sign",
     "push": "push",
     "init": "init",
     "add": "add",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,6 +22,11 @@ from hubrelease.cli.options import (
 )
 from hubrelease.cli.report import render_report
 from hubrelease.errors import InputError
+from hubrelease.signing import SIGNATURE_NAME
+
+if TYPE_CHECKING:
+    from hubrelease.signing.verifiers import SignaturePolicy
+    from hubrelease.verify import Finding, VerifyReport
 
 EXAMPLES = """
 Examples:
@@ -35,9 +41,44 @@ Examples:
 
   hubrelease verify hubrelease.yaml --remote --revision v1.0   # the Hub vs the manifest, 0 bytes downloaded
 
-Exit codes: 0 clean, 1 drift (missing, size or digest mismatch, unlisted file), 2 invalid input,
-4 (--remote) the Hub could not be reached or refused us.
+  hubrelease verify hubrelease.yaml --signature --public-key signing-pub.pem      # model.sig, key-signed
+
+  hubrelease verify hubrelease.yaml --remote --signature \
+      --identity https://github.com/ORG/REPO/.github/workflows/release.yml@refs/tags/v1.0 \
+      --issuer https://token.actions.githubusercontent.com                        # keyless, on the Hub
+
+Exit codes: 0 clean, 1 drift (missing, size or digest mismatch, unlisted file, a signature that
+does not verify or does not sign these files), 2 invalid input, 4 (--remote) the Hub could not be
+reached or refused us (or Sigstore's trust root could not be fetched).
 """
+
+SignatureOpt = Annotated[
+    bool,
+    typer.Option(
+        "--signature",
+        help="Also check model.sig (OpenSSF Model Signing): who signed it, and that it signs exactly these files.",
+    ),
+]
+PublicKeyOpt = Annotated[
+    Path | None, typer.Option("--public-key", help="With --signature: the signer's EC public key (PEM).")
+]
+ChainOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--certificate-chain", help="With --signature: trusted certificates (PEM); repeatable."),
+]
+IdentityOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--identity", help="With --signature: the keyless signer (certificate SAN), matched exactly."
+    ),
+]
+IssuerOpt = Annotated[
+    str | None, typer.Option("--issuer", help="With --signature: the keyless signer's OIDC issuer.")
+]
+TrustConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--trust-config", help="With --identity: a Sigstore clienttrustconfig JSON (offline)."),
+]
 
 
 def verify(
@@ -66,6 +107,12 @@ def verify(
     token: TokenOpt = None,
     repo_type: RepoTypeOpt = None,
     quiet: QuietOpt = False,
+    signature: SignatureOpt = False,
+    public_key: PublicKeyOpt = None,
+    certificate_chain: ChainOpt = None,
+    identity: IdentityOpt = None,
+    issuer: IssuerOpt = None,
+    trust_config: TrustConfigOpt = None,
 ) -> None:
     """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
     from hubrelease.hashing import looks_like_sums
@@ -89,6 +136,7 @@ def verify(
             else f"need{'s' * one} --remote"
         )
         raise InputError(f"{', '.join(ignored)} {needs}")
+    policy = _policy(signature, public_key, certificate_chain, identity, issuer, trust_config)
     if remote:
         from hubrelease.hub import verify_remote
         from hubrelease.manifest import load_manifest, release_root
@@ -98,6 +146,17 @@ def verify(
         api = hub_session(endpoint, token, quiet)
         release = with_release(release, repo_type)
         report = verify_remote(release, api, revision, manifest_path=manifest, root=root)
+        if policy is not None:
+            from hubrelease.signing.release import declared_policy, publish_set
+            from hubrelease.signing.remote import verify_remote_signature
+
+            local = {path: copy for path, copy, _ in publish_set(release, manifest, root)}
+            commit = str(report.extra["commit"])
+            trusted = declared_policy(release, root, policy)
+            found, traffic = verify_remote_signature(
+                api, release.release.repo_id, commit, trusted, local, release.release.repo_type
+            )
+            report = _with_signature(report, found, traffic.fetched_bytes)
         raise typer.Exit(render_report(report, str(manifest), json_mode))
     try:
         text = manifest.read_text(encoding="utf-8")
@@ -106,12 +165,64 @@ def verify(
     except (IsADirectoryError, UnicodeDecodeError):
         raise InputError("not a manifest or sha256sum file", path=manifest) from None
     options = VerifyOptions(jobs=jobs, use_cache=not no_cache, follow_symlinks=follow_symlinks)
+    sums = looks_like_sums(text)
+    if sums and policy is not None:
+        raise InputError(
+            "--signature checks a release against its manifest, not a sha256sum file", path=manifest
+        )
     with output.progress(json_mode) as progress:
-        if looks_like_sums(text):
+        if sums:
             report = verify_sums_file(manifest, text, directory, options, progress)
         else:
             report = verify_manifest_file(manifest, text, directory, options, progress)
+    if policy is not None:
+        from hubrelease.manifest import load_manifest_text
+        from hubrelease.signing.release import declared_policy, verify_local_signature
+
+        release = load_manifest_text(text, manifest)
+        trusted = declared_policy(release, Path(report.root), policy)
+        found = verify_local_signature(release, manifest, report, trusted)
+        report = _with_signature(report, found)
     raise typer.Exit(render_report(report, str(manifest), json_mode))
+
+
+def _policy(
+    signature: bool,
+    public_key: Path | None,
+    chain: list[Path] | None,
+    identity: str | None,
+    issuer: str | None,
+    trust_config: Path | None,
+) -> SignaturePolicy | None:
+    """Whom ``--signature`` trusts (no one named yet: the manifest's ``signing:`` says), or None
+    without it (then its options are a usage error)."""
+    given = [
+        name
+        for name, value in (
+            ("--public-key", public_key),
+            ("--certificate-chain", chain),
+            ("--identity", identity),
+            ("--issuer", issuer),
+            ("--trust-config", trust_config),
+        )
+        if value
+    ]
+    if not signature:
+        if given:
+            raise InputError(f"{', '.join(given)} need{'s' * (len(given) == 1)} --signature")
+        return None
+    from hubrelease.signing.verifiers import SignaturePolicy, check
+
+    policy = SignaturePolicy(public_key, tuple(chain or ()), identity, issuer, trust_config)
+    check(policy)
+    return policy
+
+
+def _with_signature(report: VerifyReport, found: list[Finding], fetched: int | None = None) -> VerifyReport:
+    """``report`` with the signature's findings, and ``signature`` in its ``--json`` extra."""
+    extra = dict(report.extra)
+    extra["signature"] = {"path": SIGNATURE_NAME, "ok": not found, "fetched_bytes": fetched}
+    return report._replace(findings=tuple(sorted(report.findings + tuple(found))), extra=extra)
 
 
 def register(app: typer.Typer) -> None:

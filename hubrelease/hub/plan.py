@@ -25,6 +25,7 @@ from hubrelease.hub.tree import RemoteFile, list_files, repo_info
 from hubrelease.manifest.editor import published_manifest
 from hubrelease.manifest.models import Manifest
 from hubrelease.release_files import published_paths, release_files
+from hubrelease.signing import SIGNATURE_NAME
 
 FileStatus = Literal["added", "changed", "unchanged"]
 
@@ -136,9 +137,18 @@ def build_plan(manifest: Manifest, manifest_path: Path, root: Path, remote: Remo
             key, sha256 = _digest(cache, root, item.path, local, item.sha256)
             status = _status(remote.files.get(item.path), local, key.size, sha256)
             planned.append(PlannedFile(item.path, local, key.size, sha256, status, key))
+        signature = root / SIGNATURE_NAME
+        if signature.is_file() and all(f.path != SIGNATURE_NAME for f in planned):
+            # The signature rides in the same commit, and only if it signs exactly what is published.
+            from hubrelease.signing.statement import check_signs
+
+            check_signs(signature, {f.path: f.sha256 for f in planned})
+            key, sha256 = _digest(cache, root, SIGNATURE_NAME, signature, None)
+            status = _status(remote.files.get(SIGNATURE_NAME), signature, key.size, sha256)
+            planned.append(PlannedFile(SIGNATURE_NAME, signature, key.size, sha256, status, key))
     finally:
         cache.close()
-    published = published_paths(files)
+    published = published_paths(files) | {f.path for f in planned}  # a signature too
     deleted = tuple(f for name, f in sorted(remote.files.items()) if name not in published)
     release = manifest.release
     return PushPlan(

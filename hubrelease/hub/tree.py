@@ -26,6 +26,7 @@ from hubrelease.hub.client import metadata
 from hubrelease.hub.remote_headers import RemoteRepo, header_findings
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.release_files import published_paths
+from hubrelease.signing import SIGNATURE_NAME
 from hubrelease.verify.compare import Expected, Observed, compare, missing
 from hubrelease.verify.expected import expectations
 from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
@@ -132,7 +133,7 @@ def verify_remote(
         for f in derived.published
         if f.path not in checked and f.path not in remote
     )
-    expected_paths = published_paths(derived.published)
+    expected_paths = published_paths(derived.published) | {SIGNATURE_NAME}  # checked by --signature
     findings.extend(
         Finding.make("unlisted", name, "file is on the Hub but not in the manifest")
         for name in remote

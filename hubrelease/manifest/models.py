@@ -480,6 +480,43 @@ class Deviation(_Strict):
     """Why, as the card prints it next to the measured value."""
 
 
+class Signing(_Strict):
+    """How ``model.sig`` is signed (``hubrelease sign``): the card says how to check it, and
+    ``verify --signature`` trusts exactly this signer unless its options name another."""
+
+    method: Literal["key", "certificate", "sigstore"]
+    """``key`` (an EC key pair), ``certificate`` (an EC key with an X.509 chain) or ``sigstore``
+    (keyless: a Fulcio certificate for a CI job's OIDC identity, logged in Rekor)."""
+    public_key: RepoPath | None = None
+    """``key``: the signer's public key (PEM), a file in the release folder (list it as an artifact
+    to publish it; readers should still get it from you, not from the repo it vouches for)."""
+    certificate_chain: list[RepoPath] = Field(default_factory=list)
+    """``certificate``: the certificates (PEM, files in the release folder) a verifier trusts."""
+    identity: str | None = None
+    """``sigstore``: the signer's identity in its certificate, matched exactly; for GitHub Actions
+    ``https://github.com/OWNER/REPO/.github/workflows/FILE.yml@refs/tags/TAG``."""
+    issuer: str | None = None
+    """``sigstore``: the OIDC issuer, e.g. ``https://token.actions.githubusercontent.com``."""
+
+    @model_validator(mode="after")
+    def _check_method(self) -> Signing:
+        wanted = {
+            "key": ("public_key",),
+            "certificate": ("certificate_chain",),
+            "sigstore": ("identity", "issuer"),
+        }
+        for name in wanted[self.method]:
+            if not getattr(self, name):
+                raise LocatedError(f"signing.method {self.method} needs {name}", (name,))
+        for method, names in wanted.items():
+            stray = [name for name in names if method != self.method and getattr(self, name)]
+            if stray:
+                raise LocatedError(
+                    f"{stray[0]} belongs to signing.method {method}, not {self.method}", (stray[0],)
+                )
+        return self
+
+
 class EvaluationFile(_Strict):
     """An evaluation file pinned like an artifact: every number in the card comes from these bytes."""
 
@@ -525,6 +562,8 @@ class Manifest(_Strict):
     """Attribution and disclaimers."""
     ignore: list[str] = Field(default_factory=list)
     """Glob patterns (relative to the release folder) that verify does not report as unlisted."""
+    signing: Signing | None = None
+    """How the release's ``model.sig`` is signed (OpenSSF Model Signing), for the card and ``verify --signature``."""
 
     @model_validator(mode="after")
     def _check_unique_paths(self) -> Manifest:

@@ -28,6 +28,7 @@ FindingKind = Literal[
     "cache_rebuilt",
     "temp_leftover",
     "not_checked",
+    "signature",
 ]
 
 # Severity of each kind; one table so local, remote and JSON output agree.
@@ -47,6 +48,7 @@ SEVERITY: dict[FindingKind, Severity] = {
     "cache_rebuilt": "warning",
     "temp_leftover": "info",
     "not_checked": "info",
+    "signature": "error",
 }
 
 

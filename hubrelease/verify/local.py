@@ -19,6 +19,7 @@ from hubrelease.hashing.pool import HashJob, hash_files
 from hubrelease.hashing.statcache import StatCache, StatKey
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.release_files import HUB_FILES, card_published
+from hubrelease.signing import SIGNATURE_NAME
 from hubrelease.verify.compare import Expected, Observed, compare, missing, size_finding
 from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
 
@@ -61,7 +62,8 @@ def plan_manifest(manifest: Manifest, manifest_path: Path, root: Path | None = N
     Every file push publishes is expected (``verify.expected``): artifacts and evaluation files as
     pinned, the card as pinned or as a fresh render, and a copy of the manifest in a folder it does
     not live in (a ``--dir`` download) as the manifest, ``root:`` aside. ``.gitattributes`` (which
-    the Hub adds and ``hf download`` brings) is never unlisted.
+    the Hub adds and ``hf download`` brings) and the signature ``model.sig`` (``hubrelease sign``;
+    checked by ``verify --signature``) are never unlisted.
     """
     from hubrelease.manifest.root import release_root
     from hubrelease.verify.expected import expectations
@@ -73,7 +75,11 @@ def plan_manifest(manifest: Manifest, manifest_path: Path, root: Path | None = N
         for published, item in derived.files
         if published.kind != "manifest" or (folder / item.name).resolve() != manifest_path.resolve()
     )
-    known = (manifest_path.resolve(), folder / manifest.card_output, *(folder / name for name in HUB_FILES))
+    known = (
+        manifest_path.resolve(),
+        folder / manifest.card_output,
+        *(folder / name for name in (*HUB_FILES, SIGNATURE_NAME)),
+    )
     absent = () if card_published(manifest, folder) else (manifest.card_output,)
     needs_manifest = bool(manifest.evaluations) or any(artifact.lint for artifact in manifest.artifacts)
     ignore = tuple(manifest.ignore)

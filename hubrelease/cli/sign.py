@@ -1,0 +1,112 @@
+"""`hubrelease sign`: write ``model.sig`` (OpenSSF Model Signing) over what push publishes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hubrelease.cli import output
+from hubrelease.cli.options import DirOpt, JsonOpt, ManifestArg, QuietOpt
+from hubrelease.cli.report import human_bytes
+from hubrelease.errors import InputError
+
+EXAMPLES = """
+Examples:
+
+  hubrelease sign hubrelease.yaml --key signing-key.pem            # EC P-256/P-384 private key (PEM)
+
+  hubrelease sign hubrelease.yaml --key leaf-key.pem --certificate leaf.pem --chain int-ca.pem
+
+  hubrelease sign hubrelease.yaml --sigstore    # keyless, in CI: GitHub Actions with id-token: write
+
+  model_signing verify key DIR --signature DIR/model.sig --public_key signing-pub.pem   # on an hf download
+
+The release is checked as push checks it first (local verify, lint, a current card); the
+signature is built from the manifest's verified digests, so no artifact is hashed again. An
+encrypted key's password is read from HUBRELEASE_SIGNING_KEY_PASSWORD. Exit codes: 0 signed,
+1 the release does not verify, 2 invalid input (key, certificate, no OIDC credential, the optional
+extra missing: pip install 'hubrelease[sign]'), 4 Sigstore could not be reached.
+"""
+
+
+def sign(
+    manifest: ManifestArg,
+    directory: DirOpt = None,
+    key: Annotated[
+        Path | None,
+        typer.Option("--key", help="EC private key (PEM, P-256/P-384/P-521); with --certificate, its key."),
+    ] = None,
+    certificate: Annotated[
+        Path | None, typer.Option("--certificate", help="Signing certificate (PEM) for --key.")
+    ] = None,
+    chain: Annotated[
+        list[Path] | None,
+        typer.Option("--chain", help="Intermediate certificates (PEM) that lead to the root; repeatable."),
+    ] = None,
+    sigstore: Annotated[
+        bool,
+        typer.Option(
+            "--sigstore", help="Keyless: Fulcio certificate for the CI job's ambient OIDC identity."
+        ),
+    ] = False,
+    trust_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--trust-config",
+            help="With --sigstore: a Sigstore clienttrustconfig JSON (default: public good).",
+        ),
+    ] = None,
+    quiet: QuietOpt = False,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Sign the release: model.sig at its root, an OpenSSF Model Signing bundle over every published file."""
+    output.set_quiet(quiet)
+    if sigstore == (key is not None):
+        raise InputError("say how to sign: --key PEM (with --certificate for a certificate), or --sigstore")
+    if (certificate is not None or chain) and key is None:
+        raise InputError("--certificate and --chain sign with --key, the certificate's private key")
+    if chain and certificate is None:
+        raise InputError("--chain needs --certificate")
+    if trust_config is not None and not sigstore:
+        raise InputError("--trust-config applies to --sigstore")
+    from hubrelease.manifest import load_manifest, release_root
+    from hubrelease.signing.release import sign_release
+    from hubrelease.signing.signers import SigningMethod
+
+    release = load_manifest(manifest)
+    root = release_root(release, manifest, directory)
+    method = SigningMethod(key, certificate, tuple(chain or ()), sigstore, trust_config)
+    with output.progress(json_mode) as progress:
+        result = sign_release(release, manifest, root, method, progress)
+    signed = result.signed
+    if json_mode:
+        output.emit_json(
+            {
+                "schema_version": 1,
+                "command": "sign",
+                "signature": str(result.path),
+                "method": result.method,
+                "written": result.written,
+                "subject": {"name": signed.name, "sha256": signed.root_digest},
+                "ignore_paths": list(signed.ignore_paths),
+                "files": [{"path": path, "sha256": digest} for path, digest in signed.digests.items()],
+            }
+        )
+        return
+    size = sum(a.size or 0 for a in release.artifacts)
+    if not result.written:
+        output.info_line(
+            f"unchanged: {result.path} already signs these {len(signed.digests)} files with this key "
+            f"(subject sha256 {signed.root_digest})"
+        )
+        return
+    output.info_line(
+        f"signed {len(signed.digests)} files ({human_bytes(size)} of artifacts) with {result.method}: "
+        f"{result.path} (subject sha256 {signed.root_digest})"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sign", epilog=EXAMPLES)(sign)

@@ -1,0 +1,94 @@
+"""A published release checked against its ``model.sig`` on the Hub, without downloading weights.
+
+The Hub's tree listing gives every LFS/Xet file's sha256, which is what the statement signs. A
+regular (non-LFS) file has only a git blob id there: its digest comes from the local copy when that
+copy has the same blob id, else from its bytes, fetched (regular files are small: the Hub sends
+anything over 10 MiB to LFS). The signature itself is a regular file, fetched the same way. Every
+file at the commit counts, so a file added on the Hub is "published but not signed", exactly as
+``model_signing verify`` of a download would say "Extra files".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from huggingface_hub import HfApi
+from huggingface_hub.utils.sha import git_hash
+
+from hubrelease.hub.plan import REGULAR_FILE_MAX
+from hubrelease.hub.ranged import RangedFile, Traffic
+from hubrelease.hub.tree import RemoteFile, list_files
+from hubrelease.signing import SIGNATURE_NAME
+from hubrelease.signing.release import signature_findings
+from hubrelease.signing.statement import ignored
+from hubrelease.signing.verifiers import SignaturePolicy
+from hubrelease.verify.findings import Finding
+
+MAX_SIGNATURE_BYTES = 64 << 20
+"""A statement of 25,000 files (the Hub's per-commit cap) is about 5 MB of base64: far below this."""
+
+
+def verify_remote_signature(
+    api: HfApi,
+    repo_id: str,
+    commit: str,
+    policy: SignaturePolicy,
+    local: Mapping[str, Path],
+    repo_type: str = "model",
+) -> tuple[list[Finding], Traffic]:
+    """Findings for the repo at ``commit`` against its ``model.sig``, and what reading it cost.
+
+    ``local`` maps repo paths to local copies that may spare a download of a regular file.
+    """
+    traffic = Traffic()
+    files = list_files(api, repo_id, commit, repo_type)
+    remote_sig = files.get(SIGNATURE_NAME)
+    if remote_sig is None:
+        return [Finding.make("signature", SIGNATURE_NAME, "no signature on the Hub at this commit")], traffic
+    if remote_sig.size > MAX_SIGNATURE_BYTES:
+        message = (
+            f"{remote_sig.size:,} bytes, over the {MAX_SIGNATURE_BYTES:,} a signature may take; not read"
+        )
+        return [Finding.make("signature", SIGNATURE_NAME, message)], traffic
+    observed: dict[str, str | None] = {}
+    for path, entry in sorted(files.items()):
+        if ignored(path):  # .gitattributes, model.sig: model_signing verify skips them too
+            continue
+        observed[path] = entry.sha256 or _regular_sha256(
+            api, repo_id, commit, repo_type, entry, local, traffic
+        )
+    with tempfile.TemporaryDirectory() as scratch:
+        signature = Path(scratch) / SIGNATURE_NAME
+        signature.write_bytes(_fetch(api, repo_id, commit, repo_type, remote_sig, traffic))
+        return signature_findings(signature, policy, observed), traffic
+
+
+def _regular_sha256(
+    api: HfApi,
+    repo_id: str,
+    commit: str,
+    repo_type: str,
+    entry: RemoteFile,
+    local: Mapping[str, Path],
+    traffic: Traffic,
+) -> str | None:
+    """sha256 of a regular file on the Hub: from a local copy with its blob id, else from its bytes."""
+    copy = local.get(entry.path)
+    if copy is not None and copy.is_file() and copy.stat().st_size == entry.size:
+        data = copy.read_bytes()
+        if git_hash(data) == entry.blob_id:
+            return hashlib.sha256(data).hexdigest()
+    if entry.size > REGULAR_FILE_MAX:
+        return None  # not a regular file the Hub would keep: reported as not matching, never fetched
+    data = _fetch(api, repo_id, commit, repo_type, entry, traffic)
+    return hashlib.sha256(data).hexdigest() if git_hash(data) == entry.blob_id else None
+
+
+def _fetch(
+    api: HfApi, repo_id: str, commit: str, repo_type: str, entry: RemoteFile, traffic: Traffic
+) -> bytes:
+    """The whole (small, size-checked) file: one ranged read, never past its listed size."""
+    return RangedFile(api, repo_id, entry.path, commit, repo_type, traffic).read_to(entry.size)
