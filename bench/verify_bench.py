@@ -67,6 +67,14 @@ def make_tree(root: Path, big_count: int, big_gib: float, small: int) -> Path:
     return path
 
 
+def tree_options(parser: argparse.ArgumentParser) -> None:
+    """The tree's shape (``make_tree``) and the repeat count, as every bench over this tree takes them."""
+    parser.add_argument("--big-gib", type=float, default=1.0)
+    parser.add_argument("--big-count", type=int, default=4)
+    parser.add_argument("--small", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3, help="take the best of N timings per tool")
+
+
 def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
     done = subprocess.run(
@@ -174,10 +182,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--big-gib", type=float, default=1.0)
-    parser.add_argument("--big-count", type=int, default=4)
-    parser.add_argument("--small", type=int, default=1000)
-    parser.add_argument("--repeat", type=int, default=3, help="take the best of N timings per tool")
+    tree_options(parser)
     parser.add_argument(
         "--model-signing", default=shutil.which("model_signing"), help="model_signing CLI path"
     )
