@@ -317,7 +317,7 @@ def build_context(
     """Compute the card context; ``evaluations`` maps each ``manifest.evaluations`` path to its file."""
     where = Locator(manifest_path)
     files = _file_rows(manifest)
-    benchmarks, comparisons, sweeps = build_tables(evaluations)
+    benchmarks, comparisons, sweeps = build_tables(evaluations, card.charts, card.digits)
     deviations = tuple(
         d for path, ev in evaluations.items() for d in disagreements(path, ev, manifest) if d.note is not None
     )

@@ -63,6 +63,13 @@ def pct_range(interval: Any, digits: int = 1) -> str:
     return f"{pct(interval.low, digits, True)} to {pct(interval.high, digits, True)}"
 
 
+def p_value(value: float | None) -> str:
+    """``0.0139 | p_value`` -> ``p = 0.0139``; below 0.0001 -> ``p < 0.0001`` (never ``p = 0.0000``)."""
+    if value is None:
+        return NA
+    return "p < 0.0001" if value < 0.0001 else f"p = {_fixed(value, 4)}"
+
+
 def count(value: int | None) -> str:
     """``100014884 | count`` -> ``100,014,884``."""
     return NA if value is None else f"{value:,}"
@@ -109,6 +116,7 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "pct": pct,
     "ci": ci,
     "pct_range": pct_range,
+    "p_value": p_value,
     "count": count,
     "bytes": bytes_,
     "sha_short": sha_short,

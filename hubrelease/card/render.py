@@ -18,7 +18,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path, PurePath, PurePosixPath
 from types import ModuleType, TracebackType
 
 import jinja2
@@ -184,6 +184,21 @@ def render_template(env: jinja2.Environment, name: str, variables: dict[str, obj
 
 
 @dataclass(frozen=True)
+class RenderedChart:
+    """A chart drawn for the card, at its repo path and on disk."""
+
+    path: str
+    """Repo path (beside the card: ``charts/...svg``), as the manifest pins it."""
+    file: Path
+    title: str
+    svg: bytes
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.svg).hexdigest()
+
+
+@dataclass(frozen=True)
 class RenderedCard:
     """A rendered card and where it belongs."""
 
@@ -191,6 +206,10 @@ class RenderedCard:
     output: Path
     """Default destination: ``card.output`` inside the release folder."""
     template: str
+    charts: tuple[RenderedChart, ...] = ()
+    """The card's charts (``card.charts``); the card lists their pins, so they must be pinned first."""
+    unpinned: tuple[str, ...] = ()
+    """Charts whose size and sha256 the manifest does not pin as drawn (render-card pins them)."""
 
 
 def _evaluations(manifest: Manifest, release_dir: Path) -> dict[str, Evaluation]:
@@ -219,6 +238,7 @@ def render(manifest_path: str | Path, root: Path | None = None) -> RenderedCard:
     search, name = _resolve(card, release_dir, path)
     head = front_matter(manifest, path)
     evaluations = _evaluations(manifest, release_dir)
+    charts = _charts(manifest, card, evaluations, release_dir)
     context = build_context(manifest, path, evaluations, card)
     check_provenance(manifest, evaluations, path)
     body = render_template(environment(search), name, context.variables())
@@ -226,7 +246,46 @@ def render(manifest_path: str | Path, root: Path | None = None) -> RenderedCard:
     body = re.sub(r"[ \t]+\n", "\n", body)
     body = re.sub(r"\n{3,}", "\n\n", body).strip("\n")
     text = f"---\n{head}\n---\n{MARKER}\n\n{body}\n"
-    return RenderedCard(text=text, output=output, template=name)
+    unpinned = tuple(c.path for c in charts if _pinned(manifest, c.path) != (len(c.svg), c.sha256))
+    return RenderedCard(text=text, output=output, template=name, charts=charts, unpinned=unpinned)
+
+
+def _pinned(manifest: Manifest, path: str) -> tuple[int | None, str | None] | None:
+    artifact = manifest.artifact(path)
+    return (artifact.size, artifact.sha256) if artifact is not None else None
+
+
+def _charts(
+    manifest: Manifest, card: Card, evaluations: dict[str, Evaluation], release_dir: Path
+) -> tuple[RenderedChart, ...]:
+    if not card.charts:
+        return ()
+    from hubrelease.card.charts import build_charts
+
+    folder = PurePosixPath(card.output).parent
+    drawn = []
+    for chart in build_charts(evaluations):
+        path = str(folder / chart.path)
+        drawn.append(RenderedChart(path, release_dir / path, chart.title, chart.svg))
+    return tuple(drawn)
+
+
+def pin_charts(manifest_path: str | Path, rendered: RenderedCard) -> None:
+    """Pin each chart as drawn (size, sha256, role doc) in the manifest, so the card lists it."""
+    from hubrelease.manifest.editor import ManifestEditor
+
+    editor = ManifestEditor.open(manifest_path)
+    for chart in rendered.charts:
+        editor.upsert_artifact(
+            {
+                "path": chart.path,
+                "size": len(chart.svg),
+                "sha256": chart.sha256,
+                "role": "doc",
+                "description": chart.title,
+            }
+        )
+    editor.save()
 
 
 def render_card(manifest_path: str | Path, root: Path | None = None) -> str:
@@ -236,17 +295,20 @@ def render_card(manifest_path: str | Path, root: Path | None = None) -> str:
 
 @dataclass(frozen=True)
 class CardCheck:
-    """The rendered card compared with the file on disk."""
+    """The rendered card (and its charts) compared with the files on disk."""
 
     path: Path
     expected: str
     actual: str | None
     """Text on disk (None: the file does not exist)."""
+    rendered: RenderedCard | None = None
+    stale_charts: tuple[str, ...] = ()
+    """Charts missing on disk, different from a fresh drawing, or not pinned as drawn."""
 
     @property
     def current(self) -> bool:
-        """True when the file on disk is byte-identical to a fresh render."""
-        return self.actual == self.expected
+        """True when the card and every chart on disk are byte-identical to a fresh render, and pinned."""
+        return self.actual == self.expected and not self.stale_charts
 
     def diff(self) -> str:
         """Unified diff from disk to the fresh render (empty when current)."""
@@ -262,8 +324,15 @@ class CardCheck:
         """Raise ``CheckFailed`` (exit 1) unless the card on disk is current."""
         if self.actual is None:
             raise CheckFailed("card missing; run `hubrelease render-card`", path=self.path)
-        if not self.current:
+        if self.actual != self.expected:
             raise CheckFailed("card differs from the manifest; run `hubrelease render-card`", path=self.path)
+        if self.stale_charts:
+            raise CheckFailed(
+                f"chart {self.stale_charts[0]} is missing, differs from a fresh drawing or is not pinned as drawn"
+                f"{f' (and {len(self.stale_charts) - 1} more)' if len(self.stale_charts) > 1 else ''}; "
+                "run `hubrelease render-card`",
+                path=self.path,
+            )
 
 
 def hand_written_status(manifest: Manifest, manifest_path: Path, root: Path | None = None) -> str:
@@ -292,4 +361,18 @@ def check_card(
         actual = None
     except UnicodeDecodeError:
         actual = ""
-    return CardCheck(path=target, expected=rendered.text, actual=actual)
+    stale = tuple(
+        chart.path
+        for chart in rendered.charts
+        if chart.path in rendered.unpinned or _read(chart.file) != chart.svg
+    )
+    return CardCheck(
+        path=target, expected=rendered.text, actual=actual, rendered=rendered, stale_charts=stale
+    )
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return None

@@ -15,6 +15,14 @@ from hubrelease.evaluation.models import Arm, BootSpread, Cell, Comparison, Comp
 
 
 @dataclass(frozen=True)
+class ChartLink:
+    """A chart of the card (``card.charts``), relative to the card's folder."""
+
+    path: str
+    title: str
+
+
+@dataclass(frozen=True)
 class BenchmarkRow:
     """One configuration at one concurrency."""
 
@@ -32,6 +40,7 @@ class BenchmarkTable:
     hardware: Hardware
     evaluation: Evaluation
     rows: tuple[BenchmarkRow, ...]
+    chart: ChartLink | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,9 @@ class AbTable:
     rows: tuple[ComparisonRow, ...]
     primary: ComparisonRow | None
     spreads: tuple[Spread, ...]
+    chart: ChartLink | None = None
+    digits: int = 3
+    """Decimals of the paired differences and intervals (``card.digits``)."""
 
 
 @dataclass(frozen=True)
@@ -61,17 +73,23 @@ class SweepTable:
 
     path: str
     sweep: Sweep
+    chart: ChartLink | None = None
 
 
-def _benchmark(path: str, evaluation: Evaluation) -> BenchmarkTable:
+def _benchmark(path: str, evaluation: Evaluation, chart: ChartLink | None) -> BenchmarkTable:
     labels = {c.id: c.label for c in evaluation.configurations}
     rows = tuple(BenchmarkRow(label=labels[cell.configuration], cell=cell) for cell in evaluation.cells)
     return BenchmarkTable(
-        path=path, title=evaluation.title, hardware=evaluation.run.hardware, evaluation=evaluation, rows=rows
+        path=path,
+        title=evaluation.title,
+        hardware=evaluation.run.hardware,
+        evaluation=evaluation,
+        rows=rows,
+        chart=chart,
     )
 
 
-def _ab(path: str, comparison: Comparison) -> AbTable:
+def _ab(path: str, comparison: Comparison, chart: ChartLink | None, digits: int) -> AbTable:
     arms = {arm.id: arm for arm in comparison.arms}
     return AbTable(
         path=path,
@@ -81,14 +99,37 @@ def _ab(path: str, comparison: Comparison) -> AbTable:
         rows=tuple(comparison.rows),
         primary=comparison.primary,
         spreads=tuple(Spread(arm=arms[s.arm], spread=s) for s in comparison.between_boot_spread),
+        chart=chart,
+        digits=digits,
     )
 
 
 def build_tables(
-    evaluations: Mapping[str, Evaluation],
+    evaluations: Mapping[str, Evaluation], charts: bool = False, digits: Mapping[str, int] | None = None
 ) -> tuple[tuple[BenchmarkTable, ...], tuple[AbTable, ...], tuple[SweepTable, ...]]:
-    """Benchmark, A/B and sweep tables of every evaluation file, in manifest order."""
-    benchmarks = tuple(_benchmark(path, ev) for path, ev in evaluations.items() if ev.cells)
-    comparisons = tuple(_ab(path, c) for path, ev in evaluations.items() for c in ev.comparisons)
-    sweeps = tuple(SweepTable(path=path, sweep=s) for path, ev in evaluations.items() for s in ev.sweeps)
+    """Benchmark, A/B and sweep tables of every evaluation file, in manifest order, each with its chart
+    when ``charts`` (``card.charts``) and its comparison's decimals (``card.digits``, default 3)."""
+    from hubrelease.card import charts as drawn
+
+    titles = drawn.chart_titles(evaluations) if charts else {}
+
+    def link(path: str) -> ChartLink | None:
+        return ChartLink(path, titles[path]) if path in titles else None
+
+    places = digits or {}
+    benchmarks = tuple(
+        _benchmark(path, ev, link(drawn.serving_chart_path(path)))
+        for path, ev in evaluations.items()
+        if ev.cells
+    )
+    comparisons = tuple(
+        _ab(path, c, link(drawn.comparison_chart_path(path, c)), places.get(c.id, 3))
+        for path, ev in evaluations.items()
+        for c in ev.comparisons
+    )
+    sweeps = tuple(
+        SweepTable(path=path, sweep=s, chart=link(drawn.sweep_chart_path(path, s)))
+        for path, ev in evaluations.items()
+        for s in ev.sweeps
+    )
     return benchmarks, comparisons, sweeps

@@ -11,7 +11,7 @@ import typer
 from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, JsonOpt, ManifestArg
 from hubrelease.errors import CheckFailed, InputError
-from hubrelease.fsutil import atomic_write_text
+from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
 
 if TYPE_CHECKING:
     from hubrelease.card import CardCheck
@@ -87,6 +87,7 @@ def render_card(
                     "with card.template: none",
                     path=result.path,
                 )
+            result = _write_charts(manifest, out, directory, result)
             atomic_write_text(result.path, result.expected)
     if json_mode:
         output.emit_json(_payload(result, manifest, status))
@@ -96,6 +97,24 @@ def render_card(
         output.info_line(f"{result.path}: {status}")
     if check:
         result.raise_if_stale()
+
+
+def _write_charts(manifest: Path, out: Path | None, directory: Path | None, result: CardCheck) -> CardCheck:
+    """Write the charts that differ, pin them, and re-render the card that lists their pins."""
+    from hubrelease.card import check_card
+    from hubrelease.card.render import pin_charts
+
+    rendered = result.rendered
+    if rendered is None or not result.stale_charts:
+        return result
+    for chart in rendered.charts:
+        if chart.path in result.stale_charts:
+            chart.file.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(chart.file, chart.svg)
+    if rendered.unpinned:
+        pin_charts(manifest, rendered)
+        return check_card(manifest, out, root=directory)
+    return result
 
 
 def _hand_written(

@@ -436,6 +436,12 @@ class Card(_Strict):
     """Extra prose sections, rendered after the measurements."""
     variables: dict[str, object] = Field(default_factory=dict)
     """Free values the template may use (``card.variables`` in the context)."""
+    charts: bool = False
+    """Draw SVG charts of the evaluations beside the card (``charts/*.svg``, linked from it); render-card
+    writes them and pins each as an artifact, and ``--check`` compares them byte for byte."""
+    digits: dict[str, Annotated[int, Field(ge=0, le=6)]] = Field(default_factory=dict)
+    """Decimals of a comparison's paired differences and intervals in its table, by comparison id
+    (default 3), so a card prints them as its source does (seed 001's on/off pair: 2)."""
 
     @property
     def hand_written(self) -> bool:

@@ -1,0 +1,200 @@
+"""SVG charts of the evaluations, byte-identical across runs and machines, written next to the card.
+
+One chart per figure a reader would otherwise compare by eye: throughput and median TPOT against
+concurrency (one line per configuration, one chart per hardware matrix), each paired comparison's
+mean difference with its 95% interval per setting, and each sweep's step times with their
+least-squares fit and residuals. matplotlib draws them (its SVG backend, no pyplot state) under
+matplotlib's own defaults, so a user's matplotlibrc changes nothing, with the reproducibility knobs
+fixed: ``svg.hashsalt`` (element ids), ``svg.fonttype: none`` (text stays text: no glyph outlines
+from whatever fonts a machine has), no ``Date`` and a fixed ``Creator`` in the metadata.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from hubrelease.evaluation import Evaluation
+from hubrelease.evaluation.models import Comparison, StepTimeFit, Sweep
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+CHARTS_DIR = "charts"
+"""Folder of the charts, beside the card."""
+RC: dict[str, Any] = {
+    "svg.hashsalt": "hubrelease",
+    "svg.fonttype": "none",
+    "font.family": ["DejaVu Sans"],  # ships with matplotlib: the same metrics on every machine
+    "font.size": 9.0,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "path.simplify": False,
+    "figure.dpi": 100.0,
+    "savefig.dpi": 100.0,
+}
+METADATA = {"Date": None, "Creator": "hubrelease render-card (matplotlib)"}
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One chart: where it goes (relative to the card's folder), its alt text, and its bytes."""
+
+    path: str
+    title: str
+    svg: bytes
+
+
+def _stem(evaluation_path: str) -> str:
+    return PurePosixPath(evaluation_path).stem
+
+
+def serving_chart_path(evaluation_path: str) -> str:
+    """Path of the throughput / TPOT chart of an evaluation's matrix."""
+    return f"{CHARTS_DIR}/{_stem(evaluation_path)}-serving.svg"
+
+
+def comparison_chart_path(evaluation_path: str, comparison: Comparison) -> str:
+    return f"{CHARTS_DIR}/{_stem(evaluation_path)}-{comparison.id}.svg"
+
+
+def sweep_chart_path(evaluation_path: str, sweep: Sweep) -> str:
+    return f"{CHARTS_DIR}/{_stem(evaluation_path)}-{sweep.id}.svg"
+
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
+
+
+def _svg(figure: Figure) -> bytes:
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    buffer = io.BytesIO()
+    FigureCanvasSVG(figure).print_svg(buffer, metadata=METADATA)  # type: ignore[no-untyped-call]
+    return buffer.getvalue()
+
+
+def _serving(evaluation: Evaluation) -> Figure:
+    figure = _figure(9.0, 3.6)
+    throughput, tpot = figure.subplots(1, 2)
+    for configuration in evaluation.configurations:
+        cells = [c for c in evaluation.cells if c.configuration == configuration.id]
+        if not cells:
+            continue
+        levels = [c.concurrency for c in cells]
+        throughput.plot(levels, [c.overall_tok_s for c in cells], marker="o", label=configuration.label)
+        tpot.plot(levels, [c.median_tpot_ms for c in cells], marker="o", label=configuration.label)
+    levels = sorted({c.concurrency for c in evaluation.cells})
+    for axes, label in ((throughput, "Overall output tok/s"), (tpot, "Median TPOT (ms)")):
+        axes.set_xlabel("Concurrency")
+        axes.set_ylabel(label)
+        axes.set_xticks(levels)
+    throughput.legend(fontsize=7.5)
+    figure.suptitle(evaluation.run.hardware.name)
+    figure.tight_layout()
+    return figure
+
+
+def _comparison(comparison: Comparison) -> Figure:
+    figure = _figure(6.0, 3.4)
+    axes: Axes = figure.subplots()
+    arms = {arm.id: arm.label for arm in comparison.arms}
+    labels = [
+        str(row.setting) if row.setting is not None else arms[comparison.treatment] for row in comparison.rows
+    ]
+    means = [row.mean_difference for row in comparison.rows]
+    errors = [
+        [m - row.ci95.low for m, row in zip(means, comparison.rows, strict=True)],
+        [row.ci95.high - m for m, row in zip(means, comparison.rows, strict=True)],
+    ]
+    positions = list(range(len(labels)))
+    colours = ["C3" if row.role == "primary" else "C0" for row in comparison.rows]
+    for x, mean, low, high, colour in zip(positions, means, errors[0], errors[1], colours, strict=True):
+        axes.errorbar([x], [mean], yerr=[[low], [high]], fmt="o", color=colour, capsize=4)
+    axes.axhline(0.0, color="black", linewidth=0.8)
+    axes.set_xticks(positions, labels)
+    axes.set_xlabel(comparison.setting_name or "comparison")
+    axes.set_ylabel(f"{arms[comparison.treatment]} minus {arms[comparison.baseline]} ({comparison.metric})")
+    axes.set_title(f"{comparison.title}\n(mean paired difference, 95% CI; primary in red)", fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def _line(fit: StepTimeFit, setting: float) -> float:
+    return fit.intercept_ms + fit.slope_ms * (setting - 1)
+
+
+def _sweep(sweep: Sweep) -> Figure:
+    fit = sweep.step_time_fit
+    assert fit is not None
+    figure = _figure(9.0, 3.6)
+    steps, residuals = figure.subplots(1, 2)
+    # A transcribed fit may carry only the residuals: the measured step time is then fit + residual.
+    measured = [
+        (
+            float(r.setting),
+            r.step_time_ms if r.step_time_ms is not None else _line(fit, r.setting) + r.residual_ms,
+        )
+        for r in fit.residuals
+    ]
+    steps.plot([k for k, _ in measured], [ms for _, ms in measured], "o", label="measured")
+    line = [fit.setting_min, fit.setting_max]
+    steps.plot(
+        line,
+        [_line(fit, k) for k in line],
+        "-",
+        label=(f"fit {fit.intercept_ms:.1f} + {fit.slope_ms:.1f} x ({sweep.setting_name} - 1) ms"),
+    )
+    steps.set_xlabel(sweep.setting_name)
+    steps.set_ylabel("Step time (ms per verify round)")
+    steps.legend(fontsize=7.5)
+    colours = ["C0" if r.in_range else "C7" for r in fit.residuals]
+    residuals.bar(
+        [str(r.setting) for r in fit.residuals], [r.residual_ms for r in fit.residuals], color=colours
+    )
+    residuals.axhline(0.0, color="black", linewidth=0.8)
+    residuals.set_xlabel(f"{sweep.setting_name} (grey: outside the fitted range)")
+    residuals.set_ylabel("Measured minus fit (ms)")
+    figure.suptitle(sweep.title)
+    figure.tight_layout()
+    return figure
+
+
+def _figures(evaluations: Mapping[str, Evaluation]) -> Iterator[tuple[str, str, Any]]:
+    for path, evaluation in evaluations.items():
+        if evaluation.cells:
+            title = f"Throughput and TPOT against concurrency, {evaluation.run.hardware.name}"
+            yield serving_chart_path(path), title, lambda e=evaluation: _serving(e)
+        for comparison in evaluation.comparisons:
+            yield (
+                comparison_chart_path(path, comparison),
+                comparison.title,
+                lambda c=comparison: _comparison(c),
+            )
+        for sweep in evaluation.sweeps:
+            if sweep.step_time_fit is not None:
+                title = f"{sweep.title}: step time, fit and residuals"
+                yield sweep_chart_path(path, sweep), title, lambda s=sweep: _sweep(s)
+
+
+def chart_titles(evaluations: Mapping[str, Evaluation]) -> dict[str, str]:
+    """Path -> alt text of every chart the evaluations give, without drawing any (the card's links)."""
+    return {path: title for path, title, _ in _figures(evaluations)}
+
+
+def build_charts(evaluations: Mapping[str, Evaluation]) -> list[Chart]:
+    """Every chart of the evaluations, drawn: same evaluations and matplotlib version, same bytes."""
+    import matplotlib
+    import matplotlib.style
+
+    charts = []
+    with matplotlib.style.context("default"), matplotlib.rc_context(RC):  # type: ignore[arg-type]
+        for path, title, draw in _figures(evaluations):
+            charts.append(Chart(path, title, _svg(draw())))
+    return charts
