@@ -224,8 +224,12 @@ def default_card(manifest: Manifest) -> Card:
     )
 
 
-def render(manifest_path: str | Path, root: Path | None = None) -> RenderedCard:
-    """Render the card of the manifest at ``manifest_path`` (release folder: ``--dir``, ``root:``, its folder)."""
+def render(manifest_path: str | Path, root: Path | None = None, *, charts: bool = True) -> RenderedCard:
+    """Render the card of the manifest at ``manifest_path`` (release folder: ``--dir``, ``root:``, its folder).
+
+    ``charts=False`` skips drawing ``card.charts``: the card's text lists the charts' pins, not their
+    bytes, so a check of the text alone (verify) need not draw them.
+    """
     path = Path(manifest_path)
     manifest = load_manifest(path)
     release_dir = release_root(manifest, path, root)
@@ -238,7 +242,7 @@ def render(manifest_path: str | Path, root: Path | None = None) -> RenderedCard:
     search, name = _resolve(card, release_dir, path)
     head = front_matter(manifest, path)
     evaluations = _evaluations(manifest, release_dir)
-    charts = _charts(manifest, card, evaluations, release_dir)
+    drawn = _charts(manifest, card, evaluations, release_dir) if charts else ()
     context = build_context(manifest, path, evaluations, card)
     check_provenance(manifest, evaluations, path)
     body = render_template(environment(search), name, context.variables())
@@ -246,8 +250,8 @@ def render(manifest_path: str | Path, root: Path | None = None) -> RenderedCard:
     body = re.sub(r"[ \t]+\n", "\n", body)
     body = re.sub(r"\n{3,}", "\n\n", body).strip("\n")
     text = f"---\n{head}\n---\n{MARKER}\n\n{body}\n"
-    unpinned = tuple(c.path for c in charts if _pinned(manifest, c.path) != (len(c.svg), c.sha256))
-    return RenderedCard(text=text, output=output, template=name, charts=charts, unpinned=unpinned)
+    unpinned = tuple(c.path for c in drawn if _pinned(manifest, c.path) != (len(c.svg), c.sha256))
+    return RenderedCard(text=text, output=output, template=name, charts=drawn, unpinned=unpinned)
 
 
 def _pinned(manifest: Manifest, path: str) -> tuple[int | None, str | None] | None:
@@ -290,7 +294,7 @@ def pin_charts(manifest_path: str | Path, rendered: RenderedCard) -> None:
 
 def render_card(manifest_path: str | Path, root: Path | None = None) -> str:
     """The card text for a manifest: same inputs, same bytes."""
-    return render(manifest_path, root).text
+    return render(manifest_path, root, charts=False).text
 
 
 @dataclass(frozen=True)
