@@ -22,8 +22,8 @@ from pathlib import Path, PurePath, PurePosixPath
 from types import ModuleType, TracebackType
 
 import jinja2
-from jinja2.sandbox import SandboxedEnvironment
 
+from hubrelease.card.budget import BudgetExceeded, MeteredSandbox, check_size, metered
 from hubrelease.card.context import build_context
 from hubrelease.card.filters import FILTERS
 from hubrelease.card.frontmatter import front_matter
@@ -117,9 +117,9 @@ class _ConfinedLoader(jinja2.FileSystemLoader):
         return source, filename, uptodate
 
 
-class _CardSandbox(SandboxedEnvironment):
+class _CardSandbox(MeteredSandbox):
     """Jinja's sandbox (no ``__class__``/``__globals__`` walks), minus paths and modules: a card
-    template formats values, it never touches the file system."""
+    template formats values, it never touches the file system; its work is bounded (``card.budget``)."""
 
     def is_safe_attribute(self, obj: object, attr: str, value: object) -> bool:
         if isinstance(obj, PurePath | ModuleType) or isinstance(value, ModuleType):
@@ -141,14 +141,23 @@ def environment(search: tuple[Path, ...]) -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,  # Markdown, not HTML
     )
-    env.filters.update(FILTERS)
+    env.add_filters(FILTERS)
     return env
 
 
 def render_template(env: jinja2.Environment, name: str, variables: dict[str, object]) -> str:
     """Render ``name``; template errors become one ``InputError`` with the template file and line."""
     try:
-        return env.get_template(name).render(variables)
+        with metered():  # every printed value is charged to the budget as it is made
+            return str(check_size(env.get_template(name).render(variables)))
+    except (BudgetExceeded, MemoryError) as exc:
+        file, line = _template_location(exc.__traceback__)
+        detail = str(exc) if isinstance(exc, BudgetExceeded) else "out of memory"
+        raise InputError(
+            f"template exceeded the card render budget: {detail}",
+            path=_display(file or name),
+            line=line,
+        ) from None
     except jinja2.TemplateSyntaxError as exc:
         raise InputError(
             f"template syntax: {exc.message}", path=_display(exc.filename or name), line=exc.lineno
