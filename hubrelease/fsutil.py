@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -148,6 +149,43 @@ class ReleaseFolder:
         if not inside:
             raise InputError(f"{relative} resolves outside the release folder", path=candidate)
         return candidate
+
+
+_PROC_FD = "/proc/self/fd"
+
+
+def open_regular(path: str | Path) -> int:
+    """A read-only descriptor of the regular file at ``path``, its last component not followed if it is
+    a symlink (``ELOOP``), nor opened if it is a FIFO or device (``O_NONBLOCK``, then refused).
+
+    What is read through the descriptor is that file, whatever ``path`` names afterwards: a release
+    file swapped for a symlink to the token file after the check cannot be read by mistake.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def descriptor_path(fd: int, path: str | Path) -> str:
+    """A path that opens the file behind ``fd`` itself (Linux's ``/proc/self/fd/N``), for libraries
+    that take only paths (hf_xet, huggingface_hub's LFS upload); ``path`` where there is no such name."""
+    if os.path.isdir(_PROC_FD):
+        return f"{_PROC_FD}/{fd}"
+    return os.fspath(path)
+
+
+def read_regular(path: str | Path) -> bytes:
+    """The bytes of the regular file at ``path`` (``open_regular``'s rules)."""
+    fd = open_regular(path)
+    with open(fd, "rb") as handle:
+        return handle.read()
 
 
 def relative_inside(path: Path, root: Path) -> str | None:

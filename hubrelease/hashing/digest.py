@@ -29,11 +29,12 @@ def read_buffer() -> mmap.mmap:
 
 
 def sha256_file(
-    path: str | Path, on_bytes: Callable[[int], None] | None = None, *, buffer: mmap.mmap | None = None
+    path: str | Path | int, on_bytes: Callable[[int], None] | None = None, *, buffer: mmap.mmap | None = None
 ) -> str:
     """Hex SHA-256 of a file's content; ``on_bytes`` is told about every chunk (for progress).
 
-    ``buffer`` (from ``read_buffer``) is reused instead of mapping a fresh one for this file.
+    ``path`` may be an open descriptor (read from its offset, left open). ``buffer`` (from
+    ``read_buffer``) is reused instead of mapping a fresh one for this file.
     """
     import hashlib
 
@@ -41,7 +42,7 @@ def sha256_file(
     with contextlib.ExitStack() as stack:
         if buffer is None:
             buffer = stack.enter_context(read_buffer())
-        handle = stack.enter_context(open(path, "rb", buffering=0))
+        handle = stack.enter_context(open(path, "rb", buffering=0, closefd=not isinstance(path, int)))
         view = memoryview(buffer)
         try:
             while True:

@@ -19,7 +19,7 @@ from huggingface_hub import HfApi
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.errors import CheckFailed, InputError, NotFoundError
-from hubrelease.fsutil import ReleaseFolder
+from hubrelease.fsutil import ReleaseFolder, open_regular, read_regular
 from hubrelease.hashing import StatCache, StatKey, sha256_file
 from hubrelease.hub.tree import RemoteFile, list_files, repo_info
 from hubrelease.manifest.editor import published_manifest
@@ -171,19 +171,31 @@ def _digest(cache: StatCache, root: Path, path: str, local: Path, pinned: str | 
 
     A pinned file was just verified by preflight, which left its digest in the stat cache; a hit
     under the current stat proves the bytes are the pinned ones. A miss (racily clean, cache off,
-    changed since) hashes the file once, between two stats that must agree.
+    changed since) hashes the file once, between two stats that must agree. The file is opened
+    without following a symlink (``fsutil.open_regular``): one swapped in is never read, not even
+    to hash it.
     """
-    key = StatKey.of(os.stat(local))
-    if pinned is not None:
-        try:
-            rel = local.resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            rel = None
-        if rel is not None and cache.lookup(rel, key) == pinned:
-            return key, pinned
-    sha256 = sha256_file(local)
-    if StatKey.of(os.stat(local)) != key:
-        raise CheckFailed(f"{path}: changed while it was being hashed for the push; nothing was pushed")
+    try:
+        fd = open_regular(local)
+    except OSError as exc:
+        raise InputError(
+            f"{path}: cannot be published: not a regular file ({exc.strerror}); nothing was pushed",
+            path=local,
+        ) from None
+    try:
+        key = StatKey.of(os.fstat(fd))
+        if pinned is not None:
+            try:
+                rel = local.resolve().relative_to(root.resolve()).as_posix()
+            except ValueError:
+                rel = None
+            if rel is not None and cache.lookup(rel, key) == pinned:
+                return key, pinned
+        sha256 = sha256_file(fd)
+        if StatKey.of(os.fstat(fd)) != key:
+            raise CheckFailed(f"{path}: changed while it was being hashed for the push; nothing was pushed")
+    finally:
+        os.close(fd)
     if pinned is not None and sha256 != pinned:
         raise CheckFailed(
             f"{path}: sha256 {sha256} is not the pinned {pinned} (changed since verify); nothing was pushed",
@@ -200,7 +212,7 @@ def _status(remote: RemoteFile | None, local: Path, size: int, sha256: str) -> F
     if remote.sha256 is not None:
         return "unchanged" if remote.sha256 == sha256 else "changed"
     # Regular file on the Hub: only its git blob id is known; the file is small, so hash it here.
-    return "unchanged" if git_hash(local.read_bytes()) == remote.blob_id else "changed"
+    return "unchanged" if git_hash(read_regular(local)) == remote.blob_id else "changed"
 
 
 # The Hub's limits (hub-api.md 1.2: create_commit's docstring, hf_api.py:5048 in huggingface_hub

@@ -5,9 +5,12 @@ One ``HfApi.create_commit`` carries every added, changed and deleted file, guard
 already landed turns a retry into a 412 instead of a duplicate. The operations are built once,
 with the sha256 the plan already has (``UploadInfo.sha256``, so neither the LFS path nor hf_xet
 hashes the file again), and reused by every attempt: huggingface_hub refuses only operations that
-were committed. Before the upload and again before the commit, every file's stat must still be the
-one its digest was taken at, so only the pinned bytes can land. Failure handling, each ending in
-one line that says whether anything landed:
+were committed. Every file to upload is opened once, before any byte is sent, without following a
+symlink (``fsutil.open_regular``), and must be the file its digest was taken from (same inode,
+size, mtimes); the uploads read that open file (``/proc/self/fd/N``), so a file swapped for a
+symlink to the token file meanwhile sends nothing of it. Before the upload and again before the
+commit, the open file and the name must both still have that stat, so only the pinned bytes land.
+Failure handling, each ending in one line that says whether anything landed:
 
 - 412: someone else pushed since planning -> ``RemoteMovedError`` (exit 1: re-run to plan again);
   nothing of ours landed. On a retry, a 412 whose new head holds exactly this release is our
@@ -35,6 +38,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx2
 from huggingface_hub import CommitInfo, CommitOperationAdd, CommitOperationDelete, HfApi
@@ -48,6 +52,7 @@ from hubrelease.errors import (
     InputError,
     RemoteMovedError,
 )
+from hubrelease.fsutil import descriptor_path, open_regular
 from hubrelease.hashing import StatKey
 from hubrelease.hub import client
 from hubrelease.hub.client import (
@@ -95,8 +100,54 @@ class PushResult:
         }
 
 
-def _operations(plan: PushPlan) -> tuple[list[CommitOperationAdd], list[Operation]]:
-    """(additions, all operations), built once: each addition carries the digest the plan has.
+Opened = dict[str, int]
+"""Repo path -> descriptor of the planned file (``_opened``)."""
+
+
+@contextlib.contextmanager
+def _opened(plan: PushPlan) -> Iterator[Opened]:
+    """Every file to upload, opened without following symlinks and checked to be the planned file."""
+    uploads = plan.with_status("added", "changed")
+    _allow_open_files(len(uploads))
+    opened: Opened = {}
+    try:
+        for f in uploads:
+            try:
+                opened[f.path] = open_regular(f.local)
+            except OSError as exc:
+                raise _changed(
+                    f.path, f.local, f"cannot be opened as a regular file ({exc.strerror})"
+                ) from None
+        check_unchanged(plan, opened)
+        yield opened
+    finally:
+        for fd in opened.values():
+            os.close(fd)
+
+
+def _allow_open_files(count: int) -> None:
+    """Raise the soft limit on open files so ``count`` uploads can be held open (up to the hard limit)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = count + 256  # the HTTP and Xet clients' own descriptors
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(
+            resource.RLIMIT_NOFILE, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard)
+        )
+
+
+def _changed(path: str, local: Path, what: str) -> CheckFailed:
+    return CheckFailed(
+        f"{path}: {what} since its sha256 was checked against the manifest; nothing was committed; "
+        "run `hubrelease verify`, then push again",
+        path=local,
+    )
+
+
+def _operations(plan: PushPlan, opened: Opened) -> tuple[list[CommitOperationAdd], list[Operation]]:
+    """(additions, all operations), built once: each addition reads its opened file and carries the
+    digest the plan has.
 
     ``CommitOperationAdd`` reads only a 512-byte sample; setting ``upload_info.sha256`` is what
     huggingface_hub checks (``UploadInfo.is_hashed``) before hashing a file for the LFS batch or
@@ -104,26 +155,23 @@ def _operations(plan: PushPlan) -> tuple[list[CommitOperationAdd], list[Operatio
     """
     adds = []
     for f in plan.with_status("added", "changed"):
-        op = CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=str(f.local))
+        op = CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=descriptor_path(opened[f.path], f.local))
         op.upload_info.sha256 = bytes.fromhex(f.sha256)
         adds.append(op)
     deletes = [CommitOperationDelete(path_in_repo=f.path) for f in plan.deleted]
     return adds, [*adds, *deletes]
 
 
-def check_unchanged(plan: PushPlan) -> None:
-    """Every file to upload still has the stat its digest was taken at (else nothing is committed)."""
+def check_unchanged(plan: PushPlan, opened: Opened) -> None:
+    """Every file to upload, open and by name (not following a symlink), still has the stat its
+    digest was taken at (else nothing is committed)."""
     for f in plan.with_status("added", "changed"):
         try:
-            now = StatKey.of(os.stat(f.local))
+            by_name: StatKey | None = StatKey.of(os.lstat(f.local))
         except OSError:
-            now = None
-        if f.stat is not None and now != f.stat:
-            raise CheckFailed(
-                f"{f.path}: changed on disk since its sha256 was checked against the manifest; "
-                "nothing was committed; run `hubrelease verify`, then push again",
-                path=f.local,
-            )
+            by_name = None
+        if f.stat is not None and not f.stat == by_name == StatKey.of(os.fstat(opened[f.path])):
+            raise _changed(f.path, f.local, "changed on disk")
 
 
 def _head(api: HfApi, plan: PushPlan) -> str:
@@ -215,44 +263,46 @@ def push_release(
         prs_before = _pull_requests(api, plan) if create_pr and plan.has_changes else None
     commit, landed, attempts, pr_url, pr_revision = parent, False, 0, None, None
     if plan.has_changes:
-        check_unchanged(plan)
-        additions, operations = _operations(plan)
-        while True:
-            attempts += 1
-            try:
-                info = _commit_or_raise(api, plan, additions, operations, parent, message, create_pr)
-                commit, landed, pr_url, pr_revision = info.oid, True, info.pr_url, info.pr_revision
-                break
-            except RemoteMovedError:
-                # A retry refused as stale may be refused by our own earlier attempt, which the
-                # Hub finished after we had looked (a timed-out commit POST goes on server-side).
+        with _opened(plan) as opened:
+            additions, operations = _operations(plan, opened)
+            while True:
+                attempts += 1
                 try:
-                    late = None if attempts == 1 or create_pr else _head(api, plan)
-                    ours = late is not None and _holds(api, plan, late)
-                except HubError as exc:
-                    raise HubUnavailable(
-                        f"{plan.repo_id}: a retry was refused as stale (HTTP 412) and the Hub could not be "
-                        f"read back ({exc.message}); whether an earlier attempt landed is unknown: run "
-                        "`hubrelease verify --remote`",
-                        repo_id=plan.repo_id,
-                    ) from None
-                if late is None or not ours:
-                    raise
-                commit, landed = late, True
-                notify(
-                    f"an earlier attempt landed after all: {plan.repo_id}@{plan.revision} is at {late[:12]}"
-                )
-                break
-            except _Attempt as failure:
-                found = _recover(api, plan, parent, failure, prs_before, attempts, max_attempts)
-                if found is not None:
-                    (commit, pr_revision), landed = found, True
+                    info = _commit_or_raise(
+                        api, plan, opened, additions, operations, parent, message, create_pr
+                    )
+                    commit, landed, pr_url, pr_revision = info.oid, True, info.pr_url, info.pr_revision
+                    break
+                except RemoteMovedError:
+                    # A retry refused as stale may be refused by our own earlier attempt, which the
+                    # Hub finished after we had looked (a timed-out commit POST goes on server-side).
+                    try:
+                        late = None if attempts == 1 or create_pr else _head(api, plan)
+                        ours = late is not None and _holds(api, plan, late)
+                    except HubError as exc:
+                        raise HubUnavailable(
+                            f"{plan.repo_id}: a retry was refused as stale (HTTP 412) and the Hub could not be "
+                            f"read back ({exc.message}); whether an earlier attempt landed is unknown: run "
+                            "`hubrelease verify --remote`",
+                            repo_id=plan.repo_id,
+                        ) from None
+                    if late is None or not ours:
+                        raise
+                    commit, landed = late, True
                     notify(
-                        f"the Hub answered with an error ({describe(failure.error)}), but the commit landed"
+                        f"an earlier attempt landed after all: {plan.repo_id}@{plan.revision} is at {late[:12]}"
                     )
                     break
-                notify(failure.retry_notice(attempts))
-                wait(failure.wait)
+                except _Attempt as failure:
+                    found = _recover(api, plan, parent, failure, prs_before, attempts, max_attempts)
+                    if found is not None:
+                        (commit, pr_revision), landed = found, True
+                        notify(
+                            f"the Hub answered with an error ({describe(failure.error)}), but the commit landed"
+                        )
+                        break
+                    notify(failure.retry_notice(attempts))
+                    wait(failure.wait)
     with _after_landing(plan, commit, landed, f"tagging it {tag!r}"):
         if tag is not None and create_tag:
             with hub_errors(plan.repo_id):
@@ -320,6 +370,7 @@ class _Attempt(Exception):
 def _commit_or_raise(
     api: HfApi,
     plan: PushPlan,
+    opened: Opened,
     additions: list[CommitOperationAdd],
     operations: list[Operation],
     parent: str,
@@ -327,12 +378,14 @@ def _commit_or_raise(
     create_pr: bool,
 ) -> CommitInfo:
     """One attempt: stat check, upload, stat check, commit. Retryable failures -> ``_Attempt``."""
-    check_unchanged(plan)
+    check_unchanged(plan, opened)
     try:
         api.preupload_lfs_files(
             plan.repo_id, additions, repo_type=plan.repo_type, revision=plan.revision, create_pr=create_pr
         )
-        check_unchanged(plan)  # the uploaded bytes are the pinned ones only if nothing changed meanwhile
+        check_unchanged(
+            plan, opened
+        )  # the uploaded bytes are the pinned ones only if nothing changed meanwhile
         return api.create_commit(
             plan.repo_id,
             operations,

@@ -509,7 +509,11 @@ def test_retries_reuse_the_digests_nothing_is_hashed_by_the_client(
     hashed: list[object] = []
     real = hubrelease.hub.plan.sha256_file
     monkeypatch.setattr("huggingface_hub.lfs.sha_fileobj", lambda f, *a: hashed.append(f) or b"")
-    monkeypatch.setattr("hubrelease.hub.plan.sha256_file", lambda p: hashed.append(p) or real(p))
+    # plan hashes an open descriptor (never a path a symlink could redirect): record what it names
+    monkeypatch.setattr(
+        "hubrelease.hub.plan.sha256_file",
+        lambda fd: hashed.append(os.readlink(f"/proc/self/fd/{fd}")) or real(fd),
+    )
     hub.faults.inject("status", route="commit", status=503, times=1)
     result = _push(hub, manifest)
     assert result.exit_code == 0, result.stderr
