@@ -18,6 +18,21 @@ Examples:
 
   # in another shell:
   HF_ENDPOINT=http://127.0.0.1:8765 HF_TOKEN=... hf download acme/drafter
+
+Limits (what a slow or hostile client can hold, and the largest accepted inputs):
+
+  max_connections   512 open connections; past it the one waiting longest for a request head is closed
+  header_timeout    30 s for a request line and headers to arrive whole (they hold no worker meanwhile)
+  max_header_bytes  64 KiB of request head; larger is 431
+  idle_timeout      75 s for a kept-alive connection with no request
+  max_workers       64 requests served at once
+  request_timeout   60 s of silence inside a request body
+  min_upload_rate   64 KiB/s average for a body, once request_timeout has passed (else 408)
+  max_body          64 MiB for a body read into memory (JSON, forms, shards); larger is 413
+  max_upload        64 GiB for a streamed body (LFS object, xorb, commit) and for the files one Xet shard describes
+  xorbs, shards     80 MiB per xorb, 64 MiB per shard; LZ4 chunks decoded to at most their header's length (128 KiB)
+  Range             ignored unless one 'bytes=' range; one past the end is 416 (huge numbers included)
+  commit paths      empty, absolute, '.'/'..' segments, NUL, backslash, '.git/' are 400
 """
 
 hub_app = typer.Typer(

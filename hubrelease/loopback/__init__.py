@@ -50,7 +50,11 @@ class LoopbackHub:
         access_log: Callable[[str], None] | None = None,
         max_workers: int = 64,
         idle_timeout: float = 75.0,
+        header_timeout: float = 30.0,
         request_timeout: float = 60.0,
+        min_upload_rate: int = 64 * 1024,
+        max_connections: int = 512,
+        max_header_bytes: int = 64 * 1024,
         max_body: int = 64 * 1024 * 1024,
         max_upload: int = 64 * 1024**3,
         tokens: Mapping[str, Role | Grant] | None = None,
@@ -70,10 +74,17 @@ class LoopbackHub:
         The first ``MAX_ERRORS`` are kept, so a long-running ``hub serve`` cannot grow without bound."""
         self.max_workers = max_workers
         self.idle_timeout = idle_timeout
-        """Seconds a kept-alive connection may wait for its next request before it is closed (1 s while
-        other connections wait for a worker)."""
+        """Seconds a kept-alive connection may wait for its next request before it is closed."""
+        self.header_timeout = header_timeout
+        """Seconds a request head (request line and headers) may take to arrive whole (``gate.py``)."""
         self.request_timeout = request_timeout
-        """Seconds a request may go without sending a byte (a stalled upload, a malformed chunk)."""
+        """Seconds a request body may go without sending a byte (a stalled upload, a malformed chunk)."""
+        self.min_upload_rate = min_upload_rate
+        """Bytes per second a body must average once ``request_timeout`` has passed, or 408."""
+        self.max_connections = max_connections
+        """Open connections; past it the one held longest waiting for a request head is closed."""
+        self.max_header_bytes = max_header_bytes
+        """Largest request head; larger is 431."""
         self.max_body = max_body
         """Largest body read into memory (JSON, forms, shards); larger is 413."""
         self.max_upload = max_upload

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import re
-import select
 import socket
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -17,7 +15,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from hubrelease.loopback import auth, lfs, routes, xet
 from hubrelease.loopback.faults import Fault, RequestRecord
-from hubrelease.loopback.store import CHUNK, StoreError
+from hubrelease.loopback.gate import Body, ConnReader, Gate
+from hubrelease.loopback.store import StoreError
 from hubrelease.loopback.wire import Request, Response, error_response, json_response
 
 if TYPE_CHECKING:
@@ -27,8 +26,6 @@ View = Callable[[Request], Response]
 _API = r"^/api/(?P<t>models|datasets|spaces)/(?P<ns>[^/]+)/(?P<name>[^/]+)"
 _GIT = r"^/(?:(?P<t>datasets|spaces)/)?(?!api/)(?P<ns>[^/]+)/(?P<name>[^/]+)"
 _OID = r"(?P<oid>[0-9a-f]{64})"
-BUSY_IDLE = 1.0
-IDLE_POLL = 0.25
 _HASH = r"(?P<hash>[0-9a-f]{64})"
 
 # (route name, methods, path pattern, view, streamed body); first match wins.
@@ -127,9 +124,14 @@ def _streamed(name: str) -> bool:
 
 
 class HubHTTPServer(ThreadingHTTPServer):
-    """HTTP server that knows its ``LoopbackHub``; connections are served by a bounded thread pool."""
+    """HTTP server that knows its ``LoopbackHub``.
 
-    daemon_threads = True
+    Accepted connections wait in the ``Gate`` (one thread, no worker) until a whole request head
+    has arrived; then a worker of a bounded pool serves that one request and gives a kept-alive
+    connection back to the gate. A thread per connection let 300 slow clients hold 302 threads
+    and a pool holding idle connections let them starve everyone else (issue 22).
+    """
+
     allow_reuse_address = True
     # socketserver's default backlog of 5 resets connections when huggingface_hub's thread pools
     # open many at once on a loaded machine ("Server disconnected without sending a response").
@@ -137,15 +139,16 @@ class HubHTTPServer(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], hub: LoopbackHub) -> None:
         self.hub = hub
-        # At most ``max_workers`` connections are served at once; the others wait in the queue (a
-        # thread per connection let 300 slow clients hold 302 threads).
         self.pool = ThreadPoolExecutor(max_workers=hub.max_workers, thread_name_prefix="loopback-hub")
-        self.waiting = 0
-        """Accepted connections queued for a worker: idle kept-alive ones then give way (HubHandler)."""
-        self._waiting_lock = threading.Lock()
         self.closing = threading.Event()
-        """Set by ``server_close``: idle kept-alive connections give their workers up at once."""
         super().__init__(address, HubHandler)
+        self.gate = Gate(
+            self._dispatch,
+            header_timeout=hub.header_timeout,
+            idle_timeout=hub.idle_timeout,
+            max_header_bytes=hub.max_header_bytes,
+            max_connections=hub.max_connections,
+        )
 
     def get_request(self) -> tuple[socket.socket, Any]:
         connection, address = super().get_request()
@@ -154,20 +157,27 @@ class HubHTTPServer(ThreadingHTTPServer):
         return connection, address
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        with self._waiting_lock:
-            self.waiting += 1
-        self.pool.submit(self._serve, request, client_address)
+        self.gate.admit(request)
 
-    def _serve(self, request: Any, client_address: Any) -> None:
-        with self._waiting_lock:
-            self.waiting -= 1
-        self.process_request_thread(request, client_address)
+    def _dispatch(self, sock: socket.socket, head: bytes) -> None:
+        self.pool.submit(self._serve, sock, head)
+
+    def _serve(self, sock: socket.socket, head: bytes) -> None:
+        handler: HubHandler | None = None
+        try:
+            sock.settimeout(self.hub.request_timeout)
+            handler = HubHandler(sock, ("127.0.0.1", 0), self, head)
+        except Exception:
+            self.handle_error(sock, None)
+        if handler is not None and not handler.close_connection and not self.closing.is_set():
+            self.gate.admit(sock, bytes(handler.rfile.pending), returning=True)
+        else:
+            self.gate.done(sock)
 
     def server_close(self) -> None:
-        # The pool's workers are joined at interpreter exit: one still waiting out ``idle_timeout``
-        # on a client's idle kept-alive connection held every `--endpoint local` command for 75 s.
         self.closing.set()
         super().server_close()
+        self.gate.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -177,37 +187,43 @@ class HubHTTPServer(ThreadingHTTPServer):
             self.hub.note_error(error)
 
 
+class _Writer:
+    """The response side of a connection: every write sent whole (``socket.sendall``)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def write(self, data: bytes) -> int:
+        self.sock.sendall(data)
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+
 class HubHandler(BaseHTTPRequestHandler):
     """One request: match, maybe fault, run the view, write the response, record what moved."""
 
     protocol_version = "HTTP/1.1"
     server: HubHTTPServer
+    rfile: ConnReader  # type: ignore[assignment]
 
-    def handle_one_request(self) -> None:
-        if not self._next_request_arrives():
-            self.close_connection = True
-            return
-        super().handle_one_request()
+    def __init__(self, sock: socket.socket, address: Any, server: HubHTTPServer, head: bytes = b"") -> None:
+        self._head = head
+        super().__init__(sock, address, server)
 
-    def _next_request_arrives(self) -> bool:
-        """Wait on a kept-alive connection for its next request, holding the worker.
+    def setup(self) -> None:
+        self.connection = self.request
+        self.rfile = ConnReader(self.connection, self._head)
+        self.wfile = _Writer(self.connection)  # type: ignore[assignment]
 
-        Up to ``idle_timeout``, longer than clients keep idle connections (httpx: 5 s), so a client
-        never sends on a connection the server is closing. But while other connections wait for a
-        worker, an idle one gives its worker up after ``BUSY_IDLE`` seconds.
-        """
-        hub = self.server.hub
-        start = time.monotonic()
-        while True:
-            waited = time.monotonic() - start
-            if waited >= hub.idle_timeout or (self.server.waiting and waited >= BUSY_IDLE):
-                return False
-            if self.server.closing.is_set():
-                return False
-            slice_ = min(IDLE_POLL, hub.idle_timeout - waited)
-            if select.select([self.connection], [], [], slice_)[0]:
-                self.connection.settimeout(hub.request_timeout)
-                return True
+    def handle(self) -> None:
+        """Exactly one request: between requests the connection waits in the gate, not here."""
+        self.close_connection = True
+        self.handle_one_request()
+
+    def finish(self) -> None:
+        """Nothing to close: the server gives the socket back to the gate, or closes it."""
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: tests and the embedded hub must not write to the terminal."""
@@ -227,40 +243,35 @@ class HubHandler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._handle()
 
-    def _body_chunks(self, limit: int | None = None) -> Iterator[bytes]:
-        """The request body in pieces, from Content-Length or chunked transfer encoding."""
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            while True:
-                line = self.rfile.readline().split(b";")[0].strip()
-                try:
-                    size = int(line or b"0", 16)
-                except ValueError:
-                    self.close_connection = True  # the rest of the stream cannot be framed
-                    raise StoreError(400, f"invalid chunk size {line!r}") from None
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    return
-                yield self.rfile.read(size)
-                self.rfile.readline()
-        length = self.headers.get("Content-Length") or "0"
-        if not length.isdigit():
-            self.close_connection = True
-            raise StoreError(400, f"invalid Content-Length {length!r}")
-        remaining = int(length)
-        if limit is not None:
-            remaining = min(remaining, limit)
-        while remaining > 0:
-            piece = self.rfile.read(min(CHUNK, remaining))
-            if not piece:
-                return
-            remaining -= len(piece)
-            yield piece
+    def _body(self, counted: Callable[[int], None], limit: int, corrupt: bool = False) -> Body:
+        """The request body (Content-Length or chunked), as ``gate.Body`` reads and bounds it."""
+        hub = self.server.hub
+        length: int | None = None
+        if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+            declared = self.headers.get("Content-Length") or "0"
+            if not declared.isdigit() or len(declared) > 18:
+                self.close_connection = True
+                raise StoreError(400, f"invalid Content-Length {declared[:40]!r}")
+            length = int(declared)
+            if length > limit:
+                self.close_connection = True  # refused before a byte of it is read
+                raise StoreError(413, f"request body larger than {limit} bytes")
+        return Body(
+            self.rfile,
+            length,
+            limit=limit,
+            min_rate=hub.min_upload_rate,
+            grace=hub.request_timeout,
+            counted=counted,
+            corrupt=corrupt,
+        )
 
-    def _drop(self, after_bytes: int) -> None:
+    def _drop(self, body: Body, after_bytes: int) -> None:
         """Read a little of the body, then vanish: the client sees a connection reset, no answer."""
-        for _ in self._body_chunks(limit=after_bytes):
-            pass
+        with contextlib.suppress(StoreError):
+            view = memoryview(bytearray(max(after_bytes, 1)))[:after_bytes]
+            while view and (got := body.readinto(view)):
+                view = view[got:]
         self.close_connection = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
@@ -271,32 +282,31 @@ class HubHandler(BaseHTTPRequestHandler):
         method = self.command
         found = match(method, split.path)
         name = found[0] if found else "unknown"
-        counted = {"in": 0}
+        counted = [0]
 
-        def counting(chunks: Iterator[bytes]) -> Iterator[bytes]:
-            for chunk in chunks:
-                counted["in"] += len(chunk)
-                yield chunk
+        def count(size: int) -> None:
+            counted[0] += size
 
         fault = hub.faults.take(("status", "drop", "echo"), method, split.path, name)
-        if fault is not None and fault.kind == "drop":
-            self._drop(fault.after_bytes)
-            self._record(RequestRecord(method, split.path, name, 0, fault.after_bytes, 0))
-            return
         streamed = found is not None and _streamed(name) and fault is None
-        unreadable = None
+        corrupt = streamed and hub.faults.take(("corrupt",), method, split.path, name) is not None
+        body: Body | None = None
+        data, unreadable = b"", None
         try:
-            body = b"" if streamed else self._read_body(counting(self._body_chunks()), keep=found is not None)
+            body = self._body(count, hub.max_upload if streamed else hub.max_body, corrupt)
+            if fault is not None and fault.kind == "drop":
+                self._drop(body, fault.after_bytes)
+                self._record(RequestRecord(method, split.path, name, 0, counted[0], 0))
+                return
+            if not streamed:
+                data = self._read_all(body, keep=found is not None)
         except StoreError as exc:
-            body, unreadable = b"", exc
-        chunks = counting(_capped(self._body_chunks(), hub.max_upload)) if streamed else iter(())
-        if streamed and hub.faults.take(("corrupt",), method, split.path, name) is not None:
-            chunks = _corrupt(chunks)
+            unreadable = exc
         if unreadable is not None:
             response = error_response(unreadable)
         elif fault is not None:
             response = _fault_response(fault, self.headers.items())
-        elif found is None:
+        elif found is None or body is None:
             response = error_response(StoreError(404, f"no route for {method} {split.path}"))
         else:
             headers = _lower(self.headers.items())
@@ -307,19 +317,22 @@ class HubHandler(BaseHTTPRequestHandler):
             else:
                 writes = auth.writes(name, method)
                 query = parse_qs(split.query)
-                request = Request(hub, method, found[2], query, headers, body, chunks, grant, writes)
+                request = Request(hub, method, found[2], query, headers, data, body, grant, writes)
                 response = self._run(found[1], request)
             if streamed and not self.close_connection:
-                with contextlib.suppress(StoreError):
-                    for _ in chunks:  # drain what a failing view did not read, to keep the connection usable
-                        pass
+                try:
+                    self._read_all(
+                        body, keep=False
+                    )  # what a failing view did not read: the connection stays usable
+                except StoreError:
+                    self.close_connection = True
             after = hub.faults.take(("after",), method, split.path, name)
             if after is not None:
                 response = _fault_response(after, self.headers.items())
         # Recorded before the answer goes out, so a client that got it finds it in the log.
         head = method == "HEAD"
         out = 0 if head else response.content_length
-        self._record(RequestRecord(method, split.path, name, response.status, counted["in"], out))
+        self._record(RequestRecord(method, split.path, name, response.status, counted[0], out))
         self._send(response, head)
 
     def _record(self, record: RequestRecord) -> None:
@@ -331,25 +344,23 @@ class HubHandler(BaseHTTPRequestHandler):
                 f"{record.method} {_header_value(record.path)} {status} in={record.bytes_in} out={record.bytes_out}"
             )
 
-    def _read_body(self, chunks: Iterator[bytes], keep: bool) -> bytes:
-        """A small body in memory (JSON, forms, shards), or drained unkept; over ``max_body`` is 413."""
-        limit = self.server.hub.max_body
-        kept: list[bytes] = []
-        size = 0
-        for chunk in chunks:
-            size += len(chunk)
-            if size > limit:
-                self.close_connection = True  # the rest is not read: the connection cannot be reused
-                raise StoreError(413, f"request body larger than {limit} bytes")
+    def _read_all(self, body: Body, keep: bool) -> bytes:
+        """A small body in memory (JSON, forms, shards: ``_body`` capped it at ``max_body``), or drained unkept."""
+        try:
             if keep:
-                kept.append(chunk)
-        return b"".join(kept)
+                return b"".join(body)
+            for _ in body:
+                pass
+            return b""
+        except StoreError:
+            self.close_connection = True  # the rest is not read: the connection cannot be reused
+            raise
 
     def _run(self, view: View, request: Request) -> Response:
         try:
             return view(request)
         except StoreError as exc:
-            if exc.status == 413:
+            if exc.status == 413 or request.chunks.broken:
                 self.close_connection = True
             return error_response(exc)
         except (ConnectionError, TimeoutError):
@@ -406,23 +417,3 @@ def _header_value(value: str) -> str:
 
 def _lower(items: Any) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in items}
-
-
-def _capped(chunks: Iterator[bytes], limit: int) -> Iterator[bytes]:
-    """A streamed body, refused with 413 once it passes ``limit`` bytes (chunked bodies have no length)."""
-    size = 0
-    for chunk in chunks:
-        size += len(chunk)
-        if size > limit:
-            raise StoreError(413, f"upload larger than {limit} bytes")
-        yield chunk
-
-
-def _corrupt(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Flip the first byte in transit: the object's sha256 no longer matches its oid."""
-    first = True
-    for chunk in chunks:
-        if first and chunk:
-            chunk = bytes([chunk[0] ^ 0xFF]) + chunk[1:]
-            first = False
-        yield chunk

@@ -20,7 +20,6 @@ import contextlib
 import hashlib
 import json
 import os
-import queue
 import re
 import shutil
 import tempfile
@@ -38,6 +37,7 @@ from huggingface_hub.utils._validators import validate_repo_id
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.fsutil import atomic_open, atomic_write_bytes, atomic_write_text
+from hubrelease.loopback.ingest import Chunks, Readable, ingest
 from hubrelease.loopback.reach import Kind, Reach
 from hubrelease.revisions import is_commit
 
@@ -135,36 +135,6 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 
 
-class _BackgroundSha256:
-    """sha256 on a second thread (hashlib releases the GIL), overlapping the socket read and the write.
-
-    Hashing inline made an LFS upload cost receive + hash + write; this way it costs about the
-    slowest of them (bench/hub_ingest_bench.py). At most 8 chunks wait, so memory stays bounded.
-    """
-
-    def __init__(self) -> None:
-        self._digest = hashlib.sha256()
-        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=8)
-        self._thread = threading.Thread(target=self._run, name="loopback-hub-sha256", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while (chunk := self._queue.get()) is not None:
-            self._digest.update(chunk)
-
-    def update(self, chunk: bytes) -> None:
-        self._queue.put(chunk)
-
-    def hexdigest(self) -> str:
-        self.close()
-        return self._digest.hexdigest()
-
-    def close(self) -> None:
-        if self._thread.is_alive():
-            self._queue.put(None)
-            self._thread.join()
-
-
 class HubStore:
     """All persistent state; every public method is safe to call from many handler threads."""
 
@@ -232,20 +202,16 @@ class HubStore:
     def has_lfs(self, sha256: str, size: int) -> bool:
         return self.object_size(sha256) == size
 
-    def put_lfs(self, sha256: str, size: int, chunks: Iterable[bytes]) -> int:
+    def put_lfs(self, sha256: str, size: int, source: Readable) -> int:
         """Stream an LFS object to disk and keep it only if its sha256 and size are the claimed ones."""
-        digest = _BackgroundSha256()
-        received = 0
         fd, tmp = tempfile.mkstemp(dir=self.tmp_dir(), prefix="lfs.")
         try:
-            with os.fdopen(fd, "wb") as handle:
-                for chunk in chunks:
-                    received += len(chunk)
-                    if received > size:
-                        raise StoreError(400, f"upload is longer than the {size} bytes of the LFS object")
-                    digest.update(chunk)
-                    handle.write(chunk)
-            actual = digest.hexdigest()
+            try:
+                received, actual = ingest(source, fd, size)
+            finally:
+                os.close(fd)
+            if received > size:
+                raise StoreError(400, f"upload is longer than the {size} bytes of the LFS object")
             if received != size or actual != sha256:
                 raise StoreError(
                     400,
@@ -256,7 +222,6 @@ class HubStore:
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, target)
         finally:
-            digest.close()
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         return received
@@ -294,7 +259,7 @@ class HubStore:
                 yield path.read_bytes()
 
         try:
-            self.put_lfs(sha256, size, chunks())
+            self.put_lfs(sha256, size, Chunks(chunks()))
         finally:
             for path in files:
                 path.unlink(missing_ok=True)
@@ -588,7 +553,7 @@ class HubStore:
         """Test helper for remote drift: commit new bytes at ``path`` as if someone else pushed them."""
         if wants_lfs(path, len(data), data[:512]):
             sha256 = hashlib.sha256(data).hexdigest()
-            self.put_lfs(sha256, len(data), [data])
+            self.put_lfs(sha256, len(data), Chunks([data]))
             self.reach.add("lfs", sha256, self.tenant(key))
             op = FileOp("lfsFile", path, sha256=sha256, size=len(data))
         else:

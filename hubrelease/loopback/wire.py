@@ -16,6 +16,7 @@ from hubrelease.loopback.store import REPO_TYPES, RepoKey, StoreError
 if TYPE_CHECKING:
     from hubrelease.loopback import LoopbackHub
     from hubrelease.loopback.auth import Grant
+    from hubrelease.loopback.gate import Body
 
 
 @dataclass
@@ -28,7 +29,8 @@ class Request:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: bytes
-    chunks: Iterator[bytes] = field(default_factory=lambda: iter(()))
+    chunks: Body
+    """The streamed body (``gate.Body``): ``readinto`` it, or iterate it for copies."""
     grant: Grant | None = None
     """The caller's token grant; None = anonymous (``auth.py``)."""
     writes: bool = False

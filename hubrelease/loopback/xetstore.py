@@ -240,6 +240,8 @@ class XetStore:
             files, xorbs = xetformat.parse_shard(data)
         except XetFormatError as exc:
             raise StoreError(400, f"invalid shard: {exc}") from None
+        if sum(item.size for item in files) > self.max_file:  # checked before anything is decoded
+            raise StoreError(413, f"the shard's files hold more than {self.max_file} bytes")
         new = 0
         for item in files:
             if self.file_record(item.file_hash) is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import os
 import signal
 import subprocess
@@ -230,3 +231,26 @@ def _interrupt_a_push(tmp_path: Path, loopback_hub: LoopbackHub) -> None:
     assert rest.strip().splitlines()[-1] == "error: interrupted"
     if loopback_hub.store.exists(RepoKey("model", repo)):  # push creates the repo before uploading
         assert "big.safetensors" not in api_for(loopback_hub).list_repo_files(repo)
+
+
+def test_hub_serve_help_states_the_servers_limits() -> None:
+    """The limits `hub serve --help` documents are the loopback Hub's defaults (issue 22 item 3)."""
+    from hubrelease.cli.hub import EXAMPLES
+    from hubrelease.loopback import xetformat, xetstore
+
+    defaults = inspect.signature(LoopbackHub).parameters
+    units = {"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "s": 1}
+    stated = {}
+    for line in EXAMPLES.splitlines():
+        name, _, rest = line.strip().partition(" ")
+        if name in defaults:
+            number, unit = rest.split()[:2]
+            stated[name] = int(number) * units.get(unit.removesuffix("/s"), 1)
+    assert stated == {name: defaults[name].default for name in stated}
+    assert len(stated) == 9
+    assert "80 MiB per xorb, 64 MiB per shard" in EXAMPLES and "(128 KiB)" in EXAMPLES
+    assert (xetstore.MAX_XORB_BYTES, xetstore.MAX_SHARD_BYTES, xetformat.MAX_CHUNK) == (
+        80 << 20,
+        64 << 20,
+        128 << 10,
+    )

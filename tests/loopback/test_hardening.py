@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import select
 import socket
 import threading
 import time
@@ -100,7 +101,7 @@ def test_malformed_content_length_is_400(hub: LoopbackHub) -> None:
     ],
 )
 def test_stalled_requests_are_cut_off(tmp_path: Path, request_bytes: bytes) -> None:
-    with LoopbackHub(tmp_path / "root", request_timeout=0.3, idle_timeout=0.3) as hub:
+    with LoopbackHub(tmp_path / "root", request_timeout=0.3, idle_timeout=0.3, header_timeout=0.3) as hub:
         with socket.create_connection(("127.0.0.1", hub.port), timeout=10) as conn:
             conn.sendall(request_bytes)
             while conn.recv(4096):  # the server answers or not, then closes: recv returns b""
@@ -159,3 +160,64 @@ def test_idle_connections_outlive_the_clients_keepalive(tmp_path: Path) -> None:
         assert hub.idle_timeout > httpx2.Limits().keepalive_expiry  # type: ignore[operator]
     finally:
         hub.stop()
+
+
+def _slow_client(
+    hub: LoopbackHub, head: bytes = b"GET /api/models/acme/x HTTP/1.1\r\nHost: x\r\nX-Slow: "
+) -> socket.socket:
+    """A slowloris client: a request head begun and never finished."""
+    conn = socket.create_connection(("127.0.0.1", hub.port), timeout=30)
+    conn.sendall(head)
+    return conn
+
+
+def test_slow_clients_do_not_starve_others(tmp_path: Path) -> None:
+    with LoopbackHub(tmp_path / "root", max_workers=4) as hub:
+        slow = [_slow_client(hub) for _ in range(300)]
+        try:
+            served = [raw_request(f"{hub.url}/api/models/acme/none")[0] for _ in range(2)]
+            assert served == [404, 404]  # both served while 300 slow heads hold no worker
+            assert hub.requests.count() == 2
+        finally:
+            for conn in slow:
+                conn.close()
+        assert hub.server_errors == []
+
+
+def test_past_the_connection_cap_the_longest_held_connection_is_closed(tmp_path: Path) -> None:
+    with LoopbackHub(tmp_path / "root", max_connections=10) as hub:
+        slow = [_slow_client(hub) for _ in range(30)]
+        try:
+            assert raw_request(f"{hub.url}/api/models/acme/none")[0] == 404
+            assert slow[0].recv(1) == b""  # the first slow client was closed to make room
+        finally:
+            for conn in slow:
+                conn.close()
+        assert hub._httpd.gate.open_connections <= 10
+
+
+def test_a_request_head_must_arrive_within_the_header_deadline(tmp_path: Path) -> None:
+    with LoopbackHub(tmp_path / "root", header_timeout=0.2) as hub:
+        with _slow_client(hub) as conn:
+            assert conn.recv(1) == b""  # closed by the server, no answer: the outcome, not the time
+        with _slow_client(hub, b"GET / HTTP/1.1\r\nX-Big: " + b"x" * 70_000) as conn:
+            assert conn.makefile("rb").readline().startswith(b"HTTP/1.1 431")
+
+
+def test_a_body_slower_than_the_minimum_rate_is_refused(tmp_path: Path) -> None:
+    with (
+        LoopbackHub(tmp_path / "root", request_timeout=0.5, min_upload_rate=1_000_000) as hub,
+        socket.create_connection(("127.0.0.1", hub.port), timeout=30) as conn,
+    ):
+        conn.sendall(b"POST /api/validate-yaml HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+        answer = b""
+        for _ in range(200):  # a byte every 50 ms: never silent long enough for request_timeout
+            try:
+                conn.sendall(b" ")
+            except OSError:
+                break
+            readable, _, _ = select.select([conn], [], [], 0.05)
+            if readable:
+                answer = conn.recv(4096)
+                break
+        assert answer.startswith(b"HTTP/1.1 408")
