@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from hubrelease.card.filters import pct
 from hubrelease.card.locator import Locator
+from hubrelease.card.tables import cell_caveats
 from hubrelease.evaluation import Evaluation
 from hubrelease.evaluation.claims import cell_gain
 from hubrelease.evaluation.models import ComparisonRow, Interval
@@ -40,6 +41,8 @@ class Claim:
     relative_ci95: Interval | None = None
     digits: int = 3
     """Decimals for the paired difference and its interval (``card.claims[].digits``)."""
+    caveats: tuple[str, ...] = ()
+    """What the evaluation records about the claim's two cells (failures, accept-length scope...)."""
 
 
 def _speedup(claim: SpeedupClaim, index: int, evaluation: Evaluation, where: Locator) -> Claim:
@@ -73,6 +76,9 @@ def _speedup(claim: SpeedupClaim, index: int, evaluation: Evaluation, where: Loc
         hardware=evaluation.run.hardware.name,
         concurrency=claim.concurrency,
         accepted_length=cells[0].accepted_length,
+        caveats=cell_caveats(
+            evaluation, [(labels[claim.configuration], cells[0]), (baseline_label, cells[1])]
+        ),
     )
 
 

@@ -18,6 +18,7 @@ from hubrelease.card.licenses import license_label
 from hubrelease.card.locator import Locator
 from hubrelease.card.signature import SignatureCheck, signature_check
 from hubrelease.card.tables import AbTable, BenchmarkTable, SweepTable, build_tables
+from hubrelease.card.training import TrainingFacts, training_facts
 from hubrelease.evaluation import Evaluation
 from hubrelease.evaluation.provenance import Disagreement, disagreements
 from hubrelease.formats.ggml_types import BY_NAME
@@ -149,6 +150,8 @@ class CardContext:
     """Where an evaluation differs from the pins by design (``evaluations[].deviations``), with the note."""
     signature: SignatureCheck | None
     """How to check ``model.sig`` with model-signing (the manifest's ``signing:`` section), else None."""
+    training: TrainingFacts | None
+    """What the ``training:`` files say (architecture, recipe, steps, data counts, machines)."""
 
     def variables(self) -> dict[str, object]:
         """The context as Jinja variables, one per field."""
@@ -312,9 +315,14 @@ def _licence(manifest: Manifest) -> Licence:
 
 
 def build_context(
-    manifest: Manifest, manifest_path: Path, evaluations: Mapping[str, Evaluation], card: Card
+    manifest: Manifest,
+    manifest_path: Path,
+    evaluations: Mapping[str, Evaluation],
+    card: Card,
+    root: Path | None = None,
 ) -> CardContext:
-    """Compute the card context; ``evaluations`` maps each ``manifest.evaluations`` path to its file."""
+    """Compute the card context; ``evaluations`` maps each ``manifest.evaluations`` path to its file and
+    ``root`` is the release folder the ``training:`` files are read from (default: the manifest's)."""
     where = Locator(manifest_path)
     files = _file_rows(manifest)
     benchmarks, comparisons, sweeps = build_tables(evaluations, card.charts, card.digits)
@@ -343,4 +351,5 @@ def build_context(
         notices=manifest.notices,
         deviations=deviations,
         signature=signature_check(manifest, manifest_path.name),
+        training=training_facts(manifest, root or manifest_path.parent, where),
     )

@@ -7,6 +7,7 @@ everywhere (a cell without speculation has no accepted length). The README lists
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -103,6 +104,26 @@ def join_list(items: Iterable[object], conjunction: str = "and") -> str:
     return f"{', '.join(words[:-1])}, {conjunction} {words[-1]}"
 
 
+def plain(value: float | None) -> str:
+    """``0.0 | plain`` -> ``0``, ``10000000.0`` -> ``10000000``, ``0.0001`` -> ``0.0001``: a number as written."""
+    if value is None:
+        return NA
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def sci(value: float | None) -> str:
+    """``10000000.0 | sci`` -> ``1e7``: a power of ten as GGUF dumps and model cards write it."""
+    if value is None:
+        return NA
+    mantissa, _, exponent = f"{float(value):.6g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
+
+
+def json_value(value: object) -> str:
+    """A value as JSON writes it (``10000000.0`` stays ``10000000.0``, ``True`` is ``true``)."""
+    return json.dumps(value)
+
+
 def na(value: object) -> object:
     """``None`` -> ``n/a``; anything else unchanged."""
     return NA if value is None else value
@@ -122,6 +143,9 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "sha_short": sha_short,
     "license_label": license_label,
     "join_list": join_list,
+    "plain": plain,
+    "sci": sci,
+    "json": json_value,
     "na": na,
 }
 """Every filter a card template may use, by name."""

@@ -252,7 +252,7 @@ def render(manifest_path: str | Path, root: Path | None = None, *, charts: bool 
     head = front_matter(manifest, path)
     evaluations = _evaluations(manifest, release_dir)
     drawn = _charts(manifest, card, evaluations, release_dir) if charts else ()
-    context = build_context(manifest, path, evaluations, card)
+    context = build_context(manifest, path, evaluations, card, release_dir)
     check_provenance(manifest, evaluations, path)
     body = render_template(environment(search), name, context.variables())
     # Templates may leave runs of blank lines around skipped blocks; one blank line is canonical.

@@ -8,9 +8,10 @@ paired comparison, one sweep table per parameter sweep.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hubrelease.evaluation import Evaluation
+from hubrelease.evaluation.ingest.serving import missing_cells
 from hubrelease.evaluation.models import Arm, BootSpread, Cell, Comparison, ComparisonRow, Hardware, Sweep
 
 
@@ -41,6 +42,9 @@ class BenchmarkTable:
     evaluation: Evaluation
     rows: tuple[BenchmarkRow, ...]
     chart: ChartLink | None = None
+    caveats: tuple[str, ...] = ()
+    """What the evaluation records about these cells' figures: failures, accept-length scope, unknown
+    methods, unmeasured cells (``cell_caveats``), then the file's build warnings."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,8 @@ class AbTable:
     chart: ChartLink | None = None
     digits: int = 3
     """Decimals of the paired differences and intervals (``card.digits``)."""
+    caveats: tuple[str, ...] = ()
+    """The file's build warnings (incomplete grids allowed, ...), on its first table."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,67 @@ class SweepTable:
     path: str
     sweep: Sweep
     chart: ChartLink | None = None
+    caveats: tuple[str, ...] = ()
+    """The file's build warnings, on its first table."""
+
+
+def _cells(which: list[tuple[str, Cell]], total: int, whole: str) -> str:
+    if len(which) == total:
+        return whole
+    return ", ".join(f"{label} at concurrency {cell.concurrency}" for label, cell in which)
+
+
+def cell_caveats(evaluation: Evaluation, cells: list[tuple[str, Cell]] | None = None) -> tuple[str, ...]:
+    """One sentence per caveat the evaluation records about ``cells`` (default: all of them)."""
+    labels = {c.id: c.label for c in evaluation.configurations}
+    rows = cells if cells is not None else [(labels[c.configuration], c) for c in evaluation.cells]
+    lines = []
+    for label, cell in rows:
+        if cell.failed_requests:
+            sent = cell.failed_requests + (cell.request_count or 0)
+            lines.append(
+                f"{label} at concurrency {cell.concurrency}: {cell.failed_requests} of {sent} requests failed "
+                "and are left out of every figure."
+            )
+    speculating = [(label, c) for label, c in rows if c.accepted_length is not None]
+    groups: list[tuple[list[tuple[str, Cell]], int, str, str]] = [
+        (
+            [(label, c) for label, c in rows if c.failed_requests is None],
+            len(rows),
+            "Failed requests were not counted for {} (unknown, not zero).",
+            "any run",
+        ),
+        (
+            [(label, c) for label, c in speculating if c.accepted_length_per_run is False],
+            len(speculating),
+            "Accepted length of {} is the server's lifetime average (warmup and earlier runs included), "
+            "not the run's own.",
+            "every run",
+        ),
+        (
+            [(label, c) for label, c in speculating if c.accepted_length_per_run is None],
+            len(speculating),
+            "Whether the accepted length of {} covers only that run is not recorded.",
+            "any run",
+        ),
+    ]
+    lines += [
+        sentence.format(_cells(which, total, whole)) for which, total, sentence, whole in groups if which
+    ]
+    shown = {cell.configuration for _, cell in rows}
+    for configuration in evaluation.configurations:
+        if configuration.id in shown and configuration.method in ("unknown", "speculative"):
+            what = (
+                "unknown" if configuration.method == "unknown" else "speculative, which method not recorded"
+            )
+            lines.append(
+                f"{configuration.label}: the server did not report what it ran; decoding method {what}."
+            )
+    if cells is None:
+        holes = missing_cells(evaluation.cells, evaluation.configurations) if evaluation.cells else []
+        if holes:
+            lines.append(f"Not measured: {'; '.join(holes)}.")
+    return tuple(lines)
 
 
 def _benchmark(path: str, evaluation: Evaluation, chart: ChartLink | None) -> BenchmarkTable:
@@ -86,6 +153,7 @@ def _benchmark(path: str, evaluation: Evaluation, chart: ChartLink | None) -> Be
         evaluation=evaluation,
         rows=rows,
         chart=chart,
+        caveats=cell_caveats(evaluation),
     )
 
 
@@ -132,4 +200,26 @@ def build_tables(
         for path, ev in evaluations.items()
         for s in ev.sweeps
     )
-    return benchmarks, comparisons, sweeps
+    return _with_warnings(benchmarks, comparisons, sweeps, evaluations)
+
+
+def _with_warnings(
+    benchmarks: tuple[BenchmarkTable, ...],
+    comparisons: tuple[AbTable, ...],
+    sweeps: tuple[SweepTable, ...],
+    evaluations: Mapping[str, Evaluation],
+) -> tuple[tuple[BenchmarkTable, ...], tuple[AbTable, ...], tuple[SweepTable, ...]]:
+    """Each file's build warnings (``provenance.warnings``) on the first table the card shows of it."""
+    seen: set[str] = set()
+
+    def first(path: str) -> tuple[str, ...]:
+        if path in seen:
+            return ()
+        seen.add(path)
+        return tuple(f"Recorded by the build: {w}" for w in evaluations[path].provenance.warnings)
+
+    return (
+        tuple(replace(t, caveats=t.caveats + first(t.path)) for t in benchmarks),
+        tuple(replace(t, caveats=first(t.path)) for t in comparisons),
+        tuple(replace(t, caveats=first(t.path)) for t in sweeps),
+    )

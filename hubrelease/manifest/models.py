@@ -460,6 +460,29 @@ class Card(_Strict):
         return self
 
 
+class Training(_Strict):
+    """Where the facts of how the drafter was trained live: published files the card reads, never typed."""
+
+    config: RepoPath | None = None
+    """The drafter's checkpoint config (an artifact, e.g. config.json): architecture, block size, sliding
+    window, selector rank / top-k, captured target layers, projection width, rope_theta."""
+    arguments: RepoPath | None = None
+    """Trainer arguments (an artifact; JSON object, Hugging Face TrainingArguments names: learning_rate,
+    per_device_train_batch_size, gradient_accumulation_steps, world_size, optim, lr_scheduler_type,
+    warmup_steps, max_steps; plus the trainer's own, e.g. num_anchors)."""
+    state: RepoPath | None = None
+    """Trainer state (an artifact; trainer_state.json): ``global_step`` is the optimizer steps taken."""
+    data: RepoPath | None = None
+    """The training data's counts (an artifact): ``hubrelease build dataset-card --json``'s report
+    (conversations, completion_tokens)."""
+    dataset: RepoId | None = None
+    """The pins.datasets entry ``data`` describes."""
+    capture_hardware: str | None = None
+    """pins.hardware id of the machine the target features were captured on."""
+    hardware: str | None = None
+    """pins.hardware id of the machine the drafter was trained on."""
+
+
 class Notices(_Strict):
     """Credit and disclaimers that the card must carry."""
 
@@ -564,6 +587,8 @@ class Manifest(_Strict):
     (``hubrelease add`` records both; verify then checks them like artifacts)."""
     card: Card | None = None
     """Model or dataset card rendering."""
+    training: Training | None = None
+    """How the drafter was trained, as files the card reads (config, trainer arguments and state, data counts)."""
     notices: Notices = Field(default_factory=Notices)
     """Attribution and disclaimers."""
     ignore: list[str] = Field(default_factory=list)

@@ -41,6 +41,34 @@ SEED_000_FACTS = [
     "- Target `ornith-ai/Ornith-1.5-35B-A3B-NVFP4` (MIT)",
     "- Training data derives from `nvidia/Nemotron-Post-Training-Dataset-v2` "
     "(NVIDIA Nemotron Post-Training Dataset v2), under CC-BY-4.0.",
+    # Issue 21: every other number and fact of the seed text, rendered from the files that hold it.
+    "100,014,884 generated assistant completion tokens (108,729 conversations), released as "
+    "`jzinno/Ornith-1.5-35B-A3B-Nemotron-v2-100M`",
+    "hidden layers 1, 6, 11, 16, 22, 27, 32, 37 of the target",
+    "captured on 8x NVIDIA H200 141GB HBM3e.",
+    "- Trained on 1x NVIDIA H200 141GB HBM3e.",
+    "a DFlash2 drafter, 6 draft layers, a 16-token block, a 4096-token sliding window, selector rank 256 and "
+    "selector top-k 16, a 2048-wide projection of the target features.",
+    "128 anchors; microbatch 1 and effective batch 32; AdamW with learning rate 0.0001 and a "
+    "warmup-plus-cosine schedule; 3,228 optimizer steps",
+    "40 prompts (10 chat, 10 code, 10 math, 10 stem), greedy sampling, up to 512 output tokens per request.",
+    "Hardware: 1x NVIDIA H200 141GB HBM3e.",
+    "Hardware: 1x NVIDIA GB10.",
+    "held out of all training data. Held outside the complete training-source reservoir",
+    "Serving settings: KV cache fp8_e4m3, attention backend flashinfer, MoE runner marlin, up to 10 draft tokens "
+    "per round.",
+    "(NVFP4)",
+    "| NEXTN | 1 | 281.1 | 304.0 | 101.5 ms | 3.29 ms | 1.93 |",
+    "| Autoregressive | 8 | 989.2 | 188.6 | 233.0 ms | 5.30 ms | n/a |",
+    "with mean accepted length 4.02 at concurrency 1.",
+    "not expected to be a strong speculative baseline",
+    "they are not general quality or speed claims",
+    "Machine-readable results: `spark-evaluation.json`.",
+    "Machine-readable results: `h200-evaluation.json`.",
+    "- Initialized from `z-lab/Qwen3.5-35B-A3B-DFlash` (Apache-2.0).",
+    "- DFlash 2: Keep Drafting Parallel\n- DFlash: Block Diffusion for Flash Speculative Decoding\n"
+    "- NeMo AutoModel speculative-drafting implementation",
+    "exact no-ops",
 ]
 
 SEED_001_FACTS = [
@@ -87,6 +115,33 @@ SEED_001_FACTS = [
     "This release is licensed under Apache-2.0, inherited from the drafter it was initialized from.",
     "Target `deepreinforce-ai/Ornith-1.0-397B`, itself derived from `Qwen/Qwen3.5-397B-A17B`.",
     "Not affiliated with Z-Lab, Modal, SGLang, Qwen, or deepreinforce-ai.",
+    # Issue 21: the arms' shared metadata, sampling, the config's top-level rope_theta, precision as written.
+    "rope.freq_base = 1e7, attention.sliding_window = 4096, sliding_window_pattern = TTTTTF",
+    "the config also carries `rope_theta: 10000000.0` at the top level, in addition to the nested block",
+    "temperature = 0, seed = 42",
+    "up to 256 output tokens per request",
+    "| n_max=3 vs n_max=0 | 18.71 | 25.65 | +6.93 | n/a | [5.55, 8.32] | 8 | secondary |",
+    "p = 0.0139",
+    "Measured 2026-08-09.",
+    "plus local patches (bench/engine-local-patches.diff: 21 files, +1967 / -279 lines)",
+    "ik_llama.cpp build of 2026-08-05, with -DGGML_CUDA=ON, CMAKE_CUDA_ARCHITECTURES=native (sm_121 on GB10), "
+    "-march=armv8.2-a+dotprod+i8mm+fp16",
+    "`bench/results-retrain-ab-20260809.csv` | n/a | data | Measurement 1 raw rows, 256 |",
+    "`bench/results-m1q4-20260809.csv` | n/a | data | Measurement 2 raw rows, 144 |",
+    "the local engine changes, 3301 lines",
+    "Design: boots in the order A, B, B, A; 8 prompts, 2 repetitions per cell per boot, 256 predicted tokens.",
+    "Drafter `Ornith-DFLASH-m1-q4.gguf`; 1 server boot; 16 runs per cell",
+    "w_k = exp(-(k-1)/gamma)",
+    "self-attested",
+    "This A/B does not cover the shipped quantization.",
+    "a DFlash drafter, 6 draft layers, a 16-token block",
+    "Trained on 1x NVIDIA GB10.",
+    "not pinned to a commit; pinned by the sizes of 5 files.",
+    "`Ornith-1.0-397B-A17B-IQ2_KS-00002-of-00005.gguf`, 19,806,331,648 bytes",
+    "`Ornith-1.0-397B-A17B-IQ2_KS-00004-of-00005.gguf`, 19,994,372,480 bytes",
+    "6ab80960540e043ebd8001162ab3401cb267a61a53b513ce13ebb1cd2fc1c089  libllama.so\n",
+    "1e7e686140afdd4069956414238a8e674d04136492967ba1b2cfde635cdcebca  libggml.so\n",
+    "Measured with ik_llama.cpp at commit `f96eaddba8bed6a9a5e628bbf6a566775c70b49c` plus local patches",
 ]
 
 
@@ -111,3 +166,10 @@ def test_ci_gate_passes_on_the_committed_cards(repo_root: Path) -> None:
         result = CliRunner().invoke(app, ["render-card", str(repo_root / manifest), "--check"])
         assert result.exit_code == 0, result.output
         assert result.output.strip().endswith("README.md: current")
+
+
+@pytest.mark.parametrize("manifest", [SEED_000, SEED_001])
+def test_the_introduction_is_said_once(manifest: str, repo_root: Path) -> None:
+    text = check_card(repo_root / manifest).expected
+    assert text.count("not a standalone language model") == 1
+    assert "p = 0.0000" not in text
