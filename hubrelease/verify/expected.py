@@ -152,4 +152,14 @@ def _render_inputs_pinned(manifest: Manifest) -> bool:
 
     if default_card(manifest).template not in builtin_templates():
         return False
+    if manifest.training is not None:  # the card also reads the training: files (card/training.py)
+        for path in (
+            manifest.training.config,
+            manifest.training.arguments,
+            manifest.training.state,
+            manifest.training.data,
+        ):
+            artifact = manifest.artifact(path) if path is not None else None
+            if path is not None and (artifact is None or artifact.sha256 is None):
+                return False
     return all(evaluation.sha256 is not None for evaluation in manifest.evaluation_files)
