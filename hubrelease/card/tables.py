@@ -128,6 +128,7 @@ def cell_caveats(evaluation: Evaluation, cells: list[tuple[str, Cell]] | None = 
         sentence.format(_cells(which, total, whole)) for which, total, sentence, whole in groups if which
     ]
     shown = {cell.configuration for _, cell in rows}
+    unchecked = {cell.configuration for _, cell in rows if cell.server_info is False}
     for configuration in evaluation.configurations:
         if configuration.id in shown and configuration.method in ("unknown", "speculative"):
             what = (
@@ -135,6 +136,11 @@ def cell_caveats(evaluation: Evaluation, cells: list[tuple[str, Cell]] | None = 
             )
             lines.append(
                 f"{configuration.label}: the server did not report what it ran; decoding method {what}."
+            )
+        elif configuration.id in unchecked:
+            lines.append(
+                f"{configuration.label}: the server did not report what it ran, so the method "
+                f"({configuration.method}) is as stated, not checked against the server."
             )
     if cells is None:
         holes = missing_cells(evaluation.cells, evaluation.configurations) if evaluation.cells else []

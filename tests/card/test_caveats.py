@@ -70,6 +70,11 @@ def test_uncounted_failures_and_a_missing_server_info_are_shown(tmp_path: Path) 
             "dflash2": [_line(max_concurrency=1, server_info=DFLASH)],
         },
     )
+    stated = _card(tmp_path / "stated", evaluation)
+    assert (
+        "- Autoregressive: the server did not report what it ran, so the method (autoregressive) is as stated, "
+        "not checked against the server." in stated
+    )
     evaluation["configurations"][0]["method"] = "unknown"  # type: ignore[index]
     card = _card(tmp_path, evaluation)
     assert (
