@@ -47,7 +47,8 @@ UNAUTHENTICATED = frozenset(
         "xet_telemetry",
     }
 )
-READ_ONLY_POSTS = frozenset({"paths_info", "validate_yaml"})
+# The duplicate route reads its own repo and checks write access to its target itself.
+READ_ONLY_POSTS = frozenset({"paths_info", "validate_yaml", "lfs_duplicate"})
 
 
 @dataclass(frozen=True)

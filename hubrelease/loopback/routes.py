@@ -10,14 +10,26 @@ import base64
 import contextlib
 import hashlib
 import json
+import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import yaml
 
-from hubrelease.loopback.store import FileOp, RepoKey, StoreError, lfs_pointer, wants_lfs
+from hubrelease.loopback.gitpatterns import GitAttributes, GitIgnore
+from hubrelease.loopback.store import (
+    FileOp,
+    RepoKey,
+    StoreError,
+    comment_event,
+    event,
+    lfs_pointer,
+    new_discussion,
+    wants_lfs,
+)
 from hubrelease.loopback.wire import Request, Response, error_response, json_response, parse_range
 
 SPOOL_BYTES = 8 * 1024 * 1024
@@ -210,13 +222,10 @@ def repo_info(request: Request) -> Response:
     listed = sorted(tree)[: request.hub.faults.siblings_limit]
     refs = request.hub.store.refs(key)
     info: dict[str, Any] = {}
-    card_entry = tree.get("README.md")
-    if card_entry is not None and not card_entry["lfs"]:  # the card's front matter (ModelInfo.card_data)
-        with request.hub.store.git_path(card_entry["oid"]).open("rb") as handle:
-            text = handle.read(1 << 20).decode("utf-8", "replace")
-        with contextlib.suppress(ValueError):  # a broken card has no cardData on the Hub either
-            if (card := _front_matter(text)) is not None:
-                info["cardData"] = card
+    # The card's front matter (ModelInfo.card_data); a broken card has no cardData on the Hub either.
+    with contextlib.suppress(ValueError):
+        if (card := _front_matter(request.hub.store.text(tree, "README.md"))) is not None:
+            info["cardData"] = card
     return json_response(
         {
             **info,
@@ -254,6 +263,7 @@ def list_refs(request: Request) -> Response:
         payload["pullRequests"] = [
             {"name": f"refs/pr/{n}", "ref": f"refs/pr/{n}", "targetCommit": pr["commit"]}
             for n, pr in refs["prs"].items()
+            if "commit" in pr
         ]
     return json_response(payload)
 
@@ -278,17 +288,28 @@ def list_commits(request: Request) -> Response:
 
 def preupload(request: Request) -> Response:
     key = request.require_repo()
-    _, tree = request.hub.store.tree(key, request.arg("rev"))
+    store = request.hub.store
+    _, tree = store.tree(key, request.arg("rev"))
+    body = request.json()
+    attributes = GitAttributes(store.text(tree, ".gitattributes"))
+    # The client sends the .gitignore it commits or was given; else the Hub applies the repo's own
+    # (hf_api.py preupload_lfs_files, gitignore_content).
+    hosted = store.text(tree, ".gitignore")
+    ignore = GitIgnore(body["gitIgnore"] if isinstance(body.get("gitIgnore"), str) else hosted)
     files = []
-    for item in request.json().get("files", []):
+    for item in body.get("files", []):
         try:
             path, sample = str(item["path"]), base64.b64decode(item.get("sample", ""))
         except (KeyError, TypeError, AttributeError, ValueError):
             raise StoreError(400, f"malformed preupload entry: {item!r}") from None
-        mode = "lfs" if wants_lfs(path, request.number(item.get("size"), "size"), sample) else "regular"
+        mode = (
+            "lfs"
+            if wants_lfs(path, request.number(item.get("size"), "size"), sample, attributes)
+            else "regular"
+        )
         entry = tree.get(path)
         remote = None if entry is None else (entry["lfs"] or entry["oid"])
-        files.append({"path": path, "uploadMode": mode, "shouldIgnore": False, "oid": remote})
+        files.append({"path": path, "uploadMode": mode, "shouldIgnore": ignore.ignores(path), "oid": remote})
     return json_response({"files": files})
 
 
@@ -417,7 +438,9 @@ def list_tree(request: Request) -> Response:
 
 
 def resolve(request: Request) -> Response:
-    """File bytes with the metadata headers ``get_hf_file_metadata`` requires; honours ``Range``."""
+    """A file's metadata headers (``get_hf_file_metadata``) and bytes, honouring ``Range``.
+
+    LFS and Xet files are served here too, not through the Hub's 302 to its CDN (not done yet)."""
     key = request.require_repo()
     commit_id, tree = request.hub.store.tree(key, request.arg("rev"))
     path = request.arg("path")
@@ -430,33 +453,36 @@ def resolve(request: Request) -> Response:
         return missing
     size = int(entry["size"])
     etag = f'"{entry["lfs"] or entry["oid"]}"'
-    headers = {
-        "X-Repo-Commit": commit_id,
-        "ETag": etag,
-        "Accept-Ranges": "bytes",
-        "Content-Type": "application/octet-stream",
-    }
-    if entry["lfs"]:
-        headers.update({"X-Linked-Etag": etag, "X-Linked-Size": str(size)})
-        xet_hash = request.hub.xet.xet_hash_for(entry["lfs"])
-        if xet_hash is not None:
-            # What makes hf_hub_download use hf_xet (utils/_xet.py parse_xet_file_data_from_response).
-            refresh = f"{request.hub.url}/api/{key.repo_type}s/{key.repo_id}/xet-read-token/{commit_id}"
-            headers.update({"X-Xet-Hash": xet_hash, "Link": f'<{refresh}>; rel="xet-auth"'})
-    store = request.hub.store
+    headers = {"X-Repo-Commit": commit_id, "ETag": etag}
+    if not entry["lfs"]:
+        return _object(request, request.hub.store.git_path(entry["oid"]), None, size, headers)
+    sha256 = entry["lfs"]
+    headers.update({"X-Linked-Etag": etag, "X-Linked-Size": str(size)})
+    xet_hash = request.hub.xet.xet_hash_for(sha256)
+    if xet_hash is not None:
+        # What makes hf_hub_download use hf_xet (utils/_xet.py parse_xet_file_data_from_response).
+        refresh = f"{request.hub.url}/api/{key.repo_type}s/{key.repo_id}/xet-read-token/{commit_id}"
+        headers.update({"X-Xet-Hash": xet_hash, "Link": f'<{refresh}>; rel="xet-auth"'})
+    blob = request.hub.store.lfs_path(sha256)
+    return _object(request, blob, None if blob.is_file() else sha256, size, headers)
+
+
+def _object(
+    request: Request, blob: Path, xet_sha256: str | None, size: int, headers: dict[str, str]
+) -> Response:
+    """The bytes of a stored file, whole or the ``Range`` asked; a Xet file decoded from its xorbs."""
+    headers = {**headers, "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
     try:
         span = parse_range(request.headers.get("range", ""), size) if size else None
     except StoreError:
         return Response(416, {**headers, "Content-Range": f"bytes */{size}"})
     start, end = span or (0, size - 1)
-    status = 200 if span is None else 206
     if span is not None:
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"
-    length = max(end - start + 1, 0)
-    blob = store.lfs_path(entry["lfs"]) if entry["lfs"] else store.git_path(entry["oid"])
-    if entry["lfs"] and not blob.is_file():  # arrived through Xet: its xorbs are its only copy
+    status, length = 200 if span is None else 206, max(end - start + 1, 0)
+    if xet_sha256 is not None:  # arrived through Xet: its xorbs are its only copy
         return Response(
-            status, headers, length=length, stream=request.hub.xet.read(entry["lfs"], start, length)
+            status, headers, length=length, stream=request.hub.xet.read(xet_sha256, start, length)
         )
     return Response(status, headers, file=blob, offset=start, length=length)
 
@@ -511,46 +537,151 @@ def tag(request: Request) -> Response:
 
 
 def create_discussion(request: Request) -> Response:
-    """Only pull requests are modelled: a new ``refs/pr/N`` pointing at ``main``'s head."""
+    """A discussion, or a pull request (``pullRequest``): a new ``refs/pr/N`` at ``main``'s head."""
     key = request.require_repo()
     body = request.json()
-    if not body.get("pullRequest"):
-        raise StoreError(400, "the loopback Hub models pull requests only")
     store = request.hub.store
-    head = store.resolve(key, "main")
+    pull_request = bool(body.get("pullRequest"))
+    record = new_discussion(str(body.get("title") or ""), str(body.get("description") or ""), pull_request)
+    if pull_request:
+        head = store.resolve(key, "main")
+        record.update(commit=head, base="main", start=head)
     holder: dict[str, int] = {}
 
     def add(refs: dict[str, Any]) -> None:
-        num = len(refs["prs"]) + 1
-        refs["prs"][str(num)] = {
-            "commit": head,
-            "title": str(body.get("title") or ""),
-            "base": "main",
-            "created": store.commit_data(key, head)["date"],
-            "description": str(body.get("description") or ""),
-        }
-        holder["num"] = num
+        holder["num"] = len(refs["prs"]) + 1
+        refs["prs"][str(holder["num"])] = record
 
     store.update_refs(key, add)
-    return json_response({"num": holder["num"], "pullRequest": True})
+    return json_response({"num": holder["num"], "pullRequest": pull_request})
+
+
+def _discussion_json(key: RepoKey, num: str, record: dict[str, Any]) -> dict[str, Any]:
+    pull_request = record.get("pr", True)
+    return {
+        "num": int(num),
+        "title": record["title"],
+        "author": {"name": "local"},
+        "createdAt": record["created"],
+        "status": record.get("status", "open"),
+        "repo": {"name": key.repo_id, "type": key.repo_type},
+        "isPullRequest": pull_request,
+    }
+
+
+def list_discussions(request: Request) -> Response:
+    """``GET .../discussions?p=&type=&status=``: 50 a page, as ``get_repo_discussions`` pages them."""
+    key = request.require_repo()
+    kind = request.query.get("type", ["all"])[0]
+    status = request.query.get("status", ["all"])[0]
+    found = []
+    for num, record in sorted(request.hub.store.refs(key)["prs"].items(), key=lambda item: -int(item[0])):
+        item = _discussion_json(key, num, record)
+        if kind in ("discussion", "pull_request") and item["isPullRequest"] != (kind == "pull_request"):
+            continue
+        if status == "open" and item["status"] not in ("open", "draft"):
+            continue
+        if status == "closed" and item["status"] not in ("closed", "merged"):
+            continue
+        found.append(item)
+    start = 50 * request.number(request.query.get("p", ["0"])[0] or 0, "p")
+    closed = sum(1 for item in found if item["status"] in ("closed", "merged"))
+    page = found[start : start + 50]
+    return json_response(
+        {"discussions": page, "count": len(found), "start": start, "numClosedDiscussions": closed}
+    )
 
 
 def discussion(request: Request) -> Response:
     key = request.require_repo()
-    pr = request.hub.store.refs(key)["prs"].get(request.arg("num"))
-    if pr is None:
+    record = request.hub.store.refs(key)["prs"].get(request.arg("num"))
+    if record is None:
         raise StoreError(404, "Discussion not found")
-    return json_response(
-        {
-            "num": int(request.arg("num")),
-            "title": pr["title"],
-            "author": {"name": "local"},
-            "createdAt": pr["created"],
-            "status": "open",
-            "repo": {"name": key.repo_id, "type": key.repo_type},
-            "isPullRequest": True,
-            "events": [],
-            "changes": {"base": f"refs/heads/{pr['base']}"},
-            "filesWithConflicts": [],
-        }
+    data = _discussion_json(key, request.arg("num"), record)
+    data["events"] = record.get("events", [])
+    if data["isPullRequest"]:
+        data["changes"] = {"base": f"refs/heads/{record['base']}"}
+        if record.get("merge_commit"):
+            data["changes"]["mergeCommitId"] = record["merge_commit"]
+        data["filesWithConflicts"] = []
+    return json_response(data)
+
+
+def _discussion_event(request: Request, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    key = request.require_repo()
+    num = request.arg("num")
+    holder: dict[str, dict[str, Any]] = {}
+
+    def apply(refs: dict[str, Any]) -> None:
+        record = refs["prs"].get(num)
+        if record is None:
+            raise StoreError(404, "Discussion not found")
+        holder["event"] = change(record)
+        record.setdefault("events", []).append(holder["event"])
+
+    request.hub.store.update_refs(key, apply)
+    return holder["event"]
+
+
+def comment(request: Request) -> Response:
+    text = str(request.json().get("comment") or "")
+    if not text.strip():
+        raise StoreError(400, "comment is required")
+    return json_response({"newMessage": _discussion_event(request, lambda record: comment_event(text))})
+
+
+def change_status(request: Request) -> Response:
+    """``open``/``closed`` (merging is ``merge``), with an optional comment."""
+    body = request.json()
+    status = body.get("status")
+    if status not in ("open", "closed"):
+        raise StoreError(400, "status must be 'open' or 'closed'")
+
+    def change(record: dict[str, Any]) -> dict[str, Any]:
+        if record.get("status") == "merged":
+            raise StoreError(400, "a merged pull request cannot change status")
+        record["status"] = status
+        if body.get("comment"):
+            record.setdefault("events", []).append(comment_event(str(body["comment"])))
+        return event("status-change", {"status": status})
+
+    return json_response({"newStatus": _discussion_event(request, change)})
+
+
+def merge(request: Request) -> Response:
+    key = request.require_repo()
+    commit_id = request.hub.store.merge(key, request.arg("num"))
+    return json_response({"commitId": commit_id})
+
+
+def super_squash(request: Request) -> Response:
+    key = request.require_repo()
+    message = str(request.json().get("message") or "Super-squash")
+    return json_response({"commitId": request.hub.store.super_squash(key, request.arg("rev"), message)})
+
+
+def duplicate_lfs_files(request: Request) -> Response:
+    """``POST {source}/lfs-files/duplicate`` with ``{target: {type, name}, files: [{sha256, xetHash}]}``:
+    the files become reachable through the target, which a copy's commit then references
+    (``hf_api.py`` ``_duplicate_lfs_files``). The caller must read the source and write the target."""
+    source = request.require_repo()
+    body = request.json()
+    target_info = body.get("target")
+    if not isinstance(target_info, dict) or not isinstance(body.get("files"), list):
+        raise StoreError(400, "expected {target: {type, name}, files: [...]}")
+    target = request.require_repo(
+        RepoKey(str(target_info.get("type") or "model"), str(target_info.get("name")))
     )
+    if not request.can_write(target):
+        raise StoreError(403, "You don't have the rights to write to this repository.")
+    store = request.hub.store
+    source_tenant, target_tenant = store.tenant(source), store.tenant(target)
+    failed = []
+    for item in body["files"]:
+        sha256 = str(item.get("sha256") if isinstance(item, dict) else "")
+        if not re.fullmatch(r"[0-9a-f]{64}", sha256) or not store.reach.has("lfs", sha256, source_tenant):
+            failed.append({"sha256": sha256, "error": "file not found in the source repository"})
+            continue
+        store.reach.add("lfs", sha256, target_tenant)
+        request.hub.xet.share_xorbs(sha256, target_tenant)
+    return json_response({"failed": failed})

@@ -37,20 +37,19 @@ from huggingface_hub.utils._validators import validate_repo_id
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.fsutil import atomic_open, atomic_write_bytes, atomic_write_text
+from hubrelease.loopback.gitpatterns import GitAttributes
 from hubrelease.loopback.ingest import Chunks, Readable, ingest
 from hubrelease.loopback.reach import Kind, Reach
 from hubrelease.revisions import is_commit
 
 REPO_TYPES = ("model", "dataset", "space")
 CHUNK = 1 << 20
-GITATTRIBUTES = (
-    "*.safetensors filter=lfs diff=lfs merge=lfs -text\n"
-    "*.gguf filter=lfs diff=lfs merge=lfs -text\n"
-    "*.bin filter=lfs diff=lfs merge=lfs -text\n"
-    "*.parquet filter=lfs diff=lfs merge=lfs -text\n"
+# A new repo's .gitattributes, like (a part of) the Hub's default one: preupload sends what it
+# tracks to LFS whatever the size (``wants_lfs``); a commit may change it.
+GITATTRIBUTES = "".join(
+    f"*.{suffix} filter=lfs diff=lfs merge=lfs -text\n"
+    for suffix in ("safetensors", "gguf", "bin", "parquet", "pt", "pth", "ckpt", "npz", "arrow", "onnx", "h5")
 )
-# Suffixes stored as LFS whatever their size, like the Hub's default .gitattributes.
-LFS_SUFFIXES = (".safetensors", ".gguf", ".bin", ".parquet", ".pt", ".npz", ".arrow")
 LFS_MIN_SIZE = 10 * 1024 * 1024
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 STALE_TMP_SECONDS = 15 * 60
@@ -104,11 +103,12 @@ def lfs_pointer(sha256: str, size: int) -> bytes:
     return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
 
 
-def wants_lfs(path: str, size: int, sample: bytes) -> bool:
-    """The upload-mode rule of preupload: big, binary-looking or LFS-tracked files go to LFS."""
+def wants_lfs(path: str, size: int, sample: bytes, attributes: GitAttributes) -> bool:
+    """The upload-mode rule of preupload: big, binary-looking or ``.gitattributes``-tracked files go
+    to LFS; empty ones never (huggingface_hub uploads them as regular, ``_commit_api.py``)."""
     if size == 0:
         return False
-    return size >= LFS_MIN_SIZE or path.endswith(LFS_SUFFIXES) or b"\0" in sample
+    return size >= LFS_MIN_SIZE or attributes.lfs(path) or b"\0" in sample
 
 
 def check_repo_path(path: str, folder: bool = False) -> None:
@@ -133,6 +133,33 @@ def check_repo_path(path: str, folder: bool = False) -> None:
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+
+
+def event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
+    """One discussion event as the Hub lists it (``community.py`` ``deserialize_event``)."""
+    return {
+        "id": uuid.uuid4().hex[:24],
+        "type": kind,
+        "createdAt": _now(),
+        "author": {"name": "local"},
+        "data": data,
+    }
+
+
+def comment_event(text: str) -> dict[str, Any]:
+    return event("comment", {"edited": False, "hidden": False, "latest": {"raw": text, "html": ""}})
+
+
+def new_discussion(title: str, description: str, pull_request: bool = True) -> dict[str, Any]:
+    """A discussion record (a pull request when ``pull_request``), with its opening comment."""
+    return {
+        "title": title,
+        "description": description,
+        "created": _now(),
+        "status": "draft" if pull_request else "open",
+        "pr": pull_request,
+        "events": [comment_event(description)],
+    }
 
 
 class HubStore:
@@ -374,8 +401,9 @@ class HubStore:
             return str(refs["branches"][name])
         if name in refs["tags"]:
             return str(refs["tags"][name]["commit"])
-        if name.startswith("refs/pr/") and name[len("refs/pr/") :] in refs["prs"]:
-            return str(refs["prs"][name[len("refs/pr/") :]]["commit"])
+        pr = refs["prs"].get(name[len("refs/pr/") :]) if name.startswith("refs/pr/") else None
+        if pr is not None and "commit" in pr:  # a plain discussion has no ref
+            return str(pr["commit"])
         if is_commit(name) and self._repo_file(key, "commits", f"{name}.json").is_file():
             return name
         raise StoreError(404, f"Invalid rev id: {revision}", "RevisionNotFound")
@@ -473,13 +501,8 @@ class HubStore:
             pr_num: int | None = None
             if create_pr:
                 pr_num = len(refs["prs"]) + 1
-                refs["prs"][str(pr_num)] = {
-                    "commit": commit_id,
-                    "title": summary,
-                    "base": revision,
-                    "created": _now(),
-                    "description": str(header.get("description") or ""),
-                }
+                refs["prs"][str(pr_num)] = new_discussion(summary, str(header.get("description") or ""))
+                refs["prs"][str(pr_num)].update(commit=commit_id, base=revision, start=head)
             elif pr_key is not None:
                 refs["prs"][pr_key]["commit"] = commit_id
             else:
@@ -504,6 +527,57 @@ class HubStore:
         ):
             return size
         raise StoreError(422, f"LFS object {op.sha256} for {op.path} was not uploaded")
+
+    def merge(self, key: RepoKey, num: str) -> str:
+        """Merge pull request ``num`` into its base branch; returns the merge commit (409 on a conflict).
+
+        The PR's changes since it was opened (``start``) go onto the branch's head; a path the
+        branch changed meanwhile too is a conflict, which the Hub also refuses to merge.
+        """
+        with self._locked():
+            refs = self.refs(key)
+            pr = refs["prs"].get(num)
+            if pr is None or not pr.get("pr", True):
+                raise StoreError(404, f"Pull request #{num} not found")
+            if pr.get("status", "open") not in ("open", "draft"):
+                raise StoreError(400, f"Pull request #{num} is {pr['status']}")
+            base = pr["base"]
+            base_head = refs["branches"][base]
+            start = self.commit_data(key, pr.get("start") or base_head)["tree"]
+            ours = dict(self.commit_data(key, base_head)["tree"])
+            theirs = self.commit_data(key, pr["commit"])["tree"]
+            for path in set(start) | set(theirs):
+                if start.get(path) == theirs.get(path):
+                    continue
+                if ours.get(path) != start.get(path) and ours.get(path) != theirs.get(path):
+                    raise StoreError(409, f"Pull request #{num} conflicts with {base} on {path}")
+                if path in theirs:
+                    ours[path] = theirs[path]
+                else:
+                    ours.pop(path, None)
+            commit_id = self._new_commit_id()
+            self._write_commit(
+                key, commit_id, [base_head, pr["commit"]], pr["title"], pr["description"], ours
+            )
+            refs["branches"][base] = commit_id
+            pr.update(status="merged", merge_commit=commit_id)
+            pr.setdefault("events", []).append(event("status-change", {"status": "merged"}))
+            self._write_refs(key, refs)
+            return commit_id
+
+    def super_squash(self, key: RepoKey, branch: str, message: str) -> str:
+        """Replace ``branch``'s history by one commit holding its current tree (``super_squash_history``)."""
+        with self._locked():
+            refs = self.refs(key)
+            if branch not in refs["branches"]:
+                raise StoreError(404, f"Invalid rev id: {branch}", "RevisionNotFound")
+            commit_id = self._new_commit_id()
+            tree = self.commit_data(key, refs["branches"][branch])["tree"]
+            squashed = {path: {**entry, "last": commit_id} for path, entry in tree.items()}
+            self._write_commit(key, commit_id, [], message, "", squashed)
+            refs["branches"][branch] = commit_id
+            self._write_refs(key, refs)
+            return commit_id
 
     def _apply(
         self,
@@ -539,6 +613,14 @@ class HubStore:
         else:
             raise StoreError(400, f"unknown commit operation {op.kind!r}")
 
+    def text(self, tree: dict[str, Any], path: str, limit: int = 1 << 20) -> str:
+        """A regular file of ``tree`` as text (its first ``limit`` bytes), "" if absent or in LFS."""
+        entry = tree.get(path)
+        if entry is None or entry["lfs"]:
+            return ""
+        with self.git_path(entry["oid"]).open("rb") as handle:
+            return handle.read(limit).decode("utf-8", "replace")
+
     def history(self, key: RepoKey, revision: str) -> list[dict[str, Any]]:
         """Commits reachable from ``revision`` by first parents, newest first."""
         commit_id: str | None = self.resolve(key, revision)
@@ -551,7 +633,12 @@ class HubStore:
 
     def replace_file(self, key: RepoKey, revision: str, path: str, data: bytes) -> str:
         """Test helper for remote drift: commit new bytes at ``path`` as if someone else pushed them."""
-        if wants_lfs(path, len(data), data[:512]):
+        if wants_lfs(
+            path,
+            len(data),
+            data[:512],
+            GitAttributes(self.text(self.tree(key, revision)[1], ".gitattributes")),
+        ):
             sha256 = hashlib.sha256(data).hexdigest()
             self.put_lfs(sha256, len(data), Chunks([data]))
             self.reach.add("lfs", sha256, self.tenant(key))

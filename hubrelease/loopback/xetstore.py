@@ -132,6 +132,13 @@ class XetStore:
             raise StoreError(401, "Xet access token missing, invalid or expired")
         return Caller(self.store.tenant(token.repo), token.grant)
 
+    def share_xorbs(self, sha256: str, tenant: str) -> None:
+        """Make the xorbs of the Xet file ``sha256`` (if it is one) reachable through ``tenant``."""
+        file_hash = self.xet_hash_for(sha256)
+        record = None if file_hash is None else self.file_record(file_hash)
+        for xorb, *_ in record["segments"] if record else []:
+            self.store.reach.add("xorb", xorb, tenant)
+
     def reaches(self, kind: Kind, digest: str, caller: Caller) -> bool:
         """Whether ``caller`` may see ``digest``: held by its token's repo or one its grant reads."""
 

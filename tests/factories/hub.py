@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import sys
 import time
@@ -9,6 +10,7 @@ import urllib.error
 import urllib.request
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from huggingface_hub import CommitOperationAdd, HfApi
 
@@ -38,6 +40,20 @@ def raw_request(
             return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
+
+
+def head(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str]]:
+    """A HEAD without following redirects (an LFS file's resolve answers 302, as on the Hub)."""
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+    try:
+        connection.request(
+            "HEAD", parts.path + (f"?{parts.query}" if parts.query else ""), headers=headers or {}
+        )
+        answer = connection.getresponse()
+        return answer.status, {k.lower(): v for k, v in answer.getheaders()}
+    finally:
+        connection.close()
 
 
 def hf_env(hub: LoopbackHub, hf_home: Path) -> dict[str, str]:

@@ -11,7 +11,12 @@ from pathlib import Path
 
 import lz4.frame
 import pytest
-from huggingface_hub import CommitOperationAdd, CommitOperationCopy, constants, hf_hub_download
+from huggingface_hub import (
+    CommitOperationAdd,
+    CommitOperationCopy,
+    constants,
+    hf_hub_download,
+)
 from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
 from hubrelease.loopback import LoopbackHub, xetformat
@@ -112,3 +117,78 @@ def test_lz4_chunks_are_bounded_before_they_are_allocated() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 4 * 1024 * 1024  # the 64 MiB were never allocated
+
+
+def test_discussions_pull_requests_merge_and_squash(hub: LoopbackHub) -> None:
+    api, repo = api_for(hub), unique_repo()
+    api.create_repo(repo)
+    question = api.create_discussion(repo, "why?", description="a question")
+    pr = api.create_commit(
+        repo, [CommitOperationAdd("new.txt", b"from the PR\n")], commit_message="add new", create_pr=True
+    )
+    assert pr.pr_num is not None
+    api.create_commit(repo, [CommitOperationAdd("main.txt", b"on main\n")], commit_message="main moved")
+    listed = {d.num: d for d in api.get_repo_discussions(repo)}
+    assert listed[question.num].is_pull_request is False and listed[pr.pr_num].is_pull_request is True
+    assert [d.num for d in api.get_repo_discussions(repo, discussion_type="pull_request")] == [pr.pr_num]
+    reply = api.comment_discussion(repo, question.num, "an answer")
+    assert reply.content == "an answer"
+    assert api.change_discussion_status(repo, question.num, "closed").new_status == "closed"
+    api.merge_pull_request(repo, pr.pr_num)
+    details = api.get_discussion_details(repo, pr.pr_num)
+    assert details.status == "merged" and details.merge_commit_oid == api.repo_info(repo).sha
+    assert set(api.list_repo_files(repo)) == {".gitattributes", "new.txt", "main.txt"}  # both kept
+    assert len(api.list_repo_commits(repo)) > 1
+    api.super_squash_history(repo, commit_message="one commit")
+    [only] = api.list_repo_commits(repo)
+    assert only.title == "one commit" and set(api.list_repo_files(repo)) == {
+        ".gitattributes",
+        "new.txt",
+        "main.txt",
+    }
+
+
+def test_gitignore_and_gitattributes_decide_at_preupload(hub: LoopbackHub) -> None:
+    api, repo = api_for(hub), unique_repo()
+    api.create_repo(repo)
+    api.create_commit(
+        repo,
+        [
+            CommitOperationAdd(".gitignore", b"*.tmp\n!keep.tmp\nlogs/\n!logs/run.txt\n"),
+            CommitOperationAdd(".gitattributes", b"*.weights filter=lfs diff=lfs merge=lfs -text\n"),
+        ],
+        commit_message="rules",
+    )
+    api.create_commit(
+        repo,
+        [
+            CommitOperationAdd("scratch.tmp", b"x"),
+            CommitOperationAdd("logs/run.txt", b"x"),
+            CommitOperationAdd("keep.tmp", b"kept"),
+            CommitOperationAdd("w.weights", b"small text, yet tracked"),
+            CommitOperationAdd("w.safetensors", b"small text, no longer tracked"),
+        ],
+        commit_message="files",
+    )
+    files = {f.path: f for f in api.get_paths_info(repo, ["w.weights", "w.safetensors"])}
+    assert set(api.list_repo_files(repo)) == {
+        ".gitignore",
+        ".gitattributes",
+        "keep.tmp",
+        "w.weights",
+        "w.safetensors",
+    }
+    assert files["w.weights"].lfs is not None and files["w.safetensors"].lfs is None  # type: ignore[union-attr]
+
+
+def test_a_copy_from_another_repo(hub: LoopbackHub, tmp_path: Path) -> None:
+    """Cross-repo copies go through the source's /lfs-files/duplicate (hf_api.py _duplicate_lfs_files)."""
+    api, source, target = api_for(hub), unique_repo(), unique_repo()
+    weights = os.urandom(300_000)
+    api.create_repo(source)
+    api.create_commit(source, [CommitOperationAdd("w.safetensors", weights)], commit_message="w")
+    api.create_repo(target)
+    copy = CommitOperationCopy("w.safetensors", "w.safetensors", src_repo_id=source, src_repo_type="model")
+    api.create_commit(target, [copy], commit_message="copy")
+    path = api.hf_hub_download(target, "w.safetensors", cache_dir=tmp_path / "cache")
+    assert Path(path).read_bytes() == weights

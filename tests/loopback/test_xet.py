@@ -17,7 +17,7 @@ from huggingface_hub import CommitOperationAdd
 
 from hubrelease.loopback import LoopbackHub, xetformat
 from hubrelease.loopback.xetstore import XetStore
-from tests.factories.hub import api_for, hf_env, raw_request, unique_repo
+from tests.factories.hub import api_for, head, hf_env, raw_request, unique_repo
 
 # Random bytes, then 400 kB of zeros: the zeros chunk into identical chunks, which a xorb stores once
 # and the file's terms reference several times.
@@ -56,7 +56,7 @@ def test_upload_goes_through_xet_and_lands_checked_files(hub: LoopbackHub, tmp_p
     assert weights.lfs is not None and weights.lfs.sha256 == sha  # type: ignore[union-attr]
     assert weights.xet_hash == expected.hash  # type: ignore[union-attr]
     assert info["config.json"].xet_hash is None  # type: ignore[union-attr]
-    status, headers, _ = raw_request(f"{hub.url}/{repo}/resolve/main/model.safetensors", "HEAD")
+    status, headers = head(f"{hub.url}/{repo}/resolve/main/model.safetensors")
     assert status == 200 and headers["x-xet-hash"] == expected.hash and headers["x-repo-commit"] == oid
     assert 'rel="xet-auth"' in headers["link"] and "/xet-read-token/" in headers["link"]
 
