@@ -137,12 +137,13 @@ class HubReleaseGroup(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Errors become one line and their exit code, with ``HUBRELEASE_DEBUG`` set as without it
+        (the traceback then comes first: ``debug_traceback``)."""
         output.set_quiet(False)  # per command: -q of an earlier in-process run must not carry over
         try:
             return super().invoke(ctx)
         except HubReleaseError as exc:
-            if os.environ.get("HUBRELEASE_DEBUG"):
-                raise
+            debug_traceback(exc)
             for line in str(exc).split("\n"):  # an error listing several problems prints one line each
                 output.error_line(line)
             raise typer.Exit(exc.exit_code) from None
@@ -152,14 +153,12 @@ class HubReleaseGroup(TyperGroup):
             output.error_line("interrupted")
             raise typer.Exit(INTERRUPTED) from None
         except OSError as exc:
-            if os.environ.get("HUBRELEASE_DEBUG"):
-                raise
+            debug_traceback(exc)
             where = f"{exc.filename}: " if exc.filename else ""
             output.error_line(f"{where}{exc.strerror or exc}")
             raise typer.Exit(2) from None
         except Exception as exc:
-            if os.environ.get("HUBRELEASE_DEBUG"):
-                raise
+            debug_traceback(exc)
             output.error_line(
                 f"internal error: {type(exc).__name__}: {exc} (set HUBRELEASE_DEBUG=1 for a traceback)"
             )
@@ -216,6 +215,30 @@ def _options(
 
     The commands are not registered here: ``HubReleaseGroup`` builds each on first use.
     """
+
+
+def debug_traceback(exc: BaseException) -> None:
+    """With ``HUBRELEASE_DEBUG`` set: the whole exception chain on stderr, through the one redaction.
+
+    Users paste this into bug reports and a server may have echoed the ``Authorization`` header
+    into an error message, so it goes through ``output`` (``secrets.redact``) like every other line.
+    Every link is shown, also those a ``raise ... from None`` hid from Python's own traceback (the
+    huggingface_hub error behind a one-line ``HubError``); frames' local variables never are.
+    """
+    if not os.environ.get("HUBRELEASE_DEBUG"):
+        return
+    import traceback
+
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    parts = [
+        "".join(traceback.format_exception(type(link), link, link.__traceback__, chain=False))
+        for link in reversed(chain)
+    ]
+    output.debug_text("\nThe above exception led to the next one:\n\n".join(parts))
 
 
 def _stop_embedded_hubs() -> None:

@@ -229,6 +229,12 @@ def error_line(message: str) -> None:
     styled_line("error:", "bold red", message, stream="stderr")
 
 
+def debug_text(text: str) -> None:
+    """Diagnostics for a bug report (``HUBRELEASE_DEBUG``) on stderr, redacted, never styled."""
+    sys.stderr.write(redact(text if text.endswith("\n") else text + "\n"))
+    sys.stderr.flush()
+
+
 def warn_line(message: str) -> None:
     if _quiet:
         return

@@ -1,13 +1,16 @@
-"""No Hub command prints a token, even when the Hub echoes every request header back (issue 13.6).
+"""No Hub command prints a token, even when the Hub echoes every request header back (issue 13.6),
+not even with ``HUBRELEASE_DEBUG=1`` (issue 23 item 1: its traceback skipped the redaction, 23 leaks
+in 23 runs, and every error exited 1).
 
 The loopback Hub's ``echo_headers`` fault answers each request with its headers, Authorization
 included, in the error body and ``X-Error-Message``, as a careless proxy does. Every Hub command
 runs against it with a canary token in HF_TOKEN, another in --token and one in the endpoint URL's
-userinfo; none may appear in anything printed.
+userinfo; none may appear in anything printed, and the exit code is the same with and without debug.
 """
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +18,7 @@ from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
 from hubrelease.loopback import LoopbackHub
-from tests.factories.hub import api_for, unique_repo, upload_files
+from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release
 
 ENV_CANARY = "hf_EnvCanary0123456789abcdefghijklmn"
@@ -53,10 +56,73 @@ def test_no_hub_command_prints_a_token_the_hub_echoes(
     for command in commands:
         for endpoint in (hub.url, userinfo):
             extra = ["--token", FLAG_CANARY] if command[0] != "inspect" else []
-            result = CliRunner().invoke(app, [*command, "--endpoint", endpoint, *extra])
-            assert result.exit_code in (1, 2, 4), (command, result.exit_code, result.stderr)
-            outputs.append(result.stdout + result.stderr)
-    printed = "\n".join(outputs)
+            codes = []
+            for debug in ("", "1"):
+                monkeypatch.setenv("HUBRELEASE_DEBUG", debug)
+                result = CliRunner().invoke(app, [*command, "--endpoint", endpoint, *extra])
+                assert result.exit_code in (1, 2, 4), (command, result.exit_code, result.stderr)
+                assert ("Traceback (most recent call last)" in result.stderr) == bool(debug), result.stderr
+                assert result.stderr.rstrip().splitlines()[-1].startswith("error: "), result.stderr
+                codes.append(result.exit_code)
+                outputs.append(result.stdout + result.stderr)
+            assert codes[0] == codes[1], (command, codes)
+    _assert_no_canary("\n".join(outputs))
+
+
+def _assert_no_canary(printed: str) -> None:
     assert "Bearer ***" in printed  # the echoed header reached the output, redacted
     for canary in (ENV_CANARY, FLAG_CANARY, URL_CANARY, "EnvCanary"):
         assert canary not in printed
+
+
+def test_debug_traceback_of_a_real_process_is_redacted_and_keeps_the_exit_code(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    """As users run it: Python's own top level would print an exception that escaped the CLI."""
+    repo = unique_repo()
+    manifest = write_release(
+        tmp_path / "rel",
+        {"notes.md": b"n\n"},
+        extra_manifest={"release": {"repo_id": repo, "license": "mit"}},
+    )
+    hub.faults.echo_headers(status=500)
+    env = {**hf_env(hub, tmp_path / "hf"), "HF_TOKEN": ENV_CANARY}
+    codes = []
+    for debug in ("", "1"):
+        result = subprocess.run(
+            [str(VENV_BIN / "hubrelease"), "verify", str(manifest), "--remote", "--endpoint", hub.url],
+            env={**env, "HUBRELEASE_DEBUG": debug},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        codes.append(result.returncode)
+    assert codes == [4, 4], result.stderr
+    assert "Traceback (most recent call last)" in result.stderr and "HfHubHTTPError" in result.stderr
+    _assert_no_canary(result.stdout + result.stderr)
+
+
+def test_debug_traceback_of_an_internal_error_is_redacted_and_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", ENV_CANARY)
+    manifest = write_release(tmp_path / "rel", {"notes.md": b"n\n"})
+
+    def broken(*args: object, **kwargs: object) -> None:
+        try:
+            raise ValueError(f"inner cause quoting Authorization: Bearer {ENV_CANARY}")
+        except ValueError:
+            raise RuntimeError(f"a bug near {FLAG_CANARY}") from None
+
+    monkeypatch.setattr("hubrelease.hashing.format_sums", broken, raising=False)
+    from hubrelease import secrets
+
+    secrets.remember(FLAG_CANARY)
+    for debug in ("", "1"):
+        monkeypatch.setenv("HUBRELEASE_DEBUG", debug)
+        result = CliRunner().invoke(app, ["checksums", str(manifest)])
+        assert result.exit_code == 3, result.stderr
+        assert result.stderr.rstrip().splitlines()[-1].startswith("error: internal error: RuntimeError")
+        for canary in (ENV_CANARY, FLAG_CANARY):
+            assert canary not in result.stderr
+    assert "inner cause quoting Authorization: Bearer ***" in result.stderr  # the hidden link is shown
