@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from hubrelease.loopback import auth, lfs, routes, xet
+from hubrelease.loopback import auth, gguf_manifest, lfs, routes, xet
 from hubrelease.loopback.faults import Fault, RequestRecord
 from hubrelease.loopback.gate import Body, ConnReader, Gate
 from hubrelease.loopback.store import StoreError
@@ -125,6 +125,13 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
         ),
         ("lfs_complete", ("POST",), r"^/__lfs/" + _OID + r"/(?P<upload>[0-9a-f]{32})$", lfs.complete, False),
         ("resolve", ("GET", "HEAD"), _GIT + r"/resolve/(?P<rev>[^/]+)/(?P<path>.+)$", routes.resolve, False),
+        (
+            "gguf_manifest",
+            ("GET",),
+            r"^/v2/(?P<ns>[^/]+)/(?P<name>[^/]+)/manifests/(?P<tag>[^/]+)$",
+            gguf_manifest.manifest,
+            False,
+        ),
     ]
 ]
 
