@@ -16,6 +16,7 @@ from huggingface_hub import HfApi
 from hubrelease.errors import CheckFailed
 from hubrelease.hub.tree import pin_findings
 from hubrelease.lint import lint_file
+from hubrelease.lint.target import cached_target
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.revisions import is_commit
@@ -66,13 +67,14 @@ def preflight(
             f"local verify found {len(report.errors)} problem(s), first: {first.path}: {first.message}; {fix}",
             path=manifest_path,
         )
+    target = cached_target(manifest, root)
     for artifact in manifest.artifacts:
         if not artifact.lint:
             continue
         config = root / artifact.lint_config if artifact.lint_config else None
         errors = [
             f
-            for f in lint_file(root / artifact.local_path, config, artifact.composition)
+            for f in lint_file(root / artifact.local_path, config, artifact.composition, target)
             if f.severity == "error"
         ]
         if errors:

@@ -15,21 +15,24 @@ from hubrelease.formats.dflash import DrafterConfig, load_config, parse_config
 from hubrelease.hub.ranged import Traffic
 from hubrelease.hub.remote_headers import RemoteRepo, parse_location, read_gguf, read_safetensors
 from hubrelease.lint import Finding, lint_gguf, lint_safetensors
+from hubrelease.lint.target import TargetFacts
 
 
-def lint_hub_file(api: HfApi, uri: str, config: str | None = None) -> tuple[list[Finding], Traffic]:
+def lint_hub_file(
+    api: HfApi, uri: str, config: str | None = None, target: TargetFacts | None = None
+) -> tuple[list[Finding], Traffic]:
     """``lint.lint_file`` for an ``hf://`` GGUF or safetensors drafter, plus what the reads cost."""
     location = parse_location(uri)
     repo = RemoteRepo(api, location.repo_id, location.revision, location.repo_type)
     drafter = _config(api, config, repo.traffic) if config else None
     if location.path.endswith(".gguf"):
-        return sorted(lint_gguf(read_gguf(repo, location.path), drafter, None)), repo.traffic
+        return sorted(lint_gguf(read_gguf(repo, location.path), drafter, None, target)), repo.traffic
     model, sibling = read_safetensors(repo, location.path)
     if drafter is None and sibling is not None:
         drafter = parse_config(sibling, Path(repo.uri("config.json")))
     if drafter is None:
         raise InputError("safetensors lint needs a config.json (beside the file or via --config)", path=uri)
-    return sorted(lint_safetensors(model, drafter)), repo.traffic
+    return sorted(lint_safetensors(model, drafter, target)), repo.traffic
 
 
 def _config(api: HfApi, config: str, traffic: Traffic) -> DrafterConfig:

@@ -28,33 +28,38 @@ from hubrelease.formats.safetensors_header import SafetensorsSet, read_safetenso
 from hubrelease.lint.composition import composition_findings
 from hubrelease.lint.drafter_config import DFLASH2_KEYS, config_findings, target_layer_findings
 from hubrelease.lint.findings import Finding, error, warning
+from hubrelease.lint.target import TargetFacts, target_findings
 
 LOADER_DEFAULT_ROPE = 10000.0
 """What ik and mainline loaders use when ``rope.freq_base`` is absent."""
 
 
 def lint_file(
-    path: str | Path, config: str | Path | None = None, composition: dict[str, int] | None = None
+    path: str | Path,
+    config: str | Path | None = None,
+    composition: dict[str, int] | None = None,
+    target: TargetFacts | None = None,
 ) -> list[Finding]:
     """Lint a GGUF (file or split set) or a safetensors drafter (file, index json or folder).
 
     ``config`` is the HF config.json to check against (for safetensors, a sibling config.json is used
-    when omitted); ``composition`` is a manifest's declared tensor-type counts for a GGUF.
+    when omitted); ``composition`` is a manifest's declared tensor-type counts for a GGUF; ``target``
+    the facts of the target it serves (``lint.target``), for the depth, width and vocabulary rules.
     """
-    target = Path(path)
-    if target.name.endswith(".gguf"):
+    model = Path(path)
+    if model.name.endswith(".gguf"):
         drafter = load_config(config) if config else None
-        return sorted(lint_gguf(read_gguf(target), drafter, composition))
-    if target.is_dir() or target.name.endswith((".safetensors", ".index.json")):
-        folder = target if target.is_dir() else target.parent
+        return sorted(lint_gguf(read_gguf(model), drafter, composition, target))
+    if model.is_dir() or model.name.endswith((".safetensors", ".index.json")):
+        folder = model if model.is_dir() else model.parent
         sibling = folder / "config.json"
         drafter = load_config(config) if config else load_config(sibling) if sibling.exists() else None
         if drafter is None:
             raise InputError(
-                "safetensors lint needs a config.json (beside the file or via --config)", path=target
+                "safetensors lint needs a config.json (beside the file or via --config)", path=model
             )
-        return sorted(lint_safetensors(read_safetensors(target), drafter))
-    raise InputError("expected a .gguf, .safetensors, index json or folder", path=target)
+        return sorted(lint_safetensors(read_safetensors(model), drafter, target))
+    raise InputError("expected a .gguf, .safetensors, index json or folder", path=model)
 
 
 def _flavor(arch: str | None) -> Flavor | None:
@@ -68,7 +73,10 @@ def _ints(value: KVValue | None) -> list[int] | None:
 
 
 def lint_gguf(
-    model: GGUFSet, config: DrafterConfig | None, composition: dict[str, int] | None
+    model: GGUFSet,
+    config: DrafterConfig | None,
+    composition: dict[str, int] | None,
+    target: TargetFacts | None = None,
 ) -> list[Finding]:
     """All GGUF rules; the ones needing the HF config are skipped without one."""
     arch = model.architecture
@@ -118,6 +126,20 @@ def lint_gguf(
         findings += target_layer_findings(config)
         findings += _causal(kv(f"{p}.attention.causal"), p, flavor, config)
         findings += _scales(model, p, flavor, config)
+    if target is not None and ids is not None:
+        fc = tensors.get("dflash_fc.weight" if flavor == "ik" else "fc.weight")
+        selector = tensors.get("selector_predecessor.weight")
+        # ik ids are 0-based HF ids, mainline's 1-based (id + 1): both name the layer whose output is read.
+        hf_ids = [i - 1 for i in ids] if flavor == "mainline" else ids
+        mask = kv(mask_key)
+        findings += target_findings(
+            target,
+            hf_ids,
+            fc.shape[0] if fc else None,
+            mask if isinstance(mask, int) and not isinstance(mask, bool) else None,
+            selector.shape[1] if selector and len(selector.shape) > 1 else None,
+            config.raw.get("num_target_layers") if config else None,
+        )
     block = kv(f"{dkey}.block_size")
     if not isinstance(block, int) or block < 2:
         findings.append(error("block-size", f"{dkey}.block_size is {block!r}; it must be an integer > 1"))
@@ -410,8 +432,10 @@ def _compare(found: set[str], base: set[str], expected: set[str], optional: set[
     return findings
 
 
-def lint_safetensors(model: SafetensorsSet, config: DrafterConfig) -> list[Finding]:
-    """Rules for an SGLang/HF safetensors drafter against its config.json."""
+def lint_safetensors(
+    model: SafetensorsSet, config: DrafterConfig, target: TargetFacts | None = None
+) -> list[Finding]:
+    """Rules for an SGLang/HF safetensors drafter against its config.json (and its target's facts)."""
     findings: list[Finding] = []
     names = {t.name.removeprefix("model."): t for t in model.tensors}
     rotary = sorted(n for n in names if "rotary_emb" in n or n.endswith("inv_freq"))
@@ -434,6 +458,16 @@ def lint_safetensors(model: SafetensorsSet, config: DrafterConfig) -> list[Findi
             error("mask-token", f"mask token id {config.mask_token_id} >= vocab_size {config.vocab_size}")
         )
     findings += config_findings(config, config.path.parent if config.path else None)
+    if target is not None:
+        fc, selector = names.get("fc.weight"), names.get("candidate_selector.predecessor_codebook")
+        findings += target_findings(
+            target,
+            config.target_layer_ids,
+            fc.shape[1] if fc and len(fc.shape) > 1 else None,
+            config.mask_token_id,
+            selector.shape[0] if selector and selector.shape else None,
+            config.raw.get("num_target_layers"),
+        )
     return findings
 
 

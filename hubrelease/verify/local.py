@@ -127,12 +127,15 @@ def _lint_findings(manifest: Manifest, folder: ReleaseFolder, report: VerifyRepo
     if not wanted:
         return []
     from hubrelease.lint import lint_file  # format readers load only when a manifest asks for lint
+    from hubrelease.lint.target import cached_target
 
+    # The pinned target's depth, width and vocabulary, as lock or lint remembered them (no network here).
+    target = cached_target(manifest, folder.root)
     findings: list[Finding] = []
     for artifact in wanted:
         config = folder.path(artifact.lint_config) if artifact.lint_config else None
         try:
-            results = lint_file(folder.path(artifact.local_path), config, artifact.composition)
+            results = lint_file(folder.path(artifact.local_path), config, artifact.composition, target)
         except HubReleaseError as exc:
             findings.append(Finding.make("lint", artifact.local_path, f"cannot lint: {exc}"))
             continue

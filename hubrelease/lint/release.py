@@ -1,0 +1,43 @@
+"""``hubrelease lint MANIFEST``: every check a release's files and metadata must pass before users meet them.
+
+The drafters marked ``lint: true`` against their config and the pinned target's facts
+(``lint.target``), then the release-level rules: how llama.cpp's ``-hf`` resolves the GGUF files
+(``lint.hf_tags``), and the licence against everything the release derives from (``lint.licenses``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from hubrelease.errors import HubReleaseError
+from hubrelease.fsutil import ReleaseFolder
+from hubrelease.lint.drafter import lint_file
+from hubrelease.lint.findings import Finding, error
+
+if TYPE_CHECKING:
+    from hubrelease.lint.target import TargetFacts
+    from hubrelease.manifest.models import Manifest
+
+
+class FileFinding(NamedTuple):
+    """A lint finding and the release file (or manifest section) it is about."""
+
+    file: str
+    finding: Finding
+
+
+def lint_release(manifest: Manifest, root: Path, target: TargetFacts | None) -> list[FileFinding]:
+    """All findings of the release in ``root``; ``target`` is the pinned target's facts, when known."""
+    folder = ReleaseFolder(root)
+    results: list[FileFinding] = []
+    for artifact in manifest.artifacts:
+        if not artifact.lint:
+            continue
+        config = folder.path(artifact.lint_config) if artifact.lint_config else None
+        try:
+            found = lint_file(folder.path(artifact.local_path), config, artifact.composition, target)
+        except HubReleaseError as exc:
+            found = [error("readable", f"cannot lint: {exc}")]
+        results += [FileFinding(artifact.path, f) for f in found]
+    return results
