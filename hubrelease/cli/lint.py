@@ -11,7 +11,7 @@ from hubrelease.cli import output
 from hubrelease.cli.options import EndpointOpt, JsonOpt, is_hub_uri
 
 if TYPE_CHECKING:
-    from hubrelease.lint.release import FileFinding
+    from hubrelease.lint.findings import FileFinding
     from hubrelease.lint.target import TargetFacts
 
 EXAMPLES = """
@@ -63,14 +63,14 @@ def lint(
     elif is_hub_uri(file):
         from hubrelease.hub import hub_api
         from hubrelease.hub.remote_lint import lint_hub_file
-        from hubrelease.lint.release import FileFinding
+        from hubrelease.lint.findings import FileFinding
 
         findings, cost = lint_hub_file(hub_api(endpoint), file, config, facts)
         results = [FileFinding(file, f) for f in findings]
         traffic = {"requests": cost.requests, "fetched_bytes": cost.fetched_bytes}
     else:
         from hubrelease.lint import lint_file
-        from hubrelease.lint.release import FileFinding
+        from hubrelease.lint.findings import FileFinding
 
         results = [
             FileFinding(file, f) for f in lint_file(Path(file), Path(config) if config else None, None, facts)
@@ -98,11 +98,16 @@ def _release(manifest_path: Path, facts: TargetFacts | None, endpoint: str | Non
 
     manifest = load_manifest(manifest_path)
     root = release_root(manifest, manifest_path)
-    if facts is None and manifest.pins.targets:
+    if facts is None and manifest.pins.targets and any(a.lint for a in manifest.artifacts):
+        from hubrelease.errors import HubUnavailable
         from hubrelease.hub import hub_api
         from hubrelease.hub.target_facts import fetch_target
 
-        facts = fetch_target(hub_api(endpoint), manifest, root)
+        try:
+            facts = fetch_target(hub_api(endpoint), manifest, root)
+        except HubUnavailable as exc:  # the local files are still linted; the target rules wait for the Hub
+            output.warn_line(f"the pinned target was not read ({exc}): linted without its depth and width")
+            return lint_release(manifest, root, None)
         if facts is None:
             pin = manifest.pins.targets[0]
             output.warn_line(

@@ -1,5 +1,5 @@
 """What must hold before a push may start: pinned revisions, local verify, lint, a current card,
-then the pins on the Hub.
+licences, then the pins on the Hub.
 
 ``preflight`` runs before the first request to the Hub, so a push that would publish a broken or
 mislabelled release fails on the laptop, not halfway through an upload. ``check_pins`` runs next,
@@ -16,6 +16,7 @@ from huggingface_hub import HfApi
 from hubrelease.errors import CheckFailed
 from hubrelease.hub.tree import pin_findings
 from hubrelease.lint import lint_file
+from hubrelease.lint.licenses import license_findings
 from hubrelease.lint.target import cached_target
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.progress import NULL_PROGRESS, Progress
@@ -79,6 +80,9 @@ def preflight(
         ]
         if errors:
             raise CheckFailed(f"lint: {errors[0].rule_id}: {errors[0].message}", path=artifact.path)
+    conflicts = [f for f in license_findings(manifest) if f.severity == "error"]
+    if conflicts:
+        raise CheckFailed(f"lint: license: {conflicts[0].message}", path=manifest_path, field="pins")
 
 
 def check_pins(api: HfApi, manifest: Manifest) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Severity = Literal["error", "warning"]
 
@@ -25,3 +25,10 @@ def error(rule: str, message: str, field: str | None = None) -> Finding:
 
 def warning(rule: str, message: str) -> Finding:
     return Finding(rule, "warning", message)
+
+
+class FileFinding(NamedTuple):
+    """A lint finding and the release file (or manifest section) it is about."""
+
+    file: str
+    finding: Finding

@@ -8,23 +8,18 @@ The drafters marked ``lint: true`` against their config and the pinned target's 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from hubrelease.errors import HubReleaseError
 from hubrelease.fsutil import ReleaseFolder
 from hubrelease.lint.drafter import lint_file
-from hubrelease.lint.findings import Finding, error
+from hubrelease.lint.findings import FileFinding, error, warning
+from hubrelease.lint.licenses import license_findings
+from hubrelease.lint.metadata import card_metadata_findings, gguf_general_findings
 
 if TYPE_CHECKING:
     from hubrelease.lint.target import TargetFacts
     from hubrelease.manifest.models import Manifest
-
-
-class FileFinding(NamedTuple):
-    """A lint finding and the release file (or manifest section) it is about."""
-
-    file: str
-    finding: Finding
 
 
 def lint_release(manifest: Manifest, root: Path, target: TargetFacts | None) -> list[FileFinding]:
@@ -35,9 +30,18 @@ def lint_release(manifest: Manifest, root: Path, target: TargetFacts | None) -> 
         if not artifact.lint:
             continue
         config = folder.path(artifact.lint_config) if artifact.lint_config else None
+        path = folder.path(artifact.local_path)
+        if not path.exists():  # verify reports it missing; a manifest of a published release may be alone
+            results.append(
+                FileFinding(artifact.path, warning("readable", "not in the release folder: not linted"))
+            )
+            continue
         try:
-            found = lint_file(folder.path(artifact.local_path), config, artifact.composition, target)
+            found = lint_file(path, config, artifact.composition, target)
         except HubReleaseError as exc:
             found = [error("readable", f"cannot lint: {exc}")]
         results += [FileFinding(artifact.path, f) for f in found]
+    results += [FileFinding("pins", f) for f in license_findings(manifest)]
+    results += gguf_general_findings(manifest, root)
+    results += card_metadata_findings(manifest, root)
     return results

@@ -119,6 +119,11 @@ class PinnedRepo(_Revisioned):
     """Human name used in cards (defaults to the repo id)."""
     license: str | None = None
     """Licence of the pinned repo, as a Hub licence id (e.g. mit, apache-2.0)."""
+    license_link: str | None = None
+    """Where its licence text is (required for license 'other')."""
+    license_decision: str | None = None
+    """Why the release's licence may be used with this one, where the licence table cannot decide
+    (an 'other', 'unknown' or use-restricted licence): lint accepts the pair and the card can cite it."""
     quantization: str | None = None
     """Quantization of the pinned weights (e.g. NVFP4, IQ2_KS)."""
     derived_from: list[RepoId] = Field(default_factory=list)
@@ -136,6 +141,10 @@ class PinnedDataset(_Revisioned):
     """Hub id of the dataset."""
     license: str
     """Licence id of the dataset (e.g. cc-by-4.0)."""
+    license_link: str | None = None
+    """Where its licence text is (required for license 'other')."""
+    license_decision: str | None = None
+    """Why the release's licence may be used with this one, where the licence table cannot decide."""
     attribution: str | None = None
     """Credit line the licence requires (e.g. CC-BY-4.0 attribution)."""
     name: str | None = None

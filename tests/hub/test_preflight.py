@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,12 @@ def test_pins_as_the_hub_holds_them_push_unpinned_ones_at_their_branch_head(
     code, out, err = run_cli("push", manifest, "--endpoint", hub.url, "--json")
     assert code == 0, err
     assert json.loads(out)["verify"]["pins_checked"] == 2
+
+
+def test_a_licence_conflict_is_not_published(tmp_path: Path) -> None:
+    pins = {"datasets": [{"repo_id": "acme/nc", "revision": "a" * 40, "license": "cc-by-nc-4.0"}]}
+    manifest = write_release(tmp_path, {"a.bin": b"a"}, extra_manifest={"pins": pins})
+    with pytest.raises(
+        CheckFailed, match=re.escape("the release's apache-2.0 vs dataset acme/nc's cc-by-nc-4.0")
+    ):
+        preflight(load_manifest(manifest), manifest, tmp_path)
