@@ -215,6 +215,33 @@ def render_card(summary: DatasetSummary, info: CardInfo, prefix: str) -> str:
     return text
 
 
+def dataset_card_text(
+    data: Path,
+    out: Path,
+    *,
+    manifest: Manifest | None,
+    tokenizer: Path | None = None,
+    count_column: str = "completion_tokens",
+    options: CardOptions = CardOptions(),
+    progress: Progress = NULL_PROGRESS,
+) -> tuple[DatasetSummary, str]:
+    """The summary and the card text for a card that will live at ``out`` (shard links are relative to it)."""
+    info = card_info(data, manifest, options)
+    summary = summarise(data, count_column=count_column, tokenizer=tokenizer, progress=progress)
+    return summary, render_card(summary, info, shard_prefix(data, out))
+
+
+def recipe_options(count_column: str, options: CardOptions) -> dict[str, Any]:
+    """The options a card's recipe records (``hubrelease rebuild`` passes them back)."""
+    return {
+        "count_column": count_column,
+        "license": options.license,
+        "source_datasets": list(options.source_datasets),
+        "languages": list(options.languages),
+        "attribution": list(options.attribution),
+    }
+
+
 def build_dataset_card(
     data: Path,
     out: Path,
@@ -225,17 +252,29 @@ def build_dataset_card(
     options: CardOptions = CardOptions(),
     progress: Progress = NULL_PROGRESS,
 ) -> DatasetSummary:
-    """Summarise ``data`` and atomically write the card to ``out``; with ``manifest``, record it there.
+    """Summarise ``data`` and atomically write the card to ``out``; with ``manifest``, record it there
+    with its recipe (shards by digest, options, tool versions).
 
     The manifest is loaded and checked first (``out`` inside its release folder, not an artifact),
     so a bad ``--manifest`` costs no scan and leaves no card behind.
     """
     loaded = load_manifest(manifest) if manifest else None
     recorder = CardRecorder.prepare(manifest, out) if manifest else None
-    info = card_info(data, loaded, options)
-    summary = summarise(data, count_column=count_column, tokenizer=tokenizer, progress=progress)
-    text = render_card(summary, info, shard_prefix(data, out))
+    summary, text = dataset_card_text(
+        data,
+        out,
+        manifest=loaded,
+        tokenizer=tokenizer,
+        count_column=count_column,
+        options=options,
+        progress=progress,
+    )
     atomic_write_text(out, text)
     if recorder is not None:
-        recorder.record(text.encode("utf-8"))
+        from hubrelease.recipes.record import dataset_card_recipe
+
+        recipe = dataset_card_recipe(
+            recorder.root, data, out, tokenizer, recipe_options(count_column, options)
+        )
+        recorder.record(text.encode("utf-8"), recipe)
     return summary

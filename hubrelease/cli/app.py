@@ -68,6 +68,7 @@ COMMANDS: dict[str, str] = {
     "rm": "add",
     "import": "import_",
     "build": "build",
+    "rebuild": "rebuild",
     "hub": "hub",
 }
 

@@ -111,27 +111,58 @@ def build_eval(
             "--manifest", help="Check the rows' drafter/server sha columns against this release's digests."
         ),
     ] = None,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Record the written file in --manifest's evaluations: size, sha256 and the recipe "
+            "`hubrelease rebuild` re-runs.",
+        ),
+    ] = False,
     json_mode: JsonOpt = False,
 ) -> None:
     """Compute an evaluation JSON (cells, paired comparisons, sweeps) from raw benchmark runs."""
-    from hubrelease.builders.evaluation import Source, build_evaluation, llama_options, write_evaluation
+    from hubrelease.builders.evaluation import (
+        Source,
+        build_evaluation,
+        evaluation_json,
+        llama_options,
+        write_evaluation,
+    )
     from hubrelease.evaluation.infer import SpecOptions
     from hubrelease.evaluation.ingest import ServingOptions
     from hubrelease.evaluation.spec import EvaluationSpec, load_spec
 
+    recorder = None
+    if record:
+        from hubrelease.manifest.record import EvaluationRecorder
+
+        if manifest is None:
+            raise typer.BadParameter("--record needs --manifest (the release to record the file in)")
+        recorder = EvaluationRecorder.prepare(manifest, out)
+    parsed = [Source.parse(text) for text in sources]
     plan = load_spec(spec) if spec is not None else EvaluationSpec()
+    spec_options = SpecOptions(hardware, target, title, baseline, treatment, primary, fit_range)
+    serving_options = ServingOptions(concurrency_if_unset, flushed_cache, allow_incomplete)
     with output.progress(json_mode) as progress:
         evaluation = build_evaluation(
-            [Source.parse(text) for text in sources],
+            parsed,
             plan,
-            spec_options=SpecOptions(hardware, target, title, baseline, treatment, primary, fit_range),
+            spec_options=spec_options,
             prompts=prompts,
             relative_to=out.parent,
-            serving_options=ServingOptions(concurrency_if_unset, flushed_cache, allow_incomplete),
+            serving_options=serving_options,
             llama_options=llama_options(columns, allow_incomplete, manifest),
             progress=progress,
         )
     write_evaluation(evaluation, out)
+    if recorder is not None:
+        from hubrelease.recipes.record import eval_recipe
+
+        recipe = eval_recipe(
+            recorder.root, out, parsed, spec, prompts, spec_options, serving_options, columns=columns
+        )
+        recorder.record(evaluation_json(evaluation).encode("utf-8"), recipe)
     warnings = evaluation.provenance.warnings
     if json_mode:
         output.emit_json(

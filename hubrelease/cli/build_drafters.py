@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -11,6 +10,7 @@ import typer
 from hubrelease.cli import output
 from hubrelease.cli.options import EndpointOpt, JobsOpt, JsonOpt, is_hub_uri
 from hubrelease.fsutil import relative_inside
+from hubrelease.sizes import parse_size
 
 if TYPE_CHECKING:
     from hubrelease.builders.safetensors_drafter import BuiltFile
@@ -39,27 +39,25 @@ ManifestOpt = Annotated[
     Path | None,
     typer.Option("--manifest", help="Record each output (path, size, sha256, recipe) as an artifact here."),
 ]
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*$", re.IGNORECASE)
-
-
-def parse_size(text: str | None) -> int:
-    """'2G', '500M', '1.5GB' or plain bytes -> bytes (binary units, like llama.cpp's --split-max-size)."""
-    if not text:
-        return 0
-    match = _SIZE.match(text)
-    if not match:
-        raise typer.BadParameter(f"{text!r} is not a size like 2G, 500M or 1048576")
-    power = "KMGT".find(match[2].upper()) + 1 if match[2] else 0
-    return int(float(match[1]) * 1024**power)
 
 
 def _record(
-    recorder: ArtifactRecorder, files: list[BuiltFile], builder: str, source: Path, options: dict[str, Any]
+    recorder: ArtifactRecorder,
+    files: list[BuiltFile],
+    builder: str,
+    source: Path,
+    out: Path,
+    options: dict[str, Any],
+    tokenizer: GGUFSet | None = None,
+    tokenizer_uri: str | None = None,
 ) -> None:
-    """One artifact per output in the manifest checked before the build (``manifest.record``)."""
+    """One artifact per output in the manifest checked before the build (``manifest.record``), each
+    with the recipe that re-runs the build (``recipes.record``: inputs by digest, tool versions)."""
     from hubrelease.formats.gguf_header import read_gguf
+    from hubrelease.recipes.record import drafter_inputs, make_recipe
 
-    recipe = {"builder": builder, "source": recorder.relative(source), "options": options}
+    inputs = drafter_inputs(builder, source, recorder.root, tokenizer, tokenizer_uri)
+    recipe = make_recipe(builder, recorder.root, source=source, out=out, options=options, inputs=inputs)
     config = relative_inside(source / "config.json", recorder.root)
     outputs: list[tuple[Path, dict[str, Any]]] = []
     for index, built in enumerate(files):
@@ -120,7 +118,7 @@ def safetensors_drafter(
         options: dict[str, Any] = {"dtype": dtype} | (
             {"max_shard_size": max_shard_size} if max_shard_size else {}
         )
-        _record(recorder, files, "safetensors-drafter", source, options)
+        _record(recorder, files, "safetensors-drafter", source, out, options)
     _report(files, json_mode)
 
 
@@ -151,6 +149,7 @@ def gguf_drafter(
     """Stream a drafter into GGUF for ik_llama.cpp or mainline llama.cpp, rope base from the nested config."""
     from hubrelease.builders.gguf_drafter import OutType, build_gguf_drafter
     from hubrelease.formats.dflash import Flavor
+    from hubrelease.formats.gguf_header import GGUFSet, read_gguf
 
     if flavor not in ("ik", "mainline"):
         raise typer.BadParameter("--flavor must be ik or mainline")
@@ -188,7 +187,9 @@ def gguf_drafter(
         elif tokenizer_from is not None:
             # Relative to the release folder, like ``source``, so the recipe reads the same on any machine.
             options["tokenizer_from"] = recorder.relative(Path(tokenizer_from))
-        _record(recorder, files, "gguf-drafter", source, options)
+            tokenizer = read_gguf(Path(tokenizer_from), keep_key=lambda key: key.startswith("tokenizer."))
+        model = tokenizer if isinstance(tokenizer, GGUFSet) else None
+        _record(recorder, files, "gguf-drafter", source, out, options, model, recorded)
     _report(files, json_mode)
 
 

@@ -247,15 +247,64 @@ class Pins(_Strict):
     """Unpublished dependencies pinned by digest."""
 
 
+def _input_path(value: str) -> str:
+    parts = value.split("/")
+    if not value or value.startswith("/") or "\\" in value or _CONTROL.search(value) or "" in parts:
+        raise ValueError(f"{value!r} must be a relative POSIX path from the release folder")
+    return value
+
+
+InputPath = Annotated[str, AfterValidator(_input_path)]
+"""A POSIX path from the release folder; unlike a release path it may lead outside (``../target.gguf``)."""
+
+
+class RecipeInput(_Strict):
+    """A file a builder read, pinned by digest, so a rebuild can tell whether it reads the same bytes."""
+
+    path: InputPath | None = None
+    """The file, relative to the release folder (``../`` leads outside it)."""
+    uri: str | None = None
+    """``hf://REPO@COMMIT/PATH``: a file read on the Hub at a commit (its header only)."""
+    size: ByteSize | None = None
+    """Size in bytes (a whole-file input)."""
+    sha256: Sha256 | None = None
+    """SHA-256 of the whole file."""
+    header_sha256: Sha256 | None = None
+    """SHA-256 of a GGUF file's header, for inputs of which the builder reads only the header
+    (``--tokenizer-from``): metadata keys and tensor infos, not the tensor data."""
+
+    @model_validator(mode="after")
+    def _check_input(self) -> RecipeInput:
+        if (self.path is None) == (self.uri is None):
+            raise LocatedError("give path or uri, one of them", ("path",))
+        if self.sha256 is None and self.header_sha256 is None:
+            raise LocatedError("an input needs sha256 or header_sha256", ("sha256",))
+        if self.uri is not None and not (self.uri.startswith("hf://") and "@" in self.uri):
+            raise LocatedError(f"{self.uri!r} is not an hf://REPO@COMMIT/PATH location", ("uri",))
+        return self
+
+    @property
+    def name(self) -> str:
+        """The path or the location: how reports name the input."""
+        return self.path if self.path is not None else str(self.uri)
+
+
 class Recipe(_Strict):
-    """How an artifact was produced, so it can be rebuilt."""
+    """How an artifact was produced, so ``hubrelease rebuild`` can re-run it and compare the bytes."""
 
     builder: str
     """The hubrelease builder or external tool (e.g. gguf-drafter, llama-quantize)."""
     source: str | None = None
     """Input path or repo the builder read."""
+    out: InputPath | None = None
+    """Where the builder wrote, relative to the release folder (an output folder or file); absent in
+    recipes of older builds: then the artifact's own folder (or GGUF file)."""
     options: dict[str, str | int | float | bool | list[str]] = Field(default_factory=dict)
     """Builder options as recorded."""
+    inputs: list[RecipeInput] = Field(default_factory=list)
+    """Every file the builder read, by digest (absent in recipes of older builds: not compared)."""
+    tools: dict[str, str] = Field(default_factory=dict)
+    """Versions of hubrelease and of the libraries that shape the output's bytes, at build time."""
 
 
 class Artifact(_Strict):
@@ -451,6 +500,8 @@ class Card(_Strict):
     digits: dict[str, Annotated[int, Field(ge=0, le=6)]] = Field(default_factory=dict)
     """Decimals of a comparison's paired differences and intervals in its table, by comparison id
     (default 3), so a card prints them as its source does (seed 001's on/off pair: 2)."""
+    recipe: Recipe | None = None
+    """How a builder wrote a hand-written card (``build dataset-card --manifest``), for ``rebuild``."""
 
     @property
     def hand_written(self) -> bool:
@@ -459,6 +510,8 @@ class Card(_Strict):
 
     @model_validator(mode="after")
     def _check_pins(self) -> Card:
+        if not self.hand_written and self.recipe is not None:
+            raise LocatedError("a recipe belongs to a built card (template: none)", ("recipe",))
         if not self.hand_written and (self.size is not None or self.sha256 is not None):
             field = "sha256" if self.sha256 is not None else "size"
             raise LocatedError(
@@ -566,6 +619,8 @@ class EvaluationFile(_Strict):
     """SHA-256 of the file."""
     deviations: list[Deviation] = Field(default_factory=list)
     """Where the evaluation's run differs from the pins by design; any other difference is refused."""
+    recipe: Recipe | None = None
+    """How ``build eval --manifest`` computed the file from its raw runs (``hubrelease rebuild``)."""
 
 
 def _root(value: str) -> str:

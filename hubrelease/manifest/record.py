@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from ruamel.yaml.comments import CommentedMap
 
@@ -23,6 +23,7 @@ from hubrelease.fsutil import relative_inside
 from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.models import HAND_WRITTEN, Manifest
 from hubrelease.manifest.root import release_root
+from hubrelease.manifest.write import to_node, upsert_evaluation
 
 # The shard suffix of llama.cpp's gguf-split and of huggingface's safetensors sharding.
 _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.[^/]+$)")
@@ -92,29 +93,47 @@ class ArtifactRecorder:
         editor.save()
 
 
+_R = TypeVar("_R", bound="_OneFileRecorder")
+
+
 @dataclass(frozen=True)
-class CardRecorder:
-    """Records a card written by a builder (``build dataset-card``) as the manifest's hand-written card."""
+class _OneFileRecorder:
+    """A builder's one output recorded outside ``artifacts``: checked before the build, pinned after."""
 
     target: _Target
     output: str
+    refused: ClassVar[str] = ""
+    """Why an ``out`` that ``taken`` says is already listed is refused."""
+
+    @staticmethod
+    def taken(manifest: Manifest, output: str) -> bool:
+        raise NotImplementedError
 
     @classmethod
-    def prepare(cls, manifest_path: Path, out: Path) -> CardRecorder:
-        """Check the manifest and that ``out`` is inside its release folder and no artifact or evaluation."""
+    def prepare(cls: type[_R], manifest_path: Path, out: Path) -> _R:
+        """Check the manifest and that ``out`` is inside its release folder and not listed otherwise."""
         target = _Target.load(manifest_path)
         output = target.relative(out)
-        manifest = target.manifest
-        if manifest.artifact(output) is not None or output in manifest.evaluation_paths:
-            raise InputError(
-                f"{output} is listed as an artifact or evaluation file; the card is never one "
-                "(`hubrelease rm` it first)",
-                path=manifest_path,
-            )
+        if cls.taken(target.manifest, output):
+            raise InputError(f"{output} {cls.refused}", path=manifest_path)
         return cls(target, output)
 
-    def record(self, data: bytes) -> None:
-        """Pin ``data`` as the card: ``card: {template: none, output, size, sha256}``."""
+    @property
+    def root(self) -> Path:
+        return self.target.root
+
+
+class CardRecorder(_OneFileRecorder):
+    """Records a card written by a builder (``build dataset-card``) as the manifest's hand-written card."""
+
+    refused = "is listed as an artifact or evaluation file; the card is never one (`hubrelease rm` it first)"
+
+    @staticmethod
+    def taken(manifest: Manifest, output: str) -> bool:
+        return manifest.artifact(output) is not None or output in manifest.evaluation_paths
+
+    def record(self, data: bytes, recipe: dict[str, Any] | None = None) -> None:
+        """Pin ``data`` as the card: ``card: {template: none, output, size, sha256, recipe}``."""
         tree = self.target.editor.section("card")
         card = tree.get("card")
         if not isinstance(card, CommentedMap):
@@ -124,4 +143,22 @@ class CardRecorder:
         card["output"] = self.output
         card["size"] = len(data)
         card["sha256"] = hashlib.sha256(data).hexdigest()
+        if recipe is not None:
+            card["recipe"] = to_node(recipe)
+        self.target.editor.save()
+
+
+class EvaluationRecorder(_OneFileRecorder):
+    """Records an evaluation file written by ``build eval`` in the manifest's ``evaluations``."""
+
+    refused = "is listed as an artifact or is the card; an evaluation file is neither"
+
+    @staticmethod
+    def taken(manifest: Manifest, output: str) -> bool:
+        return manifest.artifact(output) is not None or output == manifest.card_output
+
+    def record(self, data: bytes, recipe: dict[str, Any]) -> None:
+        """Pin ``data`` at ``evaluations[path]`` with its recipe; stated deviations are kept."""
+        entry = {"path": self.output, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        upsert_evaluation(self.target.editor.section("evaluations"), entry | {"recipe": recipe})
         self.target.editor.save()

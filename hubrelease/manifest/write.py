@@ -118,6 +118,24 @@ def upsert_artifact(tree: CommentedMap, entry: Mapping[str, Any]) -> dict[str, A
     return None
 
 
+def upsert_evaluation(tree: CommentedMap, entry: Mapping[str, Any]) -> None:
+    """Add or refresh the ``evaluations`` entry at ``entry['path']`` (a bare path is upgraded in place);
+    keys the entry does not set (``deviations``, a ``recipe``) stay as they were."""
+    evaluations = tree.get("evaluations")
+    if evaluations is None:
+        evaluations = CommentedSeq()
+        tree["evaluations"] = evaluations
+    with trailing_comment_kept(tree, "evaluations"):
+        for index, node in enumerate(evaluations):
+            if isinstance(node, CommentedMap) and node.get("path") == entry["path"]:
+                refresh_entry(node, entry)
+                return
+            if node == entry["path"]:
+                evaluations[index] = to_node(entry)
+                return
+        evaluations.append(to_node(entry))
+
+
 def artifact_listed(tree: CommentedMap, path: str) -> bool:
     """Whether ``tree`` lists an artifact at repo path ``path``."""
     return any(isinstance(n, CommentedMap) and n.get("path") == path for n in tree.get("artifacts") or ())

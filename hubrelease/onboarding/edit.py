@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap
 
 from hubrelease.errors import InputError
 from hubrelease.fsutil import check_release_path, is_temp_name
@@ -23,7 +23,7 @@ from hubrelease.manifest.comments import trailing_comment_kept
 from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.models import HAND_WRITTEN, Manifest, Role
 from hubrelease.manifest.root import release_root
-from hubrelease.manifest.write import to_node
+from hubrelease.manifest.write import upsert_evaluation
 from hubrelease.onboarding.facts import hash_scanned
 from hubrelease.onboarding.roles import artifact_entry, guess_role
 from hubrelease.onboarding.scan import ScannedFile
@@ -110,9 +110,9 @@ def add_files(
             continue
         evaluation = item.name in manifest.evaluation_paths or (item.evaluation and role is None)
         if evaluation and path_in_repo is None and item.name not in published:
-            tree = editor.section("evaluations")
-            with trailing_comment_kept(tree, "evaluations"):
-                _pin_evaluation(tree, item.name, item.size, item.sha256)
+            upsert_evaluation(
+                editor.section("evaluations"), {"path": item.name, "size": item.size, "sha256": item.sha256}
+            )
             changes.append(AddChange(item.name, "evaluation", item.size, item.sha256))
             continue
         # A file already published under another repo path is refreshed there.
@@ -197,20 +197,6 @@ def _scanned(folder: Path, file: Path) -> ScannedFile:
     if not stat.S_ISREG(st.st_mode):
         raise InputError("is not a regular file", path=file)
     return ScannedFile(name, file, StatKey.of(st))
-
-
-def _pin_evaluation(tree: CommentedMap, name: str, size: int, sha256: str | None) -> None:
-    """Add or refresh ``{path, size, sha256}`` in ``evaluations`` (a bare path entry is upgraded in place)."""
-    evaluations = tree.get("evaluations")
-    if evaluations is None:
-        evaluations = CommentedSeq()
-        tree["evaluations"] = evaluations
-    entry = to_node({"path": name, "size": size, "sha256": sha256})
-    for index, node in enumerate(evaluations):
-        if node == name or (isinstance(node, CommentedMap) and node.get("path") == name):
-            evaluations[index] = entry
-            return
-    evaluations.append(entry)
 
 
 def _pin_card(

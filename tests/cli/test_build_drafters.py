@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
-import typer
 
-from hubrelease.cli.build_drafters import parse_size
+from hubrelease.errors import InputError
 from hubrelease.hashing import sha256_file
 from hubrelease.lint import lint_file
 from hubrelease.manifest import load_manifest
+from hubrelease.sizes import parse_size
 from tests.factories.cli import run_cli
 from tests.factories.drafters import write_target_gguf, write_training_checkpoint
 
@@ -156,7 +156,7 @@ def test_parse_size(text: str, size: int) -> None:
 
 
 def test_parse_size_rejects_garbage() -> None:
-    with pytest.raises(typer.BadParameter, match="not a size"):
+    with pytest.raises(InputError, match="not a size"):
         parse_size("lots")
 
 

@@ -103,3 +103,11 @@ def test_tokenizer_from_the_hub_builds_the_same_bytes(
         hub.requests.bytes_out("resolve")
         < sum(p.stat().st_size for p in (root / "target").glob("*.gguf")) / 100
     )
+    # The recipe pins each target shard by its header on the Hub at that commit; rebuild reads them again.
+    names = sorted(p.name for p in (root / "target").glob("*.gguf"))
+    hub_inputs = [i for i in artifact.recipe.inputs if i.uri is not None]
+    assert [i.uri for i in hub_inputs] == [f"hf://{repo}-target@{commit}/{n}" for n in names]
+    assert all(i.header_sha256 and i.sha256 is None for i in hub_inputs)
+    code, out, err = run_cli("rebuild", manifest, "--check", "--json", "--endpoint", hub.url)
+    assert code == 0, err
+    assert [r["status"] for r in json.loads(out)["results"]] == ["identical"]
