@@ -83,3 +83,17 @@ def lfs_only(monkeypatch: pytest.MonkeyPatch) -> None:
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+
+
+@pytest.fixture(scope="session")
+def built_releases(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``release/`` built by every builder and ``dataset/`` with a built card (tests/factories/built_releases.py).
+
+    Shared by the rebuild and BOM tests, read only: a test that changes a file works on a copy.
+    """
+    from tests.factories.built_releases import write_built_release, write_dataset_release
+
+    root = tmp_path_factory.mktemp("built")
+    write_built_release(root)
+    write_dataset_release(root)
+    return root

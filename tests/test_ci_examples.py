@@ -24,6 +24,11 @@ def test_release_workflow_pins_actions_and_sources_and_asks_for_least_permission
     assert installs and all(run == 'pip install "$HUBRELEASE_SPEC"' for run in installs)
     assert workflow["env"]["HUBRELEASE_SPEC"] == "."  # this checkout: the exact commit under test
     assert jobs["publish"]["env"]["HUBRELEASE_SPEC"] == ".[sign]"  # the same checkout, with the signing extra
+    assert jobs["gate"]["env"]["HUBRELEASE_SPEC"] == ".[bom]"  # the same checkout, with the bom extra
+    gate = [s.get("run", "") for s in jobs["gate"]["steps"]]
+    verify = gate.index('hubrelease verify "$MANIFEST"')
+    assert gate[verify + 2] == 'hubrelease rebuild "$MANIFEST" --check'  # beside verify and the card check
+    assert any(run.startswith('hubrelease bom "$MANIFEST"') and run.endswith("--check") for run in gate)
 
 
 def test_release_workflow_signs_keyless_then_pushes_then_checks_the_signer() -> None:

@@ -69,6 +69,7 @@ COMMANDS: dict[str, str] = {
     "import": "import_",
     "build": "build",
     "rebuild": "rebuild",
+    "bom": "bom",
     "hub": "hub",
 }
 

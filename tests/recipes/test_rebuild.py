@@ -15,7 +15,6 @@ from safetensors.numpy import save_file
 
 from hubrelease.formats.safetensors_header import load_safetensors_header
 from hubrelease.manifest import load_manifest
-from tests.factories.built_releases import write_built_release, write_dataset_release
 from tests.factories.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,12 +31,9 @@ BUILT = [
 ]
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("built")
-    write_built_release(root)
-    write_dataset_release(root)
-    return root
+@pytest.fixture
+def built(built_releases: Path) -> Path:
+    return built_releases
 
 
 @pytest.fixture
