@@ -16,6 +16,7 @@ from hubrelease.card.claims import Claim, compute_claims
 from hubrelease.card.filters import bytes_
 from hubrelease.card.licenses import license_label
 from hubrelease.card.locator import Locator
+from hubrelease.card.rebuilt import Rebuilt, rebuilt
 from hubrelease.card.signature import SignatureCheck, signature_check
 from hubrelease.card.tables import AbTable, BenchmarkTable, SweepTable, build_tables
 from hubrelease.card.training import TrainingFacts, training_facts
@@ -152,6 +153,8 @@ class CardContext:
     """How to check ``model.sig`` with model-signing (the manifest's ``signing:`` section), else None."""
     training: TrainingFacts | None
     """What the ``training:`` files say (architecture, recipe, steps, data counts, machines)."""
+    rebuilt: Rebuilt | None
+    """The files (and evaluation figures) ``hubrelease rebuild --check`` re-makes from recipes, else None."""
 
     def variables(self) -> dict[str, object]:
         """The context as Jinja variables, one per field."""
@@ -352,4 +355,5 @@ def build_context(
         deviations=deviations,
         signature=signature_check(manifest, manifest_path.name),
         training=training_facts(manifest, root or manifest_path.parent, where),
+        rebuilt=rebuilt(manifest, evaluations),
     )
