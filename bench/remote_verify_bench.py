@@ -29,6 +29,7 @@ from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
 from hubrelease.loopback import LoopbackHub
+from hubrelease.loopback.faults import FILE_ROUTES
 
 REPO = "bench/remote-verify"
 
@@ -60,7 +61,7 @@ def measure(hub: LoopbackHub, label: str, run: Callable[[], None]) -> tuple[str,
     run()
     elapsed = time.perf_counter() - start
     moved = hub.requests.bytes_in() + hub.requests.bytes_out()
-    return label, hub.requests.count(), moved, hub.requests.bytes_out("resolve"), elapsed
+    return label, hub.requests.count(), moved, hub.requests.bytes_out(FILE_ROUTES), elapsed
 
 
 def main() -> None:

@@ -92,7 +92,7 @@ def serve(
     hub = LoopbackHub(
         root, port=port, access_log=output.info_line, tokens=tokens, allow_anonymous=allow_anonymous
     )
-    output.info_line(f"loopback Hub at {hub.url} (root {root})")
+    output.info_line(f"loopback Hub at {hub.url} (root {root}; LFS/Xet files redirect to {hub.cdn_url})")
     output.info_line(f"use: HF_ENDPOINT={hub.url}, or --endpoint {hub.url}")
     try:
         hub.serve_forever()

@@ -15,6 +15,11 @@ Without ``tokens`` every client is anonymous (tests); with them, ``allow_anonymo
 requests without a token (``hub serve``). A token reads the private repos of its scope only
 (``auth.py``), and a stored object is reachable only through a repo that holds it (``reach.py``).
 
+Large files are served as the Hub serves them: ``resolve`` answers an LFS or Xet file with 302
+to a signed URL on a second listener, the storage origin (``cdn_url``, another port on 127.0.0.1),
+as the Hub redirects to its CDN; the client reads the file's metadata off the 302 and fetches
+the bytes from there without its token.
+
 The failure-mode switches (409, 403, validate-yaml 400 / HTML 502, header echo) are listed in
 ``faults.py``. ``create_pr`` with ``parent_commit`` opens the PR from that parent (no 412).
 """
@@ -22,17 +27,25 @@ The failure-mode switches (409, 403, validate-yaml 400 / HTML 502, header echo) 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from hubrelease.loopback.auth import Access, Grant, Role
 from hubrelease.loopback.faults import Faults, RequestLog
 from hubrelease.loopback.store import HubStore, RepoKey
 from hubrelease.loopback.xetstore import XetStore
 
+if TYPE_CHECKING:
+    from hubrelease.loopback.handler import HubHTTPServer
+
 __all__ = ["HubStore", "LoopbackHub", "RepoKey"]
 MAX_ERRORS = 100
+CDN_URL_TTL = 3600
+"""Seconds a storage URL stays valid (the Hub's signed CDN URLs carry one hour)."""
 
 
 class LoopbackHub:
@@ -96,7 +109,9 @@ class LoopbackHub:
         self.access_log = access_log
         """Called with one line per answered request (``hub serve`` prints them): method, path, status, bytes."""
         self._httpd = HubHTTPServer(("127.0.0.1", port), self)
-        self._thread: threading.Thread | None = None
+        self._cdn = HubHTTPServer(("127.0.0.1", 0), self, cdn=True)
+        self._threads: list[tuple[HubHTTPServer, threading.Thread]] = []
+        self.cdn_ttl = CDN_URL_TTL
 
     def note_error(self, error: BaseException) -> None:
         if len(self.server_errors) < MAX_ERRORS:
@@ -110,25 +125,42 @@ class LoopbackHub:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def cdn_url(self) -> str:
+        """The storage origin: another origin than ``url``, so the client treats it as the Hub's CDN."""
+        return f"http://127.0.0.1:{self._cdn.server_address[1]}"
+
+    def cdn_location(self, sha256: str, size: int, name: str) -> str:
+        """A signed, expiring storage URL for one object (``routes.cdn_object`` checks it)."""
+        expires = int(time.time()) + self.cdn_ttl
+        sig = self.access.sign(f"cdn|{sha256}|{size}|{expires}|{name}")
+        return f"{self.cdn_url}/{sha256}/{quote(name, safe='')}?size={size}&expires={expires}&sig={sig}"
+
+    def _serve_in_thread(self, server: HubHTTPServer, name: str) -> None:
+        thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)
+        thread.start()
+        self._threads.append((server, thread))
+
     def start(self) -> LoopbackHub:
-        """Serve in a daemon thread; returns self."""
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever, name="loopback-hub", daemon=True
-            )
-            self._thread.start()
+        """Serve in daemon threads; returns self."""
+        if not self._threads:
+            self._serve_in_thread(self._cdn, "loopback-cdn")
+            self._serve_in_thread(self._httpd, "loopback-hub")
         return self
 
     def serve_forever(self) -> None:
-        """Serve on the calling thread until interrupted (``hubrelease hub serve``)."""
+        """Serve on the calling thread until interrupted (``hubrelease hub serve``); storage in a thread."""
+        if not self._threads:
+            self._serve_in_thread(self._cdn, "loopback-cdn")
         self._httpd.serve_forever()
 
     def stop(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join()
-            self._thread = None
+        for server, thread in self._threads:
+            server.shutdown()
+            thread.join()
+        self._threads = []
         self._httpd.server_close()
+        self._cdn.server_close()
 
     def __enter__(self) -> LoopbackHub:
         return self.start()

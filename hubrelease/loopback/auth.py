@@ -8,8 +8,8 @@ outside it, it is as good as no token: public repos are readable (writable when 
 is allowed), private ones do not exist (404, as the Hub answers). Anonymous clients never create a
 private repo. With anonymous access and no tokens configured (tests), any token is taken as a
 write token for every repo, so clients holding an ``HF_TOKEN`` still work. Upload hrefs handed
-out by the LFS batch and xorb fetch URLs are HMAC-signed instead, because huggingface_hub sends
-no token to them.
+out by the LFS batch, xorb fetch URLs and the storage URLs resolve redirects to are HMAC-signed
+instead, because huggingface_hub sends no token to them.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ UNAUTHENTICATED = frozenset(
         "xet_reconstruction",
         "xet_fetch",
         "xet_telemetry",
+        "cdn",
     }
 )
 # The duplicate route reads its own repo and checks write access to its target itself.

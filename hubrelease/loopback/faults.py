@@ -35,6 +35,8 @@ FaultKind = Literal["status", "after", "drop", "corrupt", "echo"]
 
 METADATA_ROUTES = "repo_info|paths_info|tree|refs"
 """Route names of the metadata reads (repo_info also serves ``/revision/{rev}``) for ``route=``."""
+FILE_ROUTES = "resolve|cdn"
+"""Route names that send file bytes: resolve, and the storage origin it redirects LFS/Xet files to."""
 COMMIT_IN_PROGRESS = "Another commit operation is in progress for this repository, please retry later."
 
 
@@ -238,14 +240,14 @@ class RequestLog:
             return list(self._records)
 
     def count(self, route: str | None = None, method: str | None = None) -> int:
-        return sum(
-            1
-            for r in self.records
-            if (route is None or r.route == route) and (method is None or r.method == method)
-        )
+        """Requests whose route name ``route`` matches in full (a regular expression, ``FILE_ROUTES``)."""
+        return sum(1 for r in self.on(route) if method is None or r.method == method)
+
+    def on(self, route: str | None) -> list[RequestRecord]:
+        return [r for r in self.records if route is None or re.fullmatch(route, r.route)]
 
     def bytes_in(self, route: str | None = None) -> int:
-        return sum(r.bytes_in for r in self.records if route is None or r.route == route)
+        return sum(r.bytes_in for r in self.on(route))
 
     def bytes_out(self, route: str | None = None) -> int:
-        return sum(r.bytes_out for r in self.records if route is None or r.route == route)
+        return sum(r.bytes_out for r in self.on(route))

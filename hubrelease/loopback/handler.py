@@ -132,12 +132,18 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
             gguf_manifest.manifest,
             False,
         ),
+        # Served on the storage origin only (the Hub's CDN): where resolve redirects LFS/Xet files.
+        ("cdn", ("GET", "HEAD"), r"^/" + _OID + r"/(?P<name>[^/]+)$", routes.cdn_object, False),
     ]
 ]
+CDN_ROUTES = frozenset({"cdn"})
 
 
-def match(method: str, path: str) -> tuple[str, View, dict[str, str]] | None:
+def match(method: str, path: str, cdn: bool = False) -> tuple[str, View, dict[str, str]] | None:
+    """The first route for ``method`` and ``path``; the storage origin (``cdn``) has its routes only."""
     for name, methods, pattern, view, _ in ROUTES:
+        if (name in CDN_ROUTES) != cdn:
+            continue
         found = pattern.match(path)
         if found and method in methods:
             return name, view, {k: v for k, v in found.groupdict().items() if v is not None}
@@ -162,8 +168,10 @@ class HubHTTPServer(ThreadingHTTPServer):
     # open many at once on a loaded machine ("Server disconnected without sending a response").
     request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], hub: LoopbackHub) -> None:
+    def __init__(self, address: tuple[str, int], hub: LoopbackHub, cdn: bool = False) -> None:
         self.hub = hub
+        self.cdn = cdn
+        """This listener is the storage origin: it serves ``CDN_ROUTES`` only."""
         self.pool = ThreadPoolExecutor(max_workers=hub.max_workers, thread_name_prefix="loopback-hub")
         self.closing = threading.Event()
         super().__init__(address, HubHandler)
@@ -305,7 +313,7 @@ class HubHandler(BaseHTTPRequestHandler):
         hub = self.server.hub
         split = urlsplit(self.path)
         method = self.command
-        found = match(method, split.path)
+        found = match(method, split.path, self.server.cdn)
         name = found[0] if found else "unknown"
         counted = [0]
 

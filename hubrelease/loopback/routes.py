@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -438,9 +439,16 @@ def list_tree(request: Request) -> Response:
 
 
 def resolve(request: Request) -> Response:
-    """A file's metadata headers (``get_hf_file_metadata``) and bytes, honouring ``Range``.
+    """A file's metadata headers (``get_hf_file_metadata``) and, for a regular file, its bytes.
 
-    LFS and Xet files are served here too, not through the Hub's 302 to its CDN (not done yet)."""
+    An LFS or Xet file answers 302 to a signed URL on the storage origin (``cdn_object``), as the
+    Hub redirects to its CDN. The client reads the file's metadata off this first answer:
+    ``X-Repo-Commit``, ``X-Linked-Etag`` before ``ETag``, ``X-Linked-Size`` (a redirect's
+    ``Content-Length`` is not the file's) and ``Location`` (file_download.py 1676-1688 in
+    huggingface_hub 2.4.0). HEAD does not follow a redirect to another origin (utils/_http.py
+    763-780, ``_is_same_or_hub_host``), and the download then GETs ``Location`` without the
+    ``Authorization`` header (file_download.py 1812-1822): the signature is the URL's only credential.
+    """
     key = request.require_repo()
     commit_id, tree = request.hub.store.tree(key, request.arg("rev"))
     path = request.arg("path")
@@ -463,8 +471,27 @@ def resolve(request: Request) -> Response:
         # What makes hf_hub_download use hf_xet (utils/_xet.py parse_xet_file_data_from_response).
         refresh = f"{request.hub.url}/api/{key.repo_type}s/{key.repo_id}/xet-read-token/{commit_id}"
         headers.update({"X-Xet-Hash": xet_hash, "Link": f'<{refresh}>; rel="xet-auth"'})
+    headers["Location"] = request.hub.cdn_location(sha256, size, path.rsplit("/", 1)[-1])
+    return Response(302, headers)
+
+
+def cdn_object(request: Request) -> Response:
+    """The storage origin's answer to a URL ``resolve`` signed: the object's bytes, ``Range`` honoured.
+
+    No token reaches it (the client drops ``Authorization`` off the Hub's origin); the signature
+    binds object, size and expiry, and ``resolve`` gave it out only to a caller who could read the
+    repo, so it reveals nothing of other tenants. A bad or expired signature is 403, as S3 answers.
+    """
+    sha256, size = request.arg("oid"), request.query.get("size", [""])[0]
+    expires, name = request.query.get("expires", [""])[0], request.arg("name")
+    request.hub.access.check_signature(
+        f"cdn|{sha256}|{size}|{expires}|{name}", request.query.get("sig", [""])[0]
+    )
+    if int(expires) < time.time():
+        raise StoreError(403, "Request has expired", "AccessDenied")
     blob = request.hub.store.lfs_path(sha256)
-    return _object(request, blob, None if blob.is_file() else sha256, size, headers)
+    headers = {"ETag": f'"{sha256}"', "Content-Disposition": f"inline; filename*=UTF-8''{quote(name)}"}
+    return _object(request, blob, None if blob.is_file() else sha256, int(size), headers)
 
 
 def _object(

@@ -88,10 +88,10 @@ def upload_release(api: HfApi, repo_id: str, folder: Path, manifest: Path) -> st
 
 
 def logged(hub: LoopbackHub, route: str, count: int, timeout: float = 5.0) -> list[RequestRecord]:
-    """``route``'s records once ``count`` are in the log (the server logs a request after sending its answer,
+    """``route``'s records (a route name or a pattern such as ``FILE_ROUTES``) once ``count`` are in the log (the server logs a request after sending its answer,
     so a client can be done before its last request is logged), then a moment more for any extra ones."""
     deadline = time.monotonic() + timeout
-    while len([r for r in hub.requests.records if r.route == route]) < count and time.monotonic() < deadline:
+    while len(hub.requests.on(route)) < count and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.05)
-    return [r for r in hub.requests.records if r.route == route]
+    return hub.requests.on(route)

@@ -15,6 +15,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
 from hubrelease.loopback import LoopbackHub
+from hubrelease.loopback.faults import FILE_ROUTES
 from tests.factories.cards import matrix_evaluation, release_pins, write_card_release
 from tests.factories.cli import run_cli
 from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
@@ -97,7 +98,7 @@ def test_every_published_file_changed_on_the_hub_fails_verify_remote(
     code, out, _ = run_cli("verify", manifest, "--remote", "--endpoint", hub.url, "--json")
     assert code == 1
     assert _errors_of(out) == [expected]
-    assert hub.requests.bytes_out("resolve") == 0  # nothing downloaded: sizes, LFS sha256 and git blob ids
+    assert hub.requests.bytes_out(FILE_ROUTES) == 0  # nothing downloaded: sizes, LFS sha256 and git blob ids
 
 
 def test_card_finding_says_what_it_must_equal(hub: LoopbackHub, tmp_path: Path) -> None:

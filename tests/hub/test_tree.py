@@ -13,6 +13,7 @@ from hubrelease.cli.app import app
 from hubrelease.hub import client
 from hubrelease.hub.tree import verify_remote
 from hubrelease.loopback import LoopbackHub, RepoKey
+from hubrelease.loopback.faults import FILE_ROUTES
 from hubrelease.manifest import load_manifest
 from tests.factories.hub import api_for, unique_repo, upload_files, upload_release
 from tests.factories.releases import write_release
@@ -50,7 +51,7 @@ def test_published_release_verifies_clean_from_repo_info_and_the_tree(
     ]
     # repo info + the recursive tree: 6 files (4 artifacts, manifest, .gitattributes), 4 per page here
     assert hub.requests.count() == 3 and hub.requests.count("tree") == 2
-    assert hub.requests.bytes_out("resolve") == 0
+    assert hub.requests.bytes_out(FILE_ROUTES) == 0
 
 
 def test_file_replaced_on_the_hub_makes_verify_remote_exit_1(hub: LoopbackHub, tmp_path: Path) -> None:

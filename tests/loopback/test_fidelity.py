@@ -4,6 +4,7 @@ fields, Range and path validation, bounded decompression."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tracemalloc
@@ -15,12 +16,19 @@ from huggingface_hub import (
     CommitOperationAdd,
     CommitOperationCopy,
     constants,
+    get_hf_file_metadata,
     hf_hub_download,
+    hf_hub_url,
 )
-from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.errors import (
+    EntryNotFoundError,
+    HfHubHTTPError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
 
 from hubrelease.loopback import LoopbackHub, xetformat
-from tests.factories.hub import api_for, raw_request, unique_repo
+from tests.factories.hub import api_for, head, raw_request, unique_repo
 
 CARD = b"---\nlicense: apache-2.0\nbase_model: acme/base\n---\n# Drafter\n"
 
@@ -192,3 +200,70 @@ def test_a_copy_from_another_repo(hub: LoopbackHub, tmp_path: Path) -> None:
     api.create_commit(target, [copy], commit_message="copy")
     path = api.hf_hub_download(target, "w.safetensors", cache_dir=tmp_path / "cache")
     assert Path(path).read_bytes() == weights
+
+
+@pytest.mark.parametrize("transport", ["lfs", "xet"])
+def test_large_files_redirect_to_the_storage_origin(
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
+) -> None:
+    """HEAD on an LFS/Xet file is 302 + Location, and the client reads the metadata off that first
+    answer (file_download.py get_hf_file_metadata) without following it to another origin."""
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", transport == "lfs")
+    api, repo = api_for(hub), unique_repo(f"redirect-{transport}")
+    weights = os.urandom(300_000)
+    api.create_repo(repo)
+    commit = api.create_commit(
+        repo,
+        [CommitOperationAdd("w.safetensors", weights), CommitOperationAdd("config.json", b"{}\n")],
+        commit_message="w",
+    ).oid
+    sha = hashlib.sha256(weights).hexdigest()
+    url = hf_hub_url(repo, "w.safetensors", endpoint=hub.url)
+    status, headers = head(url)
+    assert status == 302 and headers["content-length"] == "0"
+    assert headers["location"].startswith(f"{hub.cdn_url}/{sha}/w.safetensors?") and hub.cdn_url != hub.url
+    assert headers["x-repo-commit"] == commit and headers["x-linked-etag"] == f'"{sha}"'
+    assert headers["x-linked-size"] == str(len(weights))
+    assert ("x-xet-hash" in headers) == (transport == "xet")
+    assert head(hf_hub_url(repo, "config.json", endpoint=hub.url))[0] == 200  # a regular file: no redirect
+    hub.requests.clear()
+    meta = get_hf_file_metadata(url, token=hub.owner_token)
+    assert (meta.commit_hash, meta.etag, meta.size) == (commit, sha, len(weights))
+    assert meta.location.startswith(f"{hub.cdn_url}/{sha}/")
+    assert [(r.route, r.status) for r in hub.requests.records] == [("resolve", 302)]  # not followed
+    hub.requests.clear()
+    path = hf_hub_download(repo, "w.safetensors", endpoint=hub.url, token=hub.owner_token, cache_dir=tmp_path)
+    assert Path(path).read_bytes() == weights
+    if transport == "lfs":  # the bytes came from the storage origin, none from resolve
+        assert hub.requests.bytes_out("cdn") == len(weights) and hub.requests.bytes_out("resolve") == 0
+    else:  # hf_xet reconstructs from the CAS and never GETs the Location
+        assert hub.requests.count("cdn") == 0 and hub.requests.count("xet_reconstruction") >= 1
+
+
+def test_storage_urls_are_signed_expiring_and_need_no_token(tmp_path: Path, lfs_only: None) -> None:
+    """The client sends no token to the storage origin (file_download.py drops ``authorization``
+    off the Hub's origin): the signed URL is the credential, for that object, for an hour."""
+    with LoopbackHub(tmp_path / "hub", tokens={"hf_reader": "read"}, allow_anonymous=False) as hub:
+        api, repo = api_for(hub), "acme/private-weights"
+        weights = os.urandom(70_000)
+        api.create_repo(repo, private=True)
+        api.create_commit(repo, [CommitOperationAdd("w.gguf", weights)], commit_message="w")
+        url = hf_hub_url(repo, "w.gguf", endpoint=hub.url)
+        assert head(url)[0] == 401  # no token: refused before any Location is given out
+        status, headers = head(url, {"Authorization": f"Bearer {hub.owner_token}"})
+        location = headers["location"]
+        assert status == 302 and location.startswith(hub.cdn_url)
+        assert raw_request(location, headers={"Range": "bytes=5-9"})[::2] == (206, weights[5:10])
+        hub.faults.echo_headers(route="cdn", status=403, times=1)
+        with pytest.raises(HfHubHTTPError) as caught:  # the client's own GET, its headers echoed back
+            hf_hub_download(repo, "w.gguf", endpoint=hub.url, token=hub.owner_token, cache_dir=tmp_path / "c")
+        assert "request refused, headers were" in str(caught.value)
+        assert hub.owner_token not in str(caught.value) and "authorization" not in str(caught.value).lower()
+        tampered = location.replace("size=70000", "size=70001")
+        assert raw_request(tampered)[0] == 403
+        assert raw_request(location.replace(hub.cdn_url, hub.url))[0] == 404  # not served on the API origin
+        assert raw_request(f"{hub.cdn_url}/api/models/{repo}")[0] == 404  # nor the API on the storage one
+        hub.cdn_ttl = -1
+        expired = head(url, {"Authorization": f"Bearer {hub.owner_token}"})[1]["location"]
+        assert raw_request(expired)[0] == 403
+        assert hub.server_errors == []

@@ -110,11 +110,11 @@ def test_resolve_headers_and_range(hub: LoopbackHub) -> None:
     url = f"{hub.url}/{repo}/resolve/main/weights/small.gguf"
     status, headers = head(url)
     sha = hashlib.sha256(SMALL_LFS).hexdigest()
-    assert status == 200
+    assert status == 302 and headers["location"].startswith(f"{hub.cdn_url}/{sha}/small.gguf?")
     assert headers["x-repo-commit"] == oid
     assert headers["x-linked-etag"] == f'"{sha}"' and headers["etag"] == f'"{sha}"'
     assert headers["x-linked-size"] == str(len(SMALL_LFS))
-    status, headers, body = raw_request(url, headers={"Range": "bytes=10-19"})
+    status, headers, body = raw_request(url, headers={"Range": "bytes=10-19"})  # across the redirect
     assert status == 206 and body == SMALL_LFS[10:20]
     assert headers["content-range"] == f"bytes 10-19/{len(SMALL_LFS)}"
 

@@ -57,7 +57,7 @@ def test_upload_goes_through_xet_and_lands_checked_files(hub: LoopbackHub, tmp_p
     assert weights.xet_hash == expected.hash  # type: ignore[union-attr]
     assert info["config.json"].xet_hash is None  # type: ignore[union-attr]
     status, headers = head(f"{hub.url}/{repo}/resolve/main/model.safetensors")
-    assert status == 200 and headers["x-xet-hash"] == expected.hash and headers["x-repo-commit"] == oid
+    assert status == 302 and headers["x-xet-hash"] == expected.hash and headers["x-repo-commit"] == oid
     assert 'rel="xet-auth"' in headers["link"] and "/xet-read-token/" in headers["link"]
 
 
