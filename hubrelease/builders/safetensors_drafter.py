@@ -77,6 +77,17 @@ def checked_tensors(config: DrafterConfig, source: Path) -> dict[str, SafeTensor
     return tensors
 
 
+def load_checked(source: Path, out: Path) -> DrafterConfig:
+    """The checkpoint folder's config, refused (exit 2, one line) before anything is written."""
+    if not source.is_dir():
+        raise InputError("expected a checkpoint folder with config.json and .safetensors files", path=source)
+    if out.resolve() == source.resolve():
+        raise InputError("--out must differ from the source folder", path=out)
+    config = load_config(source / "config.json")
+    check_config(config)
+    return config
+
+
 def check_config(config: DrafterConfig, *, ignore: tuple[str, ...] = ()) -> None:
     """Raise the first config error a loader would fail on (``hubrelease lint`` lists them all)."""
     errors = [f for f in config_findings(config) if f.severity == "error" and f.rule_id not in ignore]
@@ -181,12 +192,7 @@ def build_safetensors_drafter(
 ) -> list[BuiltFile]:
     """Write ``out/model.safetensors`` (or shards + index), a normalised ``out/config.json`` and the
     ``auto_map`` module files (an ``auto_map`` whose module is missing is dropped, through ``warn``)."""
-    if not source.is_dir():
-        raise InputError("expected a checkpoint folder with config.json and .safetensors files", path=source)
-    if out.resolve() == source.resolve():
-        raise InputError("--out must differ from the source folder", path=out)
-    config = load_config(source / "config.json")
-    check_config(config)
+    config = load_checked(source, out)
     tensors = checked_tensors(config, source)
     normalised = normalised_config(config, cast)
     modules = auto_map_modules(config)
@@ -198,6 +204,24 @@ def build_safetensors_drafter(
         warn(
             f"auto_map dropped: {', '.join(missing)} is not in {source} (trust_remote_code loading would fail)"
         )
+    written = write_weights(tensors, out, cast, max_shard_size, progress)
+    atomic_write_text(out / "config.json", json.dumps(normalised, indent=2, sort_keys=True) + "\n")
+    written.append(out / "config.json")
+    for module in modules:
+        (out / module).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / module, (source / module).read_text(encoding="utf-8"))
+        written.append(out / module)
+    return [BuiltFile.of(p) for p in written]
+
+
+def write_weights(
+    tensors: dict[str, SafeTensor],
+    out: Path,
+    cast: Cast,
+    max_shard_size: int | None,
+    progress: Progress = NULL_PROGRESS,
+) -> list[Path]:
+    """Stream ``tensors`` (sorted by name) into ``out/model.safetensors``, or shards + their index."""
     names = sorted(tensors)
     shards = _plan(names, tensors, cast, max_shard_size)
     files = (
@@ -226,13 +250,7 @@ def build_safetensors_drafter(
         index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
         atomic_write_text(out / INDEX_NAME, json.dumps(index, indent=2, sort_keys=True) + "\n")
         written.append(out / INDEX_NAME)
-    atomic_write_text(out / "config.json", json.dumps(normalised, indent=2, sort_keys=True) + "\n")
-    written.append(out / "config.json")
-    for module in modules:
-        (out / module).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / module, (source / module).read_text(encoding="utf-8"))
-        written.append(out / module)
-    return [BuiltFile.of(p) for p in written]
+    return written
 
 
 def _remove_stale(out: Path, keep: set[str]) -> None:

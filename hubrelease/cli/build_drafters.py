@@ -1,4 +1,4 @@
-"""`hubrelease build safetensors-drafter` and `hubrelease build gguf-drafter`."""
+"""`hubrelease build safetensors-drafter`, `gguf-drafter` and `speculators-drafter`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hubrelease.fsutil import relative_inside
 from hubrelease.sizes import parse_size
 
 if TYPE_CHECKING:
-    from hubrelease.builders.safetensors_drafter import BuiltFile
+    from hubrelease.builders.safetensors_drafter import BuiltFile, Cast
     from hubrelease.formats.gguf_header import GGUFSet
     from hubrelease.manifest.record import ArtifactRecorder
 
@@ -35,6 +35,23 @@ Examples:
       --split-max-size 2G --manifest gguf/hubrelease.yaml
 """
 
+SPEC_EXAMPLES = """
+Examples:
+
+  hubrelease build speculators-drafter runs/step-3228 --out release/speculators \\
+      --verifier Qwen/Qwen3-8B@0f0b1b59b879ccde1353e6ebd0fb10c204d4c544 --manifest release/hubrelease.yaml
+
+  hubrelease build speculators-drafter checkpoint --out speculators --verifier-config ../target/config.json \\
+      --verifier acme/tiny-target@4f1c...e2 --endpoint local
+
+The verifier's config.json is read from the Hub at that commit (hf://REPO@COMMIT/config.json) unless
+--verifier-config gives it. With --manifest the verifier must be pinned in pins.targets at that commit.
+"""
+
+DtypeOpt = Annotated[str, typer.Option("--dtype", help="bf16 (cast) or keep (source dtypes).")]
+MaxShardOpt = Annotated[
+    str | None, typer.Option("--max-shard-size", help="Shard above this size (e.g. 2G); default one file.")
+]
 ManifestOpt = Annotated[
     Path | None,
     typer.Option("--manifest", help="Record each output (path, size, sha256, recipe) as an artifact here."),
@@ -65,6 +82,9 @@ def _record(
         if builder == "gguf-drafter" and index == 0:
             # Lint and composition sit on the first shard; lint reads the whole split set from it.
             entry |= {"composition": read_gguf(built.path).composition(), "lint": True, "lint_config": config}
+        elif builder == "speculators-drafter" and index == 0:
+            # The weights against their own (speculators) config.json, and its verifier against the pins.
+            entry |= {"lint": True, "lint_config": recorder.relative(built.path.parent / "config.json")}
         outputs.append((built.path, entry))
     recorder.record(outputs)
 
@@ -74,6 +94,12 @@ def _recorder(manifest: Path | None, out: Path) -> ArtifactRecorder | None:
     from hubrelease.manifest.record import ArtifactRecorder
 
     return ArtifactRecorder.prepare(manifest, out) if manifest is not None else None
+
+
+def _cast(dtype: str) -> Cast:
+    if dtype not in ("bf16", "keep"):
+        raise typer.BadParameter("--dtype must be bf16 or keep")
+    return "bf16" if dtype == "bf16" else "keep"
 
 
 def _report(files: list[BuiltFile], json_mode: bool) -> None:
@@ -94,20 +120,15 @@ def safetensors_drafter(
         Path, typer.Argument(help="Training checkpoint folder: config.json + .safetensors files.")
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")],
-    dtype: Annotated[str, typer.Option("--dtype", help="bf16 (cast) or keep (source dtypes).")] = "bf16",
-    max_shard_size: Annotated[
-        str | None,
-        typer.Option("--max-shard-size", help="Shard above this size (e.g. 2G); default one file."),
-    ] = None,
+    dtype: DtypeOpt = "bf16",
+    max_shard_size: MaxShardOpt = None,
     manifest: ManifestOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Drop rotary buffers, cast, check the tensor set, write SGLang-ready safetensors + normalised config.json."""
-    from hubrelease.builders.safetensors_drafter import Cast, build_safetensors_drafter
+    from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 
-    if dtype not in ("bf16", "keep"):
-        raise typer.BadParameter("--dtype must be bf16 or keep")
-    cast: Cast = "bf16" if dtype == "bf16" else "keep"
+    cast = _cast(dtype)
     shard = parse_size(max_shard_size)
     recorder = _recorder(manifest, out)
     with output.progress(json_mode) as progress:
@@ -193,6 +214,82 @@ def gguf_drafter(
     _report(files, json_mode)
 
 
+def speculators_drafter(
+    source: Annotated[
+        Path, typer.Argument(help="DFlash / DFlash2 checkpoint folder: config.json + .safetensors files.")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Output folder (config.json + model.safetensors).")
+    ],
+    verifier: Annotated[
+        str, typer.Option("--verifier", help="The target it drafts for: ORG/NAME@<40-hex commit>.")
+    ],
+    verifier_config: Annotated[
+        str | None,
+        typer.Option(
+            "--verifier-config",
+            help="The verifier's config.json (a path or hf://...); default: read from the Hub.",
+        ),
+    ] = None,
+    dtype: DtypeOpt = "bf16",
+    max_shard_size: MaxShardOpt = None,
+    manifest: ManifestOpt = None,
+    endpoint: EndpointOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Write a speculators-format drafter (vLLM): speculators config.json naming the verifier, draft body tensors."""
+    from hubrelease.builders.speculators_drafter import Verifier, build_speculators_drafter
+
+    cast = _cast(dtype)
+    recorder = _recorder(manifest, out)
+    repo_id, _, commit = verifier.partition("@")
+    location = verifier_config or f"hf://{repo_id}@{commit}/config.json"
+    pinned = Verifier.from_config(verifier, _verifier_json(location, endpoint), location)
+    if recorder is not None:
+        _check_verifier_pin(recorder, pinned.repo_id, pinned.commit, manifest)
+    with output.progress(json_mode) as progress:
+        files = build_speculators_drafter(
+            source, out, pinned, cast=cast,
+            max_shard_size=parse_size(max_shard_size) or None, progress=progress,
+        )  # fmt: skip
+    if recorder is not None:
+        options: dict[str, Any] = {"dtype": dtype, "verifier": f"{pinned.repo_id}@{pinned.commit}"}
+        if max_shard_size:
+            options["max_shard_size"] = max_shard_size
+        _record(recorder, files, "speculators-drafter", source, options)
+    _report(files, json_mode)
+
+
+def _verifier_json(location: str, endpoint: str | None) -> dict[str, Any]:
+    if is_hub_uri(location):
+        from hubrelease.hub import hub_api
+        from hubrelease.hub.remote_headers import RemoteRepo, parse_location
+
+        where = parse_location(location)
+        return RemoteRepo(hub_api(endpoint), where.repo_id, where.revision, where.repo_type).read_json(
+            where.path
+        )
+    from hubrelease.formats.safetensors_header import read_json_object
+
+    return read_json_object(Path(location))
+
+
+def _check_verifier_pin(recorder: ArtifactRecorder, repo_id: str, commit: str, manifest: Path | None) -> None:
+    """A speculator's verifier is pinned by repo and commit in the manifest it is recorded in."""
+    from hubrelease.errors import InputError
+
+    pins = {p.repo_id: p.revision for p in recorder.target.manifest.pins.targets}
+    if pins.get(repo_id) != commit:
+        found = f"at {pins[repo_id]}" if repo_id in pins else "not pinned"
+        raise InputError(
+            f"the verifier {repo_id}@{commit} must be pinned in pins.targets at that commit ({found}; "
+            "`hubrelease lock` pins a branch)",
+            path=manifest,
+            field="pins.targets",
+        )
+
+
 def register(build_app: typer.Typer) -> None:
     build_app.command("safetensors-drafter", epilog=ST_EXAMPLES)(safetensors_drafter)
     build_app.command("gguf-drafter", epilog=GGUF_EXAMPLES)(gguf_drafter)
+    build_app.command("speculators-drafter", epilog=SPEC_EXAMPLES)(speculators_drafter)

@@ -505,18 +505,27 @@ def read_gguf(path: str | Path, *, keep_key: Callable[[str], bool] | None = None
     return gguf_set([read_gguf_header(p, keep_key=keep_key) for p in split_shards(Path(path))])
 
 
+def split_problems(shards: list[GGUFHeader]) -> list[tuple[Path, str]]:
+    """What the loaders refuse in a split set's keys (mainline src/llama-model-loader.cpp:595-672):
+    each shard's ``split.no`` / ``split.count`` its place, ``split.tensors.count`` the set's tensors."""
+    if len(shards) < 2:
+        return []
+    problems = [
+        (shard.path, f"split.no/split.count do not say shard {index} of {len(shards)}")
+        for index, shard in enumerate(shards)
+        if shard.value("split.no") != index or shard.value("split.count") != len(shards)
+    ]
+    total, found = shards[0].value("split.tensors.count"), sum(len(s.tensors) for s in shards)
+    if total != found:
+        problems.append(
+            (shards[0].path, f"split.tensors.count says {total} tensors, the shards hold {found}")
+        )
+    return problems
+
+
 def gguf_set(shards: list[GGUFHeader]) -> GGUFSet:
     """The shards of one split set (in order) as one model, after checking their split keys."""
-    if len(shards) > 1:
-        total = shards[0].value("split.tensors.count")
-        for index, shard in enumerate(shards):
-            if shard.value("split.no") != index or shard.value("split.count") != len(shards):
-                raise FormatError(
-                    f"split.no/split.count do not say shard {index} of {len(shards)}", path=shard.path
-                )
-        found = sum(len(s.tensors) for s in shards)
-        if total != found:
-            raise FormatError(
-                f"split.tensors.count says {total} tensors, the shards hold {found}", path=shards[0].path
-            )
+    problems = split_problems(shards)
+    if problems:
+        raise FormatError(problems[0][1], path=problems[0][0])
     return GGUFSet(tuple(shards))

@@ -24,10 +24,12 @@ from hubrelease.formats.dflash import (
 )
 from hubrelease.formats.dflash_shapes import GGUFDims, gguf_shapes, hf_shapes, shape_mismatches
 from hubrelease.formats.gguf_header import GGUFSet, KVValue, TensorInfo, array_length, read_gguf
-from hubrelease.formats.safetensors_header import SafetensorsSet, read_safetensors
+from hubrelease.formats.safetensors_header import SafetensorsSet, read_json_object, read_safetensors
+from hubrelease.formats.speculators import drafter_config, is_speculators
 from hubrelease.lint.composition import composition_findings
 from hubrelease.lint.drafter_config import DFLASH2_KEYS, config_findings, target_layer_findings
 from hubrelease.lint.findings import Finding, error, warning
+from hubrelease.lint.speculators import speculators_findings
 from hubrelease.lint.target import TargetFacts, target_findings
 
 LOADER_DEFAULT_ROPE = 10000.0
@@ -52,13 +54,17 @@ def lint_file(
         return sorted(lint_gguf(read_gguf(model), drafter, composition, target))
     if model.is_dir() or model.name.endswith((".safetensors", ".index.json")):
         folder = model if model.is_dir() else model.parent
-        sibling = folder / "config.json"
-        drafter = load_config(config) if config else load_config(sibling) if sibling.exists() else None
-        if drafter is None:
+        found = Path(config) if config else folder / "config.json"
+        if not config and not found.exists():
             raise InputError(
                 "safetensors lint needs a config.json (beside the file or via --config)", path=model
             )
-        return sorted(lint_safetensors(read_safetensors(model), drafter, target))
+        raw = read_json_object(found)
+        own = speculators_findings(raw) if is_speculators(raw) else []
+        if any(f.rule_id == "target-layers" for f in own):
+            return sorted(own)  # without valid layer ids there is no drafter to check the tensors against
+        drafter, _ = drafter_config(raw, found)
+        return sorted(lint_safetensors(read_safetensors(model), drafter, target) + own)
     raise InputError("expected a .gguf, .safetensors, index json or folder", path=model)
 
 

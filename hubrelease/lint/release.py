@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from hubrelease.errors import HubReleaseError
 from hubrelease.fsutil import ReleaseFolder
 from hubrelease.lint.drafter import lint_file
-from hubrelease.lint.findings import FileFinding, error, warning
+from hubrelease.lint.findings import FileFinding, Finding, error, warning
+from hubrelease.lint.hf_tags import hf_tag_findings
 from hubrelease.lint.licenses import license_findings
 from hubrelease.lint.metadata import card_metadata_findings, gguf_general_findings
 
@@ -41,7 +42,37 @@ def lint_release(manifest: Manifest, root: Path, target: TargetFacts | None) -> 
         except HubReleaseError as exc:
             found = [error("readable", f"cannot lint: {exc}")]
         results += [FileFinding(artifact.path, f) for f in found]
+        if config is not None:
+            results += [FileFinding(artifact.path, f) for f in verifier_pin_findings(manifest, config)]
     results += [FileFinding("pins", f) for f in license_findings(manifest)]
+    results += hf_tag_findings(manifest, root)
     results += gguf_general_findings(manifest, root)
     results += card_metadata_findings(manifest, root)
     return results
+
+
+def verifier_pin_findings(manifest: Manifest, config: Path) -> list[Finding]:
+    """A speculator's verifier is one of the release's pinned targets, at a commit: speculators and vLLM
+    fetch it by name at its default branch (``speculators/utils/loading.py:170``), so the manifest and the
+    card are where the commit it was built for is stated."""
+    from hubrelease.formats.safetensors_header import read_json_object
+    from hubrelease.formats.speculators import is_speculators
+
+    try:
+        raw = read_json_object(config)
+    except HubReleaseError:
+        return []  # the drafter lint reports an unreadable config
+    verifier = raw.get("speculators_config", {}).get("verifier") if is_speculators(raw) else None
+    name = verifier.get("name_or_path") if isinstance(verifier, dict) else None
+    if not isinstance(name, str):
+        return []
+    pins = {p.repo_id: p for p in manifest.pins.targets}
+    pin = pins.get(name)
+    if pin is None or pin.unpinned or not pin.revision:
+        state = "not in pins.targets" if pin is None else "pinned without a commit"
+        return [
+            error(
+                "speculators", f"the verifier {name} is {state}: pin the commit the speculator was built for"
+            )
+        ]
+    return []

@@ -127,6 +127,7 @@ def _lint_findings(manifest: Manifest, folder: ReleaseFolder, report: VerifyRepo
     if not wanted:
         return []
     from hubrelease.lint import lint_file  # format readers load only when a manifest asks for lint
+    from hubrelease.lint.release import verifier_pin_findings
     from hubrelease.lint.target import cached_target
 
     # The pinned target's depth, width and vocabulary, as lock or lint remembered them (no network here).
@@ -139,6 +140,8 @@ def _lint_findings(manifest: Manifest, folder: ReleaseFolder, report: VerifyRepo
         except HubReleaseError as exc:
             findings.append(Finding.make("lint", artifact.local_path, f"cannot lint: {exc}"))
             continue
+        if config is not None:
+            results = [*results, *verifier_pin_findings(manifest, config)]
         findings.extend(
             Finding.make("lint", artifact.local_path, f"{r.rule_id}: {r.message}", severity=r.severity)
             for r in results
