@@ -46,6 +46,7 @@ def lint_release(manifest: Manifest, root: Path, target: TargetFacts | None) -> 
             results += [FileFinding(artifact.path, f) for f in verifier_pin_findings(manifest, config)]
     results += [FileFinding("pins", f) for f in license_findings(manifest)]
     results += hf_tag_findings(manifest, root)
+    results += eval_results_findings(manifest, root)
     results += gguf_general_findings(manifest, root)
     results += card_metadata_findings(manifest, root)
     return results
@@ -76,3 +77,36 @@ def verifier_pin_findings(manifest: Manifest, config: Path) -> list[Finding]:
             )
         ]
     return []
+
+
+def eval_results_findings(manifest: Manifest, root: Path) -> list[FileFinding]:
+    """Each ``.eval_results`` artifact is a fresh render of its evaluation file and parses with
+    huggingface_hub's ``parse_eval_result_entries``."""
+    from hubrelease.builders.eval_results import BUILDER, parse, render
+
+    pins = {e.path: e for e in manifest.evaluation_files}
+    results = []
+    for artifact in manifest.artifacts:
+        if artifact.recipe is None or artifact.recipe.builder != BUILDER:
+            continue
+        source = artifact.recipe.source or ""
+        dataset = artifact.recipe.options.get("dataset")
+        path = root / artifact.local_path
+        if source not in pins:
+            results.append(
+                FileFinding(
+                    artifact.path,
+                    error("eval-results", f"its evaluation file {source!r} is not in evaluations"),
+                )
+            )
+            continue
+        try:
+            expected = render(manifest, pins[source], root, dataset if isinstance(dataset, str) else None)
+            actual = path.read_bytes()
+            parse(actual)
+        except (HubReleaseError, OSError, ValueError, KeyError) as exc:
+            results.append(FileFinding(artifact.path, error("eval-results", f"cannot be checked: {exc}")))
+            continue
+        if actual != expected:
+            results.append(FileFinding(artifact.path, error("eval-results", f"is not a fresh render of {source}: run `hubrelease build eval-results`")))  # fmt: skip
+    return results

@@ -1,0 +1,78 @@
+"""`hubrelease build eval-results MANIFEST`: the Hub's .eval_results/*.yaml from the release's evaluation files."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hubrelease.cli import output
+from hubrelease.cli.options import JsonOpt, ManifestArg
+
+EXAMPLES = """
+Examples:
+
+  hubrelease build eval-results hubrelease.yaml
+
+  hubrelease build eval-results hubrelease.yaml --dataset HuggingFaceH4/mt_bench_prompts@a1b2c3...
+
+Writes .eval_results/<evaluation file name>.yaml in the release folder for every evaluation file pinned
+by sha256, and records each as an artifact of the manifest (size, sha256, recipe), so verify checks it
+and push publishes it with the evaluation file in one commit. Exit codes: 0 written, 2 invalid input.
+"""
+
+
+def build_eval_results(
+    manifest: ManifestArg,
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset",
+            help="The Hub benchmark dataset the numbers are on (ORG/NAME[@COMMIT]); default: the dataset pinned "
+            "with role evaluation, else the release itself.",
+        ),
+    ] = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """Write each pinned evaluation file's numbers as .eval_results entries (huggingface_hub's EvalResultEntry)."""
+    from hubrelease.builders.eval_results import BUILDER, FOLDER, eval_results_path, render
+    from hubrelease.builders.safetensors_drafter import BuiltFile
+    from hubrelease.fsutil import atomic_write_bytes
+    from hubrelease.manifest import load_manifest
+    from hubrelease.manifest.record import ArtifactRecorder
+    from hubrelease.manifest.root import release_root
+
+    recorder = ArtifactRecorder.prepare(manifest, release_root(load_manifest(manifest), manifest) / FOLDER)
+    release = recorder.target.manifest
+    root = recorder.root
+    pinned = [e for e in release.evaluation_files if e.sha256]
+    for skipped in (e for e in release.evaluation_files if not e.sha256):
+        output.warn_line(
+            f"{skipped.path}: not pinned by sha256 (`hubrelease add`); no eval results written for it"
+        )
+    rendered = [(root / eval_results_path(e.path), e, render(release, e, root, dataset)) for e in pinned]
+    built = []
+    for path, evaluation, data in rendered:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, data)
+        recipe = {
+            "builder": BUILDER,
+            "source": evaluation.path,
+            "options": {"dataset": dataset} if dataset else {},
+        }
+        built.append((BuiltFile.of(path), {"recipe": recipe, "role": "doc"}))
+    recorder.record([(b.path, {"size": b.size, "sha256": b.sha256, **fields}) for b, fields in built])
+    if json_mode:
+        output.emit_json(
+            {
+                "schema_version": 1,
+                "files": [{"path": str(b.path), "size": b.size, "sha256": b.sha256} for b, _ in built],
+            }
+        )
+    else:
+        for b, _ in built:
+            output.stdout.print(f"{b.sha256}  {b.path}  ({b.size} bytes)", markup=False)
+
+
+def register(build_app: typer.Typer) -> None:
+    build_app.command("eval-results", epilog=EXAMPLES)(build_eval_results)

@@ -1,0 +1,111 @@
+"""`build eval-results`: the Hub's .eval_results/*.yaml from evaluation JSON (issue 25 item 5)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from huggingface_hub import eval_result_entries_to_yaml, hf_hub_download, parse_eval_result_entries
+
+from hubrelease.builders.eval_results import entries
+from hubrelease.evaluation.load import load_evaluation
+from hubrelease.loopback import LoopbackHub
+from hubrelease.manifest import load_manifest
+from tests.factories.cli import run_cli
+from tests.factories.hub import api_for, unique_repo
+
+REPO = Path(__file__).resolve().parents[2]
+SEEDS = ["ornith-1.5-dflash2", "ornith-1.0-dflash-gguf"]
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    shutil.copytree(REPO / "manifests" / name, tmp_path / name)
+    return tmp_path / name / "hubrelease.yaml"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_both_seeds_files_parse_with_huggingface_hub_and_round_trip(tmp_path: Path, seed: str) -> None:
+    manifest_path = _copy(tmp_path, seed)
+    code, _, err = run_cli("build", "eval-results", manifest_path)
+    assert code == 0, err
+    manifest = load_manifest(manifest_path)
+    release = manifest.release
+    for pin in manifest.evaluation_files:
+        written = manifest_path.parent / ".eval_results" / f"{Path(pin.path).stem}.yaml"
+        parsed = parse_eval_result_entries(yaml.safe_load(written.read_text()))
+        evaluation = load_evaluation(manifest_path.parent / pin.path)
+        expected = len(evaluation.cells) + sum(c.accepted_length is not None for c in evaluation.cells)
+        expected += sum(len(c.rows) for c in evaluation.comparisons) + sum(
+            len(s.rows) for s in evaluation.sweeps
+        )
+        assert len(parsed) == expected > 0
+        # Round trip: the file is huggingface_hub's serialisation of these entries, and parses back to them.
+        assert parsed == entries(manifest, pin, evaluation, None)
+        assert parse_eval_result_entries(eval_result_entries_to_yaml(parsed)) == parsed
+        for entry in parsed:
+            assert (
+                entry.source_url
+                == f"https://huggingface.co/{release.repo_id}/blob/{release.revision}/{pin.path}"
+            )
+            assert entry.notes is not None and f"evaluation file sha256 {pin.sha256}" in entry.notes
+            assert entry.dataset_id == release.repo_id  # no Hub benchmark dataset: the release names it
+        # Recorded as an artifact with its pins and recipe.
+        artifact = manifest.artifact(f".eval_results/{Path(pin.path).stem}.yaml")
+        assert artifact is not None and artifact.sha256 == hashlib.sha256(written.read_bytes()).hexdigest()
+        assert artifact.recipe is not None and (artifact.recipe.builder, artifact.recipe.source) == (
+            "eval-results",
+            pin.path,
+        )
+    assert run_cli("lint", manifest_path)[0] == 0
+
+
+def test_the_benchmark_dataset_and_a_stale_file(tmp_path: Path) -> None:
+    manifest_path = _copy(tmp_path, "ornith-1.0-dflash-gguf")
+    code, _, err = run_cli(
+        "build", "eval-results", manifest_path, "--dataset", f"acme/coding-prompts@{'c' * 40}"
+    )
+    assert code == 0, err
+    written = manifest_path.parent / ".eval_results" / "evaluation.yaml"
+    first = parse_eval_result_entries(yaml.safe_load(written.read_text()))[0]
+    assert (first.dataset_id, first.dataset_revision) == ("acme/coding-prompts", "c" * 40)
+    assert first.notes is not None and "not a Hub dataset" not in first.notes
+    assert first.task_id == "retrain-ab-n_max-0-relative-change" and first.date == "2026-08-09"
+    # An edited file no longer is the evaluation's render: lint names it (verify names the digest).
+    written.write_text(written.read_text().replace("0.0021630615640599", "0.5"))
+    code, out, _ = run_cli("lint", manifest_path)
+    assert code == 1
+    assert (
+        "error: [eval-results] .eval_results/evaluation.yaml: is not a fresh render of evaluation.json" in out
+    )
+
+
+def test_published_in_the_same_commit_as_the_evaluation_file(hub: LoopbackHub, tmp_path: Path) -> None:
+    manifest_path = _copy(tmp_path, "example")
+    repo, target = unique_repo("evals"), "hubrelease-example/tiny-target"  # the evaluation's own target
+    api = api_for(hub)
+    api.create_repo(target, exist_ok=True)
+    api.upload_folder(repo_id=target, folder_path=REPO / "manifests" / "example-target")
+    manifest_path.write_text(
+        manifest_path.read_text().replace("hubrelease-example/tiny-dflash-drafter", repo)
+    )
+    for args in (("build", "eval-results", manifest_path), ("render-card", manifest_path)):
+        code, _, err = run_cli(*args)
+        assert code == 0, err
+    code, out, err = run_cli("push", manifest_path, "--endpoint", hub.url, "--json")
+    assert code == 0, err
+    commit = json.loads(out)["result"]["commit"]
+    files = set(api.list_repo_files(repo, revision=commit))
+    assert {"evaluation.json", ".eval_results/evaluation.yaml"} <= files
+    cache = tmp_path / "cache"
+    local = hf_hub_download(repo, ".eval_results/evaluation.yaml", revision=commit, endpoint=hub.url,
+                            token=hub.owner_token, cache_dir=cache)  # fmt: skip
+    parsed = parse_eval_result_entries(yaml.safe_load(Path(local).read_text()))
+    evaluation = hf_hub_download(repo, "evaluation.json", revision=commit, endpoint=hub.url,
+                                 token=hub.owner_token, cache_dir=cache)  # fmt: skip
+    digest = hashlib.sha256(Path(evaluation).read_bytes()).hexdigest()
+    assert all(e.source_url == f"https://huggingface.co/{repo}/blob/main/evaluation.json" for e in parsed)
+    assert all(e.notes and f"evaluation file sha256 {digest}" in e.notes for e in parsed)
