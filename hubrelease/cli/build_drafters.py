@@ -67,13 +67,16 @@ def _record(
     options: dict[str, Any],
     tokenizer: GGUFSet | None = None,
     tokenizer_uri: str | None = None,
+    extra_inputs: tuple[Path, ...] = (),
 ) -> None:
     """One artifact per output in the manifest checked before the build (``manifest.record``), each
     with the recipe that re-runs the build (``recipes.record``: inputs by digest, tool versions)."""
     from hubrelease.formats.gguf_header import read_gguf
+    from hubrelease.recipes.inputs import file_inputs
     from hubrelease.recipes.record import drafter_inputs, make_recipe
 
     inputs = drafter_inputs(builder, source, recorder.root, tokenizer, tokenizer_uri)
+    inputs += file_inputs(extra_inputs, recorder.root)
     recipe = make_recipe(builder, recorder.root, source=source, out=out, options=options, inputs=inputs)
     config = relative_inside(source / "config.json", recorder.root)
     outputs: list[tuple[Path, dict[str, Any]]] = []
@@ -254,9 +257,13 @@ def speculators_drafter(
         )  # fmt: skip
     if recorder is not None:
         options: dict[str, Any] = {"dtype": dtype, "verifier": f"{pinned.repo_id}@{pinned.commit}"}
+        local = verifier_config is not None and not is_hub_uri(verifier_config)
+        # Where the verifier's config.json was read: relative to the release folder, or its hf:// location.
+        options["verifier_config"] = recorder.relative(Path(location)) if local else location
         if max_shard_size:
             options["max_shard_size"] = max_shard_size
-        _record(recorder, files, "speculators-drafter", source, options)
+        extra = (Path(location),) if local else ()
+        _record(recorder, files, "speculators-drafter", source, out, options, extra_inputs=extra)
     _report(files, json_mode)
 
 

@@ -41,6 +41,8 @@ def build_eval_results(
     from hubrelease.manifest import load_manifest
     from hubrelease.manifest.record import ArtifactRecorder
     from hubrelease.manifest.root import release_root
+    from hubrelease.recipes.inputs import file_inputs
+    from hubrelease.recipes.record import make_recipe
 
     recorder = ArtifactRecorder.prepare(manifest, release_root(load_manifest(manifest), manifest) / FOLDER)
     release = recorder.target.manifest
@@ -55,11 +57,11 @@ def build_eval_results(
     for path, evaluation, data in rendered:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, data)
-        recipe = {
-            "builder": BUILDER,
-            "source": evaluation.path,
-            "options": {"dataset": dataset} if dataset else {},
-        }
+        options = {"dataset": dataset} if dataset else {}
+        inputs = file_inputs([root / evaluation.path], root)
+        recipe = make_recipe(
+            BUILDER, root, source=root / evaluation.path, out=path, options=options, inputs=inputs
+        )
         built.append((BuiltFile.of(path), {"recipe": recipe, "role": "doc"}))
     recorder.record([(b.path, {"size": b.size, "sha256": b.sha256, **fields}) for b, fields in built])
     if json_mode:

@@ -88,6 +88,14 @@ def prepare(recipe: Recipe, release: Release) -> Prepared:
         files = [root / p for p in _list(options, "sources")]
         files += [root / str(options[k]) for k in ("spec", "prompts") if k in options]
         return Prepared(file_inputs(files, root))
+    if recipe.builder == "speculators-drafter":
+        location = _str(options, "verifier_config", "") or ""
+        local = [] if location.startswith("hf://") or not location else [root / location]
+        return Prepared(
+            drafter_inputs(recipe.builder, _source(recipe, release), root) + file_inputs(local, root)
+        )
+    if recipe.builder == "eval-results":
+        return Prepared(file_inputs([_source(recipe, release)], root))
     if recipe.builder == "dataset-card":
         tokenizer = _str(options, "tokenizer")
         data = _source(recipe, release)
@@ -128,7 +136,52 @@ def run(recipe: Recipe, out: str, release: Release, prepared: Prepared, work: Pa
         return [f.path for f in files]
     if recipe.builder == "eval":
         return [_run_eval(recipe, out, release, work)]
+    if recipe.builder == "speculators-drafter":
+        return _run_speculators(recipe, out, release, work)
+    if recipe.builder == "eval-results":
+        return [_run_eval_results(recipe, out, release, work)]
     return [_run_dataset_card(recipe, out, release, work)]
+
+
+def _run_speculators(recipe: Recipe, out: str, release: Release, work: Path) -> list[Path]:
+    from hubrelease.builders.speculators_drafter import Verifier, build_speculators_drafter
+    from hubrelease.formats.safetensors_header import read_json_object
+
+    options = recipe.options
+    verifier, location = _str(options, "verifier") or "", _str(options, "verifier_config") or ""
+    if location.startswith("hf://"):
+        if release.hub is None:
+            raise InputError(f"{location} is on the Hub: give --endpoint (or run where the Hub is reachable)")
+        from hubrelease.hub.remote_headers import RemoteRepo, parse_location
+
+        where = parse_location(location)
+        config = RemoteRepo(release.hub(), where.repo_id, where.revision, where.repo_type).read_json(
+            where.path
+        )
+    else:
+        config = read_json_object(release.root / location)
+    files = build_speculators_drafter(
+        _source(recipe, release),
+        work / out,
+        Verifier.from_config(verifier, config, location),
+        cast="keep" if options.get("dtype") == "keep" else "bf16",
+        max_shard_size=parse_size(_str(options, "max_shard_size")) or None,
+    )
+    return [f.path for f in files]
+
+
+def _run_eval_results(recipe: Recipe, out: str, release: Release, work: Path) -> Path:
+    from hubrelease.builders.eval_results import render
+    from hubrelease.fsutil import atomic_write_bytes
+
+    source = recipe.source or ""
+    pin = next((e for e in release.manifest.evaluation_files if e.path == source), None)
+    if pin is None:
+        raise InputError(f"the eval-results recipe's evaluation file {source!r} is not in evaluations")
+    target = work / out
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(target, render(release.manifest, pin, release.root, _str(recipe.options, "dataset")))
+    return target
 
 
 def _run_eval(recipe: Recipe, out: str, release: Release, work: Path) -> Path:

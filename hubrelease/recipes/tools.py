@@ -16,6 +16,8 @@ LIBRARIES: dict[str, tuple[str, ...]] = {
     "gguf-drafter": ("gguf", "numpy"),
     "eval": ("pydantic",),
     "dataset-card": ("huggingface_hub", "datasets", "pyarrow", "numpy", "jinja2"),
+    "speculators-drafter": ("gguf", "numpy"),
+    "eval-results": ("huggingface_hub", "pyyaml"),
 }
 """Per builder, the libraries that shape its output bytes (``tokenizers`` too when a card counts tokens)."""
 BUILDERS = tuple(LIBRARIES)

@@ -61,6 +61,11 @@ def test_both_seeds_files_parse_with_huggingface_hub_and_round_trip(tmp_path: Pa
             pin.path,
         )
     assert run_cli("lint", manifest_path)[0] == 0
+    code, out, _ = run_cli("rebuild", manifest_path, "--json")
+    rebuilt = {
+        r["path"]: r["status"] for r in json.loads(out)["results"] if r["path"].startswith(".eval_results/")
+    }
+    assert rebuilt and set(rebuilt.values()) == {"identical"}, out
 
 
 def test_the_benchmark_dataset_and_a_stale_file(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ What speculators' own classes make of these files is the conformance tier's job 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -189,8 +190,17 @@ def test_build_with_manifest_pins_the_verifier_and_the_card_states_it(tmp_path: 
     assert code == 0, err
     entries = {a["path"]: a for a in yaml.safe_load(manifest.read_text())["artifacts"]}
     weights = entries["speculators/model.safetensors"]
-    assert weights["recipe"] == {"builder": "speculators-drafter", "source": "checkpoint",
-                                 "options": {"dtype": "bf16", "verifier": SPEC}}  # fmt: skip
+    recipe = weights["recipe"]
+    assert (recipe["builder"], recipe["source"], recipe["out"]) == (
+        "speculators-drafter",
+        "checkpoint",
+        "speculators",
+    )
+    local = os.path.relpath(TARGET_CONFIG, manifest.parent)
+    assert recipe["options"] == {"dtype": "bf16", "verifier": SPEC, "verifier_config": local}
+    assert {"path": local, "size": TARGET_CONFIG.stat().st_size} == {
+        k: v for k, v in recipe["inputs"][-1].items() if k != "sha256"
+    }
     assert weights["lint"] is True and weights["lint_config"] == "speculators/config.json"
     assert "speculators/config.json" in entries
     assert run_cli("lint", manifest)[0] == 0
@@ -203,6 +213,15 @@ def test_build_with_manifest_pins_the_verifier_and_the_card_states_it(tmp_path: 
     ) in card
     code, out, _ = run_cli("verify", manifest)
     assert code == 0, out
+    # hubrelease rebuild re-runs the recipe: the same bytes.
+    code, out, _ = run_cli("rebuild", manifest, "--json")
+    rebuilt = {
+        r["path"]: r["status"] for r in json.loads(out)["results"] if r["path"].startswith("speculators/")
+    }
+    assert rebuilt == {
+        "speculators/model.safetensors": "identical",
+        "speculators/config.json": "identical",
+    }, out
     # A verifier that is not the pinned target is a lint error (lint and verify).
     spec_config = manifest.parent / "speculators" / "config.json"
     config = json.loads(spec_config.read_text())
