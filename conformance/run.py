@@ -5,6 +5,7 @@ Run by ``scripts/conformance.sh`` (which installs or locates the consumers and e
 - ``example``: the committed example release (manifests/example) as published, plus its mainline f16;
 - ``dflash`` / ``dflash2``: the test factories' checkpoints (tests/factories/drafters.py) through
   ``hubrelease build safetensors-drafter`` and ``build gguf-drafter`` (ik and mainline, f16 and q8_0).
+The ``speculators`` and ``hf`` steps publish the example release to a loopback Hub first (``hub_steps``).
 All take the example target (manifests/example-target: the tiny Qwen3 HF folder and its GGUF).
 A consumer whose path is not set is reported "not run" with the variable to set, never skipped silently.
 """
@@ -12,6 +13,7 @@ A consumer whose path is not set is reported "not run" with the variable to set,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -28,6 +30,7 @@ import yaml
 
 from conformance.compare import compare, tensor_names
 from conformance.consumers import llama_server
+from conformance.hub_steps import Published, published_example, run_hf_fetch, run_speculators
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSUMERS = Path(__file__).resolve().parent / "consumers"
@@ -52,6 +55,8 @@ class Variant:
     """The safetensors drafter (config.json + model*.safetensors), as SGLang and the converters read it."""
     ggufs: dict[tuple[str, str], Path] = field(default_factory=dict)
     """(flavor, outtype) -> hubrelease's GGUF."""
+    checkpoint: Path | None = None
+    """The training checkpoint the drafter was built from (the example's is in its release folder)."""
 
 
 @dataclass
@@ -102,7 +107,7 @@ def prepare(work: Path, target_gguf: Path) -> list[Variant]:
     variants = [example]
     for name, dflash2 in (("dflash", False), ("dflash2", True)):
         checkpoint = write_checkpoint(out / name / "checkpoint", dflash2=dflash2)
-        variant = Variant(name, dflash2, out / name / "drafter")
+        variant = Variant(name, dflash2, out / name / "drafter", checkpoint=checkpoint)
         _hubrelease("build", "safetensors-drafter", str(checkpoint), "--out", str(variant.folder))
         # hubrelease refuses ik + DFlash2 (ik 8337e4cd has no DFlash2 architecture).
         _build_ggufs(variant, out / name, target_gguf, ("mainline",) if dflash2 else ("ik", "mainline"))
@@ -311,6 +316,13 @@ def _version(argv: list[str]) -> str:
     return match.group(1) if match else (text.strip().splitlines() or ["unknown"])[-1][:120]
 
 
+def _packages(python: str, package: str) -> str | None:
+    """``package x (PyPI), torch y, transformers z`` as installed for ``python``."""
+    code = f"import importlib.metadata as m; print(*(m.version(p) for p in ({package!r}, 'torch', 'transformers')))"
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True).stdout.split()
+    return f"{package} {out[0]} (PyPI), torch {out[1]}, transformers {out[2]}" if len(out) == 3 else None
+
+
 def environment() -> dict[str, str]:
     """Machine and consumer versions, for RESULTS.md."""
     env = os.environ
@@ -321,13 +333,11 @@ def environment() -> dict[str, str]:
         f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
     }
-    if env.get("SGLANG_PYTHON"):
-        code = "import sglang, torch, transformers; print(sglang.__version__, torch.__version__, transformers.__version__)"
-        out = subprocess.run(
-            [env["SGLANG_PYTHON"], "-c", code], capture_output=True, text=True
-        ).stdout.split()
-        if len(out) == 3:
-            info["sglang"] = f"sglang {out[0]} (PyPI), torch {out[1]}, transformers {out[2]}"
+    for name, var in (("sglang", "SGLANG_PYTHON"), ("speculators", "SPECULATORS_PYTHON")):
+        if env.get(var):
+            found = _packages(env[var], name)
+            if found:
+                info[name] = found
     if env.get("ZLAB_DFLASH_SRC"):
         info["z-lab dflash"] = (
             f"{env['ZLAB_DFLASH_SRC']} (commit {env.get('ZLAB_DFLASH_COMMIT', 'not given')})"
@@ -351,14 +361,34 @@ def _markdown(results: list[Result], info: dict[str, str]) -> str:
 _START, _END = "<!-- conformance:start -->", "<!-- conformance:end -->"
 
 
+def _previous(block: str) -> tuple[list[Result], dict[str, str]]:
+    """The rows and machine lines of an earlier generated block (``_markdown``'s layout)."""
+    rows, info = [], {}
+    for line in block.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+        if len(cells) == 5 and cells[0] not in ("consumer", "---"):
+            rows.append(
+                Result(cells[0], cells[1], cells[2], cells[3].strip("*"), cells[4].replace("\\|", "|"))
+            )
+        elif len(cells) == 2 and cells[0] not in ("", "---"):
+            info[cells[0]] = cells[1]
+    return rows, info
+
+
 def write_results(path: Path, results: list[Result], info: dict[str, str]) -> None:
-    """Replace the generated block of RESULTS.md; the hand-written notes around it stay."""
+    """Update the generated block of RESULTS.md: the rows of the consumers that ran are replaced, the
+    others kept (a run of some steps does not erase the rest); the hand-written notes around it stay."""
     text = (
         path.read_text(encoding="utf-8") if path.exists() else f"# Conformance results\n\n{_START}\n{_END}\n"
     )
     head, _, rest = text.partition(_START)
-    _, _, tail = rest.partition(_END)
-    path.write_text(f"{head}{_START}\n{_markdown(results, info)}\n{_END}{tail}", encoding="utf-8")
+    block, _, tail = rest.partition(_END)
+    rows, known = _previous(block)
+    ran = {r.consumer for r in results}
+    merged = [r for r in rows if r.consumer not in ran]
+    at = next((i for i, r in enumerate(rows) if r.consumer in ran), len(merged))
+    merged[at:at] = results
+    path.write_text(f"{head}{_START}\n{_markdown(merged, known | info)}\n{_END}{tail}", encoding="utf-8")
 
 
 Step = Callable[[], list[Result]]
@@ -372,9 +402,13 @@ def main(argv: list[str] | None = None) -> int:
         "--work", type=Path, default=Path(os.environ.get("CONFORMANCE_WORK", "conformance-work"))
     )
     parser.add_argument(
-        "--only", default="sglang,z-lab,servers,converters,controls", help="comma-separated steps"
+        "--only",
+        default="sglang,z-lab,servers,converters,controls,speculators,hf",
+        help="comma-separated steps",
     )
-    parser.add_argument("--results", type=Path, help="update this RESULTS.md's generated block")
+    parser.add_argument(
+        "--results", type=Path, help="update this RESULTS.md's generated block (rows of the consumers run)"
+    )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args(argv)
     target = ROOT / "manifests" / "example-target"
@@ -386,15 +420,26 @@ def main(argv: list[str] | None = None) -> int:
         "servers": lambda: run_servers(variants, target_gguf),
         "converters": lambda: run_converters(variants, target, target_gguf, args.work),
         "controls": lambda: run_controls(variants, target, target_gguf, args.work),
+        "speculators": lambda: run_speculators(variants, args.work, hub()),
+        "hf": lambda: run_hf_fetch(args.work, hub()),
     }
     results: list[Result] = []
-    for name in args.only.split(","):
-        step = steps[name.strip()]
-        for result in step():
-            print(
-                f"{result.status:8} {result.consumer:20} {result.variant:8} {result.artifact:18} {result.detail[:200]}"
-            )
-            results.append(result)
+    with contextlib.ExitStack() as stack:
+        published: list[Published] = []
+
+        def hub() -> Published:
+            """The example release on a loopback Hub, published once for the steps that need it."""
+            if not published:
+                published.append(stack.enter_context(published_example(args.work)))
+            return published[0]
+
+        for name in args.only.split(","):
+            step = steps[name.strip()]
+            for result in step():
+                print(
+                    f"{result.status:8} {result.consumer:20} {result.variant:8} {result.artifact:18} {result.detail[:200]}"
+                )
+                results.append(result)
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=2) + "\n", encoding="utf-8")
     if args.results:

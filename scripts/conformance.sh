@@ -8,8 +8,11 @@
 #
 # Consumers that come from a package registry are installed or built here:
 #   SGLang 0.5.23 (PyPI wheel, CPU: --no-deps plus what the imported modules need, torch 2.13.0 CPU)
+#   speculators 0.9.0 (PyPI, torch 2.13.0 CPU; loads hubrelease's speculators drafters, runs its converter)
 #   llama.cpp mainline 0c1e57098: the llama-cpp-python 0.3.36 sdist (PyPI) vendors it; built CPU-only
-#   (the sdist also carries convert_hf_to_gguf.py and gguf-py)
+#   (the sdist also carries convert_hf_to_gguf.py and gguf-py). Its CMakeLists.txt:195 ignores LLAMA_CURL:
+#   downloads (-hf) go through cpp-httplib, plain http included, so the `hf` step's `llama-server -hf`
+#   reaches the loopback Hub with this build (common/http.h:100, common/hf-cache.cpp)
 # Consumers that only exist as public repositories are not fetched or built by this script; point it at
 # your own checkout/build, or the consumer is reported "not run":
 #   IK_LLAMA_SERVER=/path/to/ik_llama.cpp/build/bin/llama-server   (ik_llama.cpp, CPU build)
@@ -70,6 +73,17 @@ venv "$SGLANG_VENV" "sglang==0.5.23 $SGLANG_DEPS compressed-tensors==0.18.0" \
 ZLAB_VENV=$CACHE/conformance-zlab-venv
 venv "$ZLAB_VENV" "transformers==4.57.1 safetensors numpy" "transformers==4.57.1 safetensors numpy"
 
+# speculators 0.9.0 (vLLM's speculator format): its own config, model classes and DFlash converter.
+# It declares torchvision and torchaudio; PyPI's builds of them for torch 2.13 are CUDA builds whose
+# ops do not load against the CPU torch ("operator torchvision::nms does not exist", and transformers
+# then cannot import PreTrainedModel), and nothing speculators' DFlash model, config and converter
+# import uses them, so they are removed after the install.
+SPECULATORS_VENV=$CACHE/conformance-speculators-venv
+venv "$SPECULATORS_VENV" "speculators==0.9.0 -torchvision -torchaudio" "speculators==0.9.0"
+if "$SPECULATORS_VENV/bin/python" -m pip show --quiet torchvision torchaudio >/dev/null 2>&1; then
+  "$SPECULATORS_VENV/bin/python" -m pip uninstall --quiet --yes torchvision torchaudio >>"$SPECULATORS_VENV.log" 2>&1
+fi
+
 # The converters need torch, transformers and the tokenizer libraries; the SGLang venv has them.
 CONVERT_PYTHON=$SGLANG_VENV/bin/python
 
@@ -90,7 +104,7 @@ if [ -z "${LLAMA_SERVER:-}" ]; then
   if [ ! -x "$LLAMA_SERVER" ]; then
     log "building llama-server (CPU) in $LLAMA_SRC/build (log: $ENGINES/mainline-build.log)"
     cmake -S "$LLAMA_SRC" -B "$LLAMA_SRC/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
-      -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >"$ENGINES/mainline-configure.log" 2>&1
+      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >"$ENGINES/mainline-configure.log" 2>&1
     nice -n 10 cmake --build "$LLAMA_SRC/build" --target llama-server -j "$(nproc)" \
       >"$ENGINES/mainline-build.log" 2>&1
   fi
@@ -98,6 +112,7 @@ fi
 
 . scripts/_venv.sh ""
 export SGLANG_PYTHON=$SGLANG_VENV/bin/python ZLAB_PYTHON=$ZLAB_VENV/bin/python CONVERT_PYTHON
+export SPECULATORS_PYTHON=$SPECULATORS_VENV/bin/python
 # Builds from an sdist or an archive have no git metadata: record the commits (the sdist's CHANGELOG names it).
 [ "$LLAMA_SRC" = "$MAINLINE/vendor/llama.cpp" ] && : "${LLAMA_COMMIT:=0c1e57098 (llama-cpp-python 0.3.36 CHANGELOG)}"
 export LLAMA_COMMIT=${LLAMA_COMMIT:-} IK_LLAMA_COMMIT=${IK_LLAMA_COMMIT:-} ZLAB_DFLASH_COMMIT=${ZLAB_DFLASH_COMMIT:-}

@@ -102,12 +102,25 @@ def run(
     a DFlash2 file would draft as DFlash v1); ik's ``DFlash context ready`` (its dflash state, with the
     feature width it checked against the target).
     """
+    spec = spec_args(engine, draft.resolve())
+    return serve(server, ["-m", str(target.resolve()), *spec], " ".join(spec[:4]), expect_log)
+
+
+def serve(
+    server: Path,
+    model_args: list[str],
+    label: str,
+    expect_log: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """``run`` with any model arguments (``-hf REPO:TAG -hfd ...`` too) and environment; ``label``
+    is how the result names the command."""
     port = _free_port()
-    argv = [str(server.resolve()), "-m", str(target.resolve()), *spec_args(engine, draft.resolve())]
+    argv = [str(server.resolve()), *model_args]
     argv += ["--host", "127.0.0.1", "--port", str(port), "-c", "1024", "-t", "2", "-np", "1", "--no-warmup"]
     # In a scratch folder: ik's server writes llama.log into its working directory.
     with tempfile.TemporaryFile("w+") as log, tempfile.TemporaryDirectory() as scratch:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=scratch)
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=scratch, env=env)
         try:
             deadline = time.monotonic() + _STARTUP_SECONDS
             while time.monotonic() < deadline and process.poll() is None:
@@ -140,7 +153,7 @@ def run(
     detail = f"{predicted} tokens, timings.draft_n={drafted}, draft_n_accepted={accepted}"
     if not isinstance(drafted, int) or drafted <= 0:
         return {"status": "fail", "error": f"no drafting: {detail}; log: {_log_excerpt(text)}"}
-    checks = [" ".join(argv[3:7]), detail]
+    checks = [label, detail]
     for expected in expect_log:
         found = next((line.strip() for line in text.splitlines() if expected in line), None)
         if found is None:
