@@ -7,13 +7,21 @@ Layout under the Hub's root (next to ``store.py``'s)::
     xet/files/<h[:2]>/<h>.json     a file: sha256, size and terms [xorb, first chunk, end chunk, bytes]
     xet/sha256/<s[:2]>/<s>         the Xet hash of the file whose sha256 is <s>
     xet/xorbs/<h[:2]>/<h>.shard    the xorb's record from the shard that registered it (dedup answers)
-    xet/chunks/<c[:2]>/<c>         the xorb holding chunk <c>, for dedup-eligible and file-first chunks
+    xet/shards/<s[:2]>/<s>         the xorbs of the shard <s> (its sha256), one hash per line
+    xet/chunks/<c[:2]>/<c>         the last shard naming chunk <c>, for dedup-eligible and file-first chunks
 
 A shard makes its files visible only after each one's Xet hash is recomputed from the chunk
 hashes of the xorbs it names (the proof that the uploader knows every chunk) and its sha256 is
 checked on the bytes decoded from them. Files are never written out again: the xorbs are their only
 copy (``HubStore.object_size`` finds them for a commit's ``lfsFile`` line; resolve decodes them), so
 a small shard naming the same chunks many times costs decoding, bounded by ``max_file``, not disk.
+
+A dedup probe is answered as xet-core's reference CAS answers it (``xet_client/src/cas_client/
+simulation/local_client.rs``: ``upload_shard`` maps each ``global_dedup_eligible_chunks()`` entry to
+the shard, ``query_for_global_dedup_shard`` returns that shard's xorb section): with every xorb of the
+shard that registered the chunk, not only the one holding it. hf_xet probes a file's first chunk and
+then one chunk in ~1,024 (``file_deduplication.rs``), so a file spanning several xorbs, re-uploaded
+without the first client's local shard cache, is deduplicated whole only with the whole shard.
 
 Tenancy (``reach.py``): a xorb is reachable through the repo whose Xet token uploaded it, and a
 file and its xorbs through the repo that registered or committed it. Dedup probes and
@@ -103,7 +111,7 @@ class XetStore:
         """Largest file a shard may describe (its terms' sizes, checked before anything is decoded)."""
         store.sizes_elsewhere = self.size_of
         self.root = store.root / "xet"
-        for sub in ("xorbs", "files", "sha256", "chunks"):
+        for sub in ("xorbs", "files", "sha256", "chunks", "shards"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._tokens: dict[str, XetToken] = {}
         self.grants = Grants()
@@ -260,30 +268,40 @@ class XetStore:
             self.store.reach.add("lfs", item.sha256, tenant)
             for segment in item.segments:
                 self.store.reach.add("xorb", segment.xorb, tenant)
-        firsts = {s.xorb: s.start for item in files for s in item.segments[:1]}
-        for xorb in xorbs:
-            self._index_for_dedup(xorb, firsts.get(xorb.xorb))
+        firsts: dict[str, set[int]] = {}
+        for item in files:
+            if item.segments:
+                firsts.setdefault(item.segments[0].xorb, set()).add(item.segments[0].start)
+        indexed = [x for x in xorbs if self._keep_record(x)]
+        if indexed:
+            shard = hashlib.sha256(data).hexdigest()
+            atomic_write_text(self._path("shards", shard), "".join(f"{x.xorb}\n" for x in indexed))
+            for xorb in indexed:
+                for n, chunk in enumerate(xorb.chunk_hashes):
+                    if n in firsts.get(xorb.xorb, ()) or xetformat.is_dedup_eligible(chunk):
+                        atomic_write_text(self._path("chunks", xetformat.hash_hex(chunk)), shard)
         return new
 
-    def _index_for_dedup(self, xorb: xetformat.ShardXorb, first_chunk: int | None) -> None:
-        """Keep a xorb's shard record and index its dedup-eligible chunks (and files' first chunks)."""
+    def _keep_record(self, xorb: xetformat.ShardXorb) -> bool:
+        """Keep a xorb's shard record for dedup answers, if it describes the xorb the CAS holds."""
         if not self.has_xorb(xorb.xorb) or [c.hash for c in self.xorb_index(xorb.xorb)] != xorb.chunk_hashes:
-            return  # the record must describe the xorb the CAS holds, or it is not served back
+            return False
         atomic_write_bytes(self._path("xorbs", xorb.xorb, ".shard"), xorb.raw)
-        for n, chunk in enumerate(xorb.chunk_hashes):
-            if n == first_chunk or xetformat.is_dedup_eligible(chunk):
-                atomic_write_text(self._path("chunks", xetformat.hash_hex(chunk)), xorb.xorb)
+        return True
 
     def dedup_shard(self, chunk: str, caller: Caller) -> bytes | None:
-        """The shard answering a dedup probe for ``chunk``, or None if no xorb ``caller`` reaches has it."""
+        """The answer to a dedup probe for ``chunk``: the records of every xorb of the shard that
+        registered it which ``caller`` reaches, or None if there are none."""
         path = self._path("chunks", chunk)
         if not path.is_file():
             return None
-        xorb = path.read_text().strip()
-        record = self._path("xorbs", xorb, ".shard")
-        if not record.is_file() or not self.reaches("xorb", xorb, caller):
-            return None
-        return xetformat.dedup_shard([record.read_bytes()], int(time.time()))
+        shard = self._path("shards", path.read_text().strip())
+        records = []
+        for xorb in shard.read_text().split() if shard.is_file() else []:
+            record = self._path("xorbs", xorb, ".shard")
+            if record.is_file() and self.reaches("xorb", xorb, caller):
+                records.append(record.read_bytes())
+        return xetformat.dedup_shard(records, int(time.time())) if records else None
 
     def _check_terms(self, item: xetformat.ShardFile) -> None:
         """Refuse a file whose terms do not give its Xet hash, with one message whatever the cause

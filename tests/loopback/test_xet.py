@@ -225,3 +225,35 @@ def test_global_dedup_probe_lets_another_client_skip_stored_chunks(hub: Loopback
     assert sent[1] < len(extra) + 2 * 128 * 1024 < len(base)
     probes = [r for r in hub.requests.records if r.route == "xet_dedup"]
     assert any(r.status == 200 and r.bytes_out > 0 for r in probes)
+
+
+def test_dedup_probe_answers_with_every_xorb_of_the_registering_shard(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    # A file over one xorb (64 MiB of chunks, xet-core MAX_XORB_BYTES): hf_xet probes its first chunk,
+    # then one chunk in ~1,024, so a client with an empty HF_HOME skips the xorbs after the first only
+    # if the probe's answer lists them too, as xet-core's reference CAS (local_client.rs) answers.
+    script = (
+        "import sys\n"
+        "from huggingface_hub import CommitOperationAdd, HfApi\n"
+        "api = HfApi(token=sys.argv[3])\n"
+        "api.create_repo(sys.argv[1], exist_ok=True)\n"
+        "api.preupload_lfs_files(sys.argv[1], [CommitOperationAdd('w.safetensors', sys.argv[2])])\n"
+    )
+    weights = tmp_path / "w.bin"
+    weights.write_bytes(random.Random(11).randbytes(100 << 20))
+    repo = unique_repo()
+    sent = []
+    for home in ("one", "two"):
+        hub.requests.clear()
+        done = subprocess.run(
+            [sys.executable, "-c", script, repo, str(weights), hub.owner_token],
+            env=hf_env(hub, tmp_path / f"home-{home}"),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        sent.append((hub.requests.count("xet_xorb"), hub.requests.bytes_in("xet_xorb")))
+    assert sent[0][0] == 2 and sent[0][1] >= 100 << 20  # two xorbs the first time
+    assert sent[1] == (0, 0)  # none the second: the first chunk's answer named both
