@@ -28,6 +28,7 @@ import json
 import re
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -37,6 +38,8 @@ METADATA_ROUTES = "repo_info|paths_info|tree|refs"
 """Route names of the metadata reads (repo_info also serves ``/revision/{rev}``) for ``route=``."""
 FILE_ROUTES = "resolve|cdn"
 """Route names that send file bytes: resolve, and the storage origin it redirects LFS/Xet files to."""
+DATA_ROUTES = "xet_xorb|xet_shard|lfs_upload|lfs_part"
+"""Route names that carry release data (Xet xorbs and shards, LFS basic and multipart uploads)."""
 COMMIT_IN_PROGRESS = "Another commit operation is in progress for this repository, please retry later."
 
 
@@ -80,6 +83,7 @@ class Faults:
         """When set, repo_info lists at most this many siblings (tree and paths-info stay complete)."""
         self.xet_token_epoch = 0
         """Xet tokens minted before the last ``expire_xet_tokens()`` are refused with 401."""
+        self._tripwire: tuple[int, Callable[[], None], str] | None = None
 
     def inject(
         self,
@@ -181,6 +185,29 @@ class Faults:
         """The connection closes while a xorb uploads (hf_xet retries; ``times`` large makes it fail)."""
         return self.inject("drop", route="xet_xorb", times=times, after_bytes=after_bytes)
 
+    def trip_after(self, nbytes: int, action: Callable[[], None], *, route: str = DATA_ROUTES) -> None:
+        """Once ``nbytes`` of request bodies on ``route`` arrived, run ``action`` and drop that request.
+
+        Fires once; the count starts now. Used to kill a push at a deterministic point of its upload.
+        """
+        with self._lock:
+            self._tripwire = (nbytes, action, route)
+
+    def received(self, route: str, nbytes: int) -> bool:
+        """Count ``nbytes`` of a request body on ``route``; True once the tripwire fired (the request
+        must then be dropped), after running its action."""
+        with self._lock:
+            wire = self._tripwire
+            if wire is None or re.fullmatch(wire[2], route) is None:
+                return False
+            left, action, pattern = wire
+            left -= nbytes
+            self._tripwire = None if left <= 0 else (left, action, pattern)
+        if left > 0:
+            return False
+        action()
+        return True
+
     def truncate_siblings(self, limit: int | None) -> None:
         """repo_info lists at most ``limit`` siblings until cleared (``None`` = complete again)."""
         self.siblings_limit = limit
@@ -200,6 +227,7 @@ class Faults:
         with self._lock:
             self._faults.clear()
             self.siblings_limit = None
+            self._tripwire = None
 
     @property
     def pending(self) -> list[Fault]:

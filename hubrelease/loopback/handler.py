@@ -319,6 +319,10 @@ class HubHandler(BaseHTTPRequestHandler):
 
         def count(size: int) -> None:
             counted[0] += size
+            if hub.faults.received(name, size):  # the tripwire: this request is not answered
+                self._record(RequestRecord(method, split.path, name, 0, counted[0], 0))
+                self.close_connection = True
+                raise ConnectionResetError("tripwire: request dropped")
 
         fault = hub.faults.take(("status", "drop", "echo"), method, split.path, name)
         streamed = found is not None and _streamed(name) and fault is None
