@@ -8,6 +8,10 @@ error: it is data in a report, and the CLI maps it to exit code 1.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hubrelease.hub.outcome import Outcome
 
 
 class HubReleaseError(Exception):
@@ -75,18 +79,34 @@ class CheckFailed(HubReleaseError):
 
 
 class HubError(HubReleaseError):
-    """The Hub (or the loopback Hub) refused or failed a request."""
+    """The Hub (or the loopback Hub) refused or failed a request.
+
+    A push's errors carry its ``outcome``: whether anything landed and where, as data.
+    """
 
     exit_code = 1
 
-    def __init__(self, message: str, *, repo_id: str | None = None, status: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str,
+        *,
+        repo_id: str | None = None,
+        status: int | None = None,
+        outcome: Outcome | None = None,
+        path: str | Path | None = None,
+    ) -> None:
+        super().__init__(message, path=path)
         self.repo_id = repo_id
         self.status = status
+        self.outcome = outcome
 
     def to_dict(self) -> dict[str, object]:
         data = super().to_dict()
-        data.update(repo_id=self.repo_id, status=self.status)
+        data.update(
+            repo_id=self.repo_id,
+            status=self.status,
+            outcome=None if self.outcome is None else self.outcome.to_dict(),
+        )
         return data
 
 
@@ -107,3 +127,25 @@ class NotFoundError(HubError):
     """A repository or revision does not exist on the Hub. Invalid input, so exit code 2."""
 
     exit_code = 2
+
+
+class MetadataRefused(HubError):
+    """The Hub refused the card's metadata (validate-yaml 400): invalid input, so exit code 2."""
+
+    exit_code = 2
+
+
+class StepFailedAfterLanding(HubError):
+    """The commit landed, then a later step (the tag, the remote verify) failed.
+
+    Its exit code is the step's (4 for the Hub, 1 for a check, 3 for a bug), given when raised:
+    the release is published either way, which ``outcome`` says.
+    """
+
+    def __init__(self, message: str, *, exit_code: int, repo_id: str, outcome: Outcome) -> None:
+        super().__init__(message, repo_id=repo_id, outcome=outcome)
+        self.step_exit_code = exit_code
+
+    @property
+    def exit_code(self) -> int:  # type: ignore[override]  # read-only: the step's code, fixed when raised
+        return self.step_exit_code

@@ -23,6 +23,7 @@ from hubrelease.errors import HubError
 
 if TYPE_CHECKING:
     from hubrelease.hub.plan import PushPlan
+    from hubrelease.hub.push import PushResult
 
 EXAMPLES = """
 Examples:
@@ -49,6 +50,11 @@ def _print_plan(plan: PushPlan) -> None:
     rows += [("deleted", f.path, human_bytes(f.size)) for f in plan.deleted]
     style = {"added": "green", "changed": "yellow", "unchanged": "dim", "deleted": "red"}
     output.print_rows(("status", "path", "size"), rows, styles=style, right={2}, what="files")
+    where = f"{plan.repo_id}@{plan.revision}"
+    base = plan.parent_commit[:12] if plan.parent_commit else "a new repo"
+    if plan.create_branch:
+        base += f" (new branch {plan.revision!r} from it)"
+    output.info_line(f"plan: {human_bytes(plan.upload_bytes)} to upload to {where} on {base}")
 
 
 def push(
@@ -78,6 +84,15 @@ def push(
             show_default=False,
         ),
     ] = None,
+    batch_size: Annotated[
+        str | None,
+        typer.Option(
+            "--batch-size",
+            help="Upload batch size (e.g. 512MiB, the default; or $HUBRELEASE_PUSH_BATCH_SIZE): a re-run "
+            "after an interruption sends again at most the batch in flight.",
+            show_default=False,
+        ),
+    ] = None,
     repo_type: RepoTypeOpt = None,
     endpoint: EndpointOpt = None,
     token: TokenOpt = None,
@@ -85,72 +100,62 @@ def push(
     json_mode: JsonOpt = False,
 ) -> None:
     """Publish the release as one commit guarded by the head it was planned on, then verify the Hub."""
-    from hubrelease.hub import build_plan, check_pins, preflight, push_release, read_remote
-    from hubrelease.hub.plan import check_limits
+    from hubrelease.hub.batches import batch_size as parse_batch_size
+    from hubrelease.hub.publish import PublishOptions, publish
     from hubrelease.manifest import load_manifest, release_root
 
     release = load_manifest(manifest)
     root = release_root(release, manifest, directory)
     release = with_release(release, repo_type, revision)
-    visibility = private if private is not None else release.release.private
+    options = PublishOptions(message, create_pr, tag, private, dry_run, parse_batch_size(batch_size))
     api = hub_session(endpoint, token, quiet)
-    with output.progress(json_mode) as progress:
-        preflight(release, manifest, root, progress)
+    payload: dict[str, object] = {"schema_version": 1, "command": "push", "dry_run": dry_run}
+
+    def on_plan(plan: PushPlan, warnings: list[str]) -> None:
+        payload.update(plan=plan.to_dict(), warnings=warnings)
+        for warning in warnings:
+            output.warn_line(warning)
+        if not json_mode:
+            _print_plan(plan)
+
+    notify = output.info_line if not json_mode else (lambda _: None)
     try:
-        check_pins(api, release)  # before anything is written: the repo, a branch, the commit
-        remote = read_remote(api, release)
+        with output.progress(json_mode) as progress:
+            done = publish(
+                api, release, manifest, root, options, progress=progress, notify=notify, on_plan=on_plan
+            )
     except HubError as exc:
-        exc.message += "; nothing was pushed"
+        if json_mode and exc.outcome is not None:
+            payload.update(error=exc.to_dict())
+            output.emit_json(payload)
         raise
-    plan = build_plan(release, manifest, root, remote)
-    warnings = check_limits(plan)
-    for warning in warnings:
-        output.warn_line(warning)
-    payload: dict[str, object] = {
-        "schema_version": 1,
-        "command": "push",
-        "dry_run": dry_run,
-        "plan": plan.to_dict(),
-        "warnings": warnings,
-    }
-    if not json_mode:
-        _print_plan(plan)
-        where = f"{plan.repo_id}@{plan.revision}"
-        base = plan.parent_commit[:12] if plan.parent_commit else "a new repo"
-        if plan.create_branch:
-            base += f" (new branch {plan.revision!r} from it)"
-        output.info_line(f"plan: {human_bytes(plan.upload_bytes)} to upload to {where} on {base}")
-    if dry_run:
+    result = done.push
+    if result is None:
         if json_mode:
             output.emit_json(payload)
         return
-    notify = output.info_line if not json_mode else (lambda _: None)
-    result = push_release(
-        api,
-        plan,
-        message=message or f"Release {plan.repo_id} (hubrelease)",
-        create_pr=create_pr,
-        tag=tag,
-        private=visibility,
-        notify=notify,
-    )
     assert result.report is not None
     if json_mode:
         payload.update(result=result.to_dict(), verify=result.report.to_dict(str(manifest)))
         output.emit_json(payload)
         raise typer.Exit(1 if result.report.has_drift else 0)
+    _print_result(done.plan, result)
+    raise typer.Exit(render_report(result.report, str(manifest), json_mode=False))
+
+
+def _print_result(plan: PushPlan, result: PushResult) -> None:
     if result.created:
         output.info_line(f"created {result.created} repo {plan.repo_id}")
-    if result.landed:
-        target = result.pr_url or f"{plan.repo_id}@{plan.revision}"
-        output.info_line(f"pushed {result.commit} to {target}")
+    outcome = result.outcome
+    if outcome.landed:
+        where = f"{plan.repo_id}@{outcome.ref}" + (f" ({result.pr_url})" if result.pr_url else "")
+        output.info_line(f"pushed {result.commit} to {where}")
     else:
         output.info_line(
             f"nothing to push: {plan.repo_id}@{plan.revision} already matches at {result.commit[:12]}"
         )
     if result.tag:
         output.info_line(f"tagged {result.commit[:12]} as {result.tag}")
-    raise typer.Exit(render_report(result.report, str(manifest), json_mode=False))
 
 
 def register(app: typer.Typer) -> None:

@@ -8,11 +8,14 @@ from hubrelease.hub.client import hub_api
 from hubrelease.hub.lock import LockResult, lock_manifest
 from hubrelease.hub.plan import PushPlan, build_plan, read_remote
 from hubrelease.hub.preflight import check_pins, preflight
+from hubrelease.hub.publish import PublishOptions, PublishResult
 from hubrelease.hub.push import PushResult, push_release
 from hubrelease.hub.tree import verify_remote
 
 __all__ = [
     "LockResult",
+    "PublishOptions",
+    "PublishResult",
     "PushPlan",
     "PushResult",
     "build_plan",

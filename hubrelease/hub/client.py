@@ -138,6 +138,12 @@ def is_transport_failure(exc: BaseException) -> bool:
     return False
 
 
+def xet_auth_failure(exc: BaseException) -> bool:
+    """hf_xet's own refusal of its token (``hf_xet.XetAuthenticationError``, a ``PermissionError``),
+    told by its type without importing hf_xet (untyped, and absent where LFS is used)."""
+    return isinstance(exc, PermissionError) and type(exc).__module__.startswith("hf_xet")
+
+
 def to_hub_error(exc: BaseException, repo_id: str, revision: str | None = None) -> HubError:
     """The ``HubError`` for a huggingface_hub or transport error (looking through RuntimeError wrappers).
 

@@ -15,6 +15,7 @@ from huggingface_hub import CommitInfo, HfApi
 from typer.testing import CliRunner, Result
 
 import hubrelease.hub
+import hubrelease.hub.publish
 from hubrelease.cli.app import app
 from hubrelease.cli.report import human_bytes
 from hubrelease.errors import CheckFailed, HubUnavailable, RemoteMovedError
@@ -163,9 +164,10 @@ def test_interrupted_push_leaves_remote_as_it_was_and_repush_sends_only_the_rest
     result = _push(hub, manifest)
     assert result.exit_code == 4  # HubUnavailable: the Hub could not be reached
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"error: {repo}: push did not land after 3 attempt(s) (")
+    assert last.startswith(f"error: {repo}: batch 1/1 did not upload after 3 attempt(s) (")
     assert last.endswith(
-        f"the remote is unchanged at {before[:12]}; re-run push: uploaded files are not sent again"
+        f"nothing landed: {repo}@main is unchanged at {before[:12]}; re-run push: what the Hub holds "
+        "already is not sent again"
     )
     assert _head(hub, repo) == before
     assert hub.store.tree(RepoKey("model", repo), "main")[1] == tree_before
@@ -214,13 +216,13 @@ def test_someone_else_pushing_after_planning_exits_1_with_a_clear_message(
 ) -> None:
     repo, folder = _published_v1(hub, tmp_path)
     parent = _head(hub, repo)
-    real_push = hubrelease.hub.push_release
+    real_push = hubrelease.hub.publish.push_release
 
     def racing_push(*args: object, **kwargs: object) -> PushResult:
         upload_files(api_for(hub), repo, {"theirs.md": b"someone else\n"})  # lands between plan and commit
         return real_push(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(hubrelease.hub, "push_release", racing_push)
+    monkeypatch.setattr(hubrelease.hub.publish, "push_release", racing_push)
     result = _push(hub, _release(folder, repo, {"notes.md": b"v2\n"}))
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines()[-1] == (
@@ -240,11 +242,11 @@ def test_rate_limited_commit_waits_as_told_then_lands(hub: LoopbackHub, tmp_path
     messages: list[str] = []
     result = push_release(api, plan, message="m", notify=messages.append, sleep=waits.append)
     assert result.landed and result.attempts == 2 and waits == [7]
-    assert messages == ["rate limited by the Hub: waiting 7s before retrying (attempt 2)"]
+    assert messages[-1] == "rate limited by the Hub: waiting 7s as it asks before retrying (attempt 2 of 3)"
     hub.faults.rate_limit(method="POST", path="/commit/", reset=0)
     cli = _push(hub, _release(tmp_path, repo, {"notes.md": b"v2\n"}))
     assert cli.exit_code == 0
-    assert "rate limited by the Hub: waiting 0s before retrying (attempt 2)" in cli.stderr
+    assert "rate limited by the Hub: waiting 0s as it asks before retrying (attempt 2 of 3)" in cli.stderr
 
 
 def test_500_after_the_commit_landed_counts_as_landed(hub: LoopbackHub, tmp_path: Path) -> None:
@@ -380,7 +382,8 @@ def test_a_failure_after_the_commit_landed_says_the_release_is_published(
     result = _push(hub, _release(tmp_path, repo, {"notes.md": b"v1\n"}))
     assert result.exit_code == 4
     assert result.stderr.strip().splitlines()[-1] == (
-        f"error: {_head(hub, repo)} is on the Hub, but the remote verify failed: {repo}: HTTP 500: "
+        f"error: {_head(hub, repo)} is on the Hub at {repo}@main, but the remote verify failed: {repo}: "
+        "HTTP 500: "
         "injected HTTP 500"
     )
 
@@ -420,7 +423,8 @@ def test_commit_in_progress_409_backs_off_and_lands(hub: LoopbackHub, tmp_path: 
     messages: list[str] = []
     result = push_release(api, plan, message="m", notify=messages.append, sleep=waits.append)
     assert result.landed and result.attempts == 3 and waits == [2, 4]
-    assert messages[0].startswith("the Hub is landing another commit on this repo (HTTP 409: Another commit")
+    assert messages[0].startswith("upload: 2 file(s), ")  # the card and the manifest
+    assert messages[2].startswith("the Hub is landing another commit on this repo (HTTP 409: Another commit")
 
 
 @pytest.mark.parametrize(
@@ -443,7 +447,8 @@ def test_commit_in_progress_409_backs_off_and_lands(hub: LoopbackHub, tmp_path: 
             lambda hub: hub.faults.bad_gateway(times=3),
             4,
             "error: {repo}: push did not land after 3 attempt(s) (Expecting value: line 1 column 1 (char 0)); "
-            "the remote is unchanged at {head}; re-run push: uploaded files are not sent again",
+            "nothing landed: {repo}@main is unchanged at {head}; re-run push: what the Hub holds already is "
+            "not sent again",
         ),
     ],
     ids=["403", "validate-yaml-400", "validate-yaml-502-html"],
@@ -487,7 +492,10 @@ def test_xet_errors_are_retried_or_refused_with_exit_4_never_exit_2(
     monkeypatch.setattr(hubrelease.hub.client, "hub_api", lambda *a, **k: XetFailing(hub, [dropped]))
     retried = _push(hub, manifest)
     assert retried.exit_code == 0, retried.stderr
-    assert "push attempt 1 was lost (xorb upload: connection reset by peer); retrying" in retried.stderr
+    assert (
+        "upload of batch 1/1 was lost (xorb upload: connection reset by peer); retrying (attempt 2 of 3)"
+        in retried.stderr
+    )
     assert _head(hub, repo) != head
     head = _head(hub, repo)
     refused = hf_xet.XetAuthenticationError("token expired")
@@ -517,7 +525,7 @@ def test_retries_reuse_the_digests_nothing_is_hashed_by_the_client(
     hub.faults.inject("status", route="commit", status=503, times=1)
     result = _push(hub, manifest)
     assert result.exit_code == 0, result.stderr
-    assert "push attempt 1 was lost (HTTP 503" in result.stderr
+    assert "commit attempt 1 was lost (HTTP 503" in result.stderr
     # Only the two files no manifest pins (the manifest itself, the card) are hashed, once each.
     assert [Path(str(p)).name for p in hashed] == ["hubrelease.yaml"]
 
@@ -570,9 +578,10 @@ def test_real_xet_failures_end_in_one_line_and_exit_4(hub: LoopbackHub, tmp_path
     result = _push(hub, _release(folder, repo, {"notes.md": b"v1\n", "w.safetensors": os.urandom(70_000)}))
     assert result.exit_code == 4, result.stderr
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"error: {repo}: push did not land after 3 attempt(s) (")
+    assert last.startswith(f"error: {repo}: batch 1/1 did not upload after 3 attempt(s) (")
     assert last.endswith(
-        f"the remote is unchanged at {head[:12]}; re-run push: uploaded files are not sent again"
+        f"nothing landed: {repo}@main is unchanged at {head[:12]}; re-run push: what the Hub holds "
+        "already is not sent again"
     )
     assert _head(hub, repo) == head
 
