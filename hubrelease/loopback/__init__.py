@@ -36,6 +36,7 @@ from urllib.parse import quote
 
 from hubrelease.loopback.auth import Access, Grant, Role
 from hubrelease.loopback.faults import Faults, RequestLog
+from hubrelease.loopback.oidc import TrustedPublishing
 from hubrelease.loopback.store import HubStore, RepoKey
 from hubrelease.loopback.xetstore import XetStore
 
@@ -81,6 +82,8 @@ class LoopbackHub:
         self.owner_token = self.access.mint()
         """A write token for the process that started the server (``--endpoint local``); never printed."""
         self.faults = Faults()
+        self.oidc = TrustedPublishing()
+        """Trusted publishers and CI jobs: the stand-in for GitHub's OIDC issuer (``oidc.py``)."""
         self.requests = RequestLog()
         self.server_errors: list[BaseException] = []
         """Unexpected exceptions raised while serving (answered as HTTP 500); tests assert it stays empty.

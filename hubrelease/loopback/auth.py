@@ -46,6 +46,8 @@ UNAUTHENTICATED = frozenset(
         "xet_fetch",
         "xet_telemetry",
         "cdn",
+        "oidc_id_token",  # the CI job's request token (GitHub's side of trusted publishing)
+        "oauth_token",  # the id token is the credential (RFC 8693 exchange)
     }
 )
 # The duplicate route reads its own repo and checks write access to its target itself.

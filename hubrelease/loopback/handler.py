@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from hubrelease.loopback import auth, gguf_manifest, lfs, routes, xet
+from hubrelease.loopback import auth, gguf_manifest, lfs, oidc, routes, xet
 from hubrelease.loopback.faults import Fault, RequestRecord
 from hubrelease.loopback.gate import Body, ConnReader, Gate
 from hubrelease.loopback.store import StoreError
@@ -36,6 +36,8 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
         ("repo_delete", ("DELETE",), r"^/api/repos/delete$", routes.delete_repo, False),
         ("repo_move", ("POST",), r"^/api/repos/move$", routes.move_repo, False),
         ("whoami", ("GET",), r"^/api/whoami-v2$", routes.whoami, False),
+        ("oidc_id_token", ("GET",), r"^/__oidc/github$", oidc.id_token, False),
+        ("oauth_token", ("POST",), r"^/oauth/token$", oidc.exchange, False),
         ("list_repos", ("GET",), r"^/api/(?P<t>models|datasets|spaces)$", routes.list_repos, False),
         ("settings", ("PUT",), _API + r"/settings$", routes.repo_settings, False),
         ("lfs_duplicate", ("POST",), _API + r"/lfs-files/duplicate$", routes.duplicate_lfs_files, False),
