@@ -7,22 +7,20 @@ import shutil
 from pathlib import Path
 
 from tokenizers import Tokenizer
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.formats.dflash import load_config
 from hubrelease.formats.gguf_header import array_length, read_gguf
 from hubrelease.formats.safetensors_header import read_safetensors
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.loopback import LoopbackHub
+from tests.factories.cli import invoke
 from tests.factories.targets import MASK_TOKEN_ID, write_target_gguf_from, write_target_model
 
-runner = CliRunner()
 BUILT = ("model.safetensors", "config.json", "tiny-dflash2-q8_0.gguf", "evaluation.json")
 
 
 def run(*args: str) -> str:
-    result = runner.invoke(app, list(args))
+    result = invoke(list(args))
     assert result.exit_code == 0, (args, result.stdout, result.stderr)
     return result.stdout + result.stderr
 

@@ -11,21 +11,19 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from hubrelease.cli.app import app
 from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.load import parse_tree
 from hubrelease.manifest.write import dump_tree
+from tests.factories.cli import invoke
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo, upload_files
-
-runner = CliRunner()
 
 
 def _run(*args: object) -> Result:
-    return runner.invoke(app, [str(a) for a in args])
+    return invoke([str(a) for a in args])
 
 
 def _small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) -> Path:

@@ -6,7 +6,7 @@ use, and it builds one even for an absent group-level ``--help`` flag: that impo
 runs (bench/startup_bench.py). Our parameters are plain (bool, str, int with bounds, Path,
 Literal choices, lists of those), so they get the same conversions and messages from typer's own
 pydantic-free helpers instead. Any other annotation keeps typer's adapter.
-``tests/cli/test_startup.py`` checks both the messages and that parsing leaves pydantic unloaded.
+``tests/cli/test_help.py`` checks both the messages and that parsing leaves pydantic unloaded.
 """
 
 from __future__ import annotations

@@ -11,12 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from huggingface_hub import DatasetCard
-from typer.testing import CliRunner
 
 from hubrelease.builders.dataset_card import CardOptions, build_dataset_card, size_category, summarise
-from hubrelease.cli.app import app
 from hubrelease.manifest import load_manifest
 from tests.builders.test_content_digest import reference_digest
+from tests.factories.cli import invoke
 from tests.factories.datasets import (
     conversations,
     write_jsonl_shard,
@@ -24,7 +23,6 @@ from tests.factories.datasets import (
     write_tokenizer,
 )
 
-runner = CliRunner()
 ROWS = 40
 TOKENS = sum(i % 7 + 3 for i in range(ROWS))
 
@@ -154,7 +152,7 @@ def test_a_bad_manifest_is_refused_before_any_shard_is_read_or_card_written(
 def _cli(tmp_path: Path, *extra: str) -> tuple[int, str]:
     readme = tmp_path / "README.md"
     readme.write_text("previous\n", encoding="utf-8")
-    result = runner.invoke(app, ["build", "dataset-card", "data", "--out", "README.md", *extra])
+    result = invoke(["build", "dataset-card", "data", "--out", "README.md", *extra])
     assert readme.read_text(encoding="utf-8") == "previous\n" or result.exit_code == 0
     return result.exit_code, result.stderr
 
@@ -162,7 +160,7 @@ def _cli(tmp_path: Path, *extra: str) -> tuple[int, str]:
 def test_cli_writes_card_and_json_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     write_parquet_shards(tmp_path / "data", conversations(ROWS))
-    result = runner.invoke(app, ["build", "dataset-card", "data", "--out", "README.md", "--json"])
+    result = invoke(["build", "dataset-card", "data", "--out", "README.md", "--json"])
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert (report["schema_version"], report["conversations"], report["completion_tokens"]) == (
@@ -285,7 +283,7 @@ def test_corrupt_parquet_pages_are_one_line_naming_the_shard(
     damaged = bytearray(shard.read_bytes())
     damaged[offset : offset + 16] = b"\xff" * 16
     shard.write_bytes(bytes(damaged))
-    result = runner.invoke(app, ["build", "dataset-card", str(data), "--out", str(tmp_path / "README.md")])
+    result = invoke(["build", "dataset-card", str(data), "--out", str(tmp_path / "README.md")])
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: {shard}: corrupt parquet data (")
     assert reason in result.stderr and result.stderr.count("\n") == 1

@@ -12,9 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
+from tests.factories.cli import invoke
 from tests.factories.datasets import conversations, write_parquet_shards
 
 CORRUPTIONS = {
@@ -39,9 +38,7 @@ def test_a_corrupt_parquet_page_is_one_line_exit_2(tmp_path: Path, name: str) ->
     for at, value in CORRUPTIONS[name]:
         data[at] = value
     shard.write_bytes(bytes(data))
-    result = CliRunner().invoke(
-        app, ["build", "dataset-card", str(tmp_path / "data"), "-o", str(tmp_path / "README.md")]
-    )
+    result = invoke(["build", "dataset-card", str(tmp_path / "data"), "-o", str(tmp_path / "README.md")])
     assert result.exit_code == 2, result.stderr
     lines = result.stderr.strip("\n").split("\n")
     assert len(lines) == 1, result.stderr

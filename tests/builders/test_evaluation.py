@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from hubrelease.builders.evaluation import Source, build_evaluation
-from hubrelease.cli.app import app
 from hubrelease.errors import BuildError
 from hubrelease.evaluation import load_evaluation
 from hubrelease.evaluation.spec import load_spec
@@ -25,8 +23,7 @@ from tests.factories.bench_runs import (
     write_jsonl,
     write_spec,
 )
-
-runner = CliRunner()
+from tests.factories.cli import invoke
 
 
 @pytest.fixture
@@ -45,7 +42,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _build(*extra: str) -> tuple[int, str, str]:
     args = ["build", "eval", "autoregressive=ar.jsonl", "df.jsonl", "ab.csv", "sweep.jsonl"]
-    result = runner.invoke(app, [*args, "--spec", "spec.json", "--out", "out.json", *extra])
+    result = invoke([*args, "--spec", "spec.json", "--out", "out.json", *extra])
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -181,7 +178,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
 
 
 def test_help_shows_an_example() -> None:
-    result = runner.invoke(app, ["build", "eval", "--help"])
+    result = invoke(["build", "eval", "--help"])
     assert result.exit_code == 0
     assert "hubrelease build eval autoregressive=runs/ar.jsonl" in result.stdout
 
@@ -215,7 +212,7 @@ def test_spec_errors_come_all_at_once_with_lines_and_no_pydantic_names(workdir: 
         "colour: blue\n",
         encoding="utf-8",
     )
-    result = runner.invoke(app, ["build", "eval", "ab.csv", "--spec", "spec.yaml", "--out", "out.json"])
+    result = invoke(["build", "eval", "ab.csv", "--spec", "spec.yaml", "--out", "out.json"])
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         "error: spec.yaml:4: run.target.revision: 'main' is not a 40-hex commit",
@@ -226,7 +223,7 @@ def test_spec_errors_come_all_at_once_with_lines_and_no_pydantic_names(workdir: 
 
 
 def test_schema_eval_spec_prints_the_spec_schema() -> None:
-    result = runner.invoke(app, ["schema", "--eval-spec"])
+    result = invoke(["schema", "--eval-spec"])
     assert result.exit_code == 0
     schema = json.loads(result.stdout)
     assert schema["$id"] == "https://hubrelease.dev/schema/evaluation-spec-v1.json"
@@ -248,7 +245,7 @@ def test_a_hostile_spec_is_one_line(workdir: Path) -> None:
     levels = ["a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
     levels += [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]" for i in range(6)]
     Path("spec.yaml").write_text("\n".join(levels) + "\n", encoding="utf-8")
-    result = runner.invoke(app, ["build", "eval", "ab.csv", "--spec", "spec.yaml", "--out", "out.json"])
+    result = invoke(["build", "eval", "ab.csv", "--spec", "spec.yaml", "--out", "out.json"])
     assert result.exit_code == 2
     assert result.stderr.startswith("error: spec.yaml:6: f: YAML aliases expand to more than")
     assert len(result.stderr.splitlines()) == 1
@@ -269,7 +266,7 @@ def test_seed_001_layout_end_to_end_with_one_line_of_input(tmp_path: Path) -> No
         "--baseline", "A", "--treatment", "B", "--primary", "n_max=3", "--fit-range", "1:12",
         "--manifest", str(manifest), "--out", str(out), "--json",
     ]  # fmt: skip
-    result = runner.invoke(app, args)
+    result = invoke(args)
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["comparisons"] == ["B-vs-A", "m1-q4-on-off"]
     evaluation = load_evaluation(out)

@@ -14,9 +14,10 @@ import pytest
 from gguf import GGMLQuantizationType
 from gguf.quants import quantize
 
-from hubrelease.builders.gguf_drafter import build_gguf_drafter, quantize_rows
+from hubrelease.builders.gguf_drafter import OutType, build_gguf_drafter, quantize_rows
 from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 from hubrelease.errors import BuildError, InputError
+from hubrelease.formats.dflash import Flavor
 from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.lint import lint_file
 from tests.factories.drafters import (
@@ -79,7 +80,7 @@ def test_mainline_dflash2_opens_in_gguf_py_and_passes_lint(src: Path, tmp_path: 
 
 
 @pytest.mark.parametrize("outtype", ["q8_0", "f16", "bf16"])
-def test_conv_base_kernels_stay_f32(src: Path, tmp_path: Path, outtype: str) -> None:
+def test_conv_base_kernels_stay_f32(src: Path, tmp_path: Path, outtype: OutType) -> None:
     # blk.N.{attn,ffn}_conv_base are added elementwise to F32 graph outputs in mainline's dflash graph,
     # and llama-quantize only converts "*weight" tensors: a Q8_0/F16 base is a file that aborts at run time.
     out = build_gguf_drafter(
@@ -87,7 +88,7 @@ def test_conv_base_kernels_stay_f32(src: Path, tmp_path: Path, outtype: str) -> 
         tmp_path / "d2.gguf",
         flavor="mainline",
         outtype=outtype,
-        tokenizer_from=src / "target.gguf",  # type: ignore[arg-type]
+        tokenizer_from=src / "target.gguf",
     )
     types = {t.name: t.type_name for t in read_gguf(out[0].path).tensors}
     bases = {n: t for n, t in types.items() if not n.endswith(".weight")}
@@ -143,13 +144,19 @@ def test_split_shards_are_a_readable_set(src: Path, tmp_path: Path) -> None:
     ],
 )
 def test_refusals(
-    src: Path, tmp_path: Path, source: str, flavor: str, tokenizer: bool, error: type[Exception], message: str
+    src: Path,
+    tmp_path: Path,
+    source: str,
+    flavor: Flavor,
+    tokenizer: bool,
+    error: type[Exception],
+    message: str,
 ) -> None:
     with pytest.raises(error, match=message):
         build_gguf_drafter(
             src / source,
             tmp_path / "x.gguf",
-            flavor=flavor,  # type: ignore[arg-type]
+            flavor=flavor,
             outtype="f16",
             tokenizer_from=src / "target.gguf" if tokenizer else None,
         )
@@ -211,7 +218,7 @@ def test_unwritable_config_values_name_the_field(
     ],
 )
 def test_causal_flag_comes_from_the_config(
-    src: Path, tmp_path: Path, flavor: str, source: str, is_causal: bool | None, expected: bool | None
+    src: Path, tmp_path: Path, flavor: Flavor, source: str, is_causal: bool | None, expected: bool | None
 ) -> None:
     folder = tmp_path / "ck"
     shutil.copytree(src / source, folder)
@@ -222,7 +229,7 @@ def test_causal_flag_comes_from_the_config(
         tmp_path / "c.gguf",
         flavor=flavor,
         outtype="f16",
-        tokenizer_from=src / "target.gguf",  # type: ignore[arg-type]
+        tokenizer_from=src / "target.gguf",
     )
     arch = read_gguf(out[0].path).architecture
     assert read_gguf(out[0].path).value(f"{arch}.attention.causal") == expected
@@ -259,7 +266,7 @@ def test_drafter_must_fit_its_target(
 
 @pytest.mark.parametrize(("flavor", "source"), [("ik", "ck1"), ("mainline", "ck1"), ("mainline", "hf2")])
 def test_builds_against_the_real_tiny_qwen3_target(
-    src: Path, tmp_path: Path, flavor: str, source: str
+    src: Path, tmp_path: Path, flavor: Flavor, source: str
 ) -> None:
     # The factories' target is a complete Qwen3 GGUF (tokenizer with CONTROL/UNUSED types, merges, chat
     # template): the drafter fits it and its tokenizer block is copied key for key.
@@ -267,7 +274,7 @@ def test_builds_against_the_real_tiny_qwen3_target(
     target = write_target_gguf_from(folder, tmp_path / "qwen3.gguf")
     out = build_gguf_drafter(
         src / source, tmp_path / "d.gguf", flavor=flavor, outtype="q8_0", tokenizer_from=target
-    )  # type: ignore[arg-type]
+    )
     drafter, qwen3 = (
         read_gguf(out[0].path, keep_key=lambda _: True),
         read_gguf(target, keep_key=lambda _: True),
@@ -303,14 +310,14 @@ SCALES = {"output_multiplier": 0.5, "final_logit_softcapping": 20.0, "input_embe
     ],
 )
 def test_scales_the_loaders_read_are_written(
-    src: Path, tmp_path: Path, flavor: str, source: str, expected: dict[str, float]
+    src: Path, tmp_path: Path, flavor: Flavor, source: str, expected: dict[str, float]
 ) -> None:
     folder = tmp_path / "ck"
     shutil.copytree(src / source, folder)
     edit_checkpoint(folder, dflash_config=SCALES)
     out = build_gguf_drafter(
         folder, tmp_path / "s.gguf", flavor=flavor, outtype="f16", tokenizer_from=src / "target.gguf"
-    )  # type: ignore[arg-type]
+    )
     model = read_gguf(out[0].path)
     keys = ("logit_scale", "final_logit_softcapping", "embedding_scale", "attention.value_scale")
     found = {k: model.value(f"{model.architecture}.{k}") for k in keys}

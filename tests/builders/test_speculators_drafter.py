@@ -165,7 +165,14 @@ def _release(tmp_path: Path, pinned: str | None) -> Path:
 
 def test_build_with_manifest_pins_the_verifier_and_the_card_states_it(tmp_path: Path) -> None:
     unpinned = _release(tmp_path / "u", None)
-    args = ["build", "speculators-drafter", "--verifier", SPEC, "--verifier-config", TARGET_CONFIG]
+    args: list[str | Path] = [
+        "build",
+        "speculators-drafter",
+        "--verifier",
+        SPEC,
+        "--verifier-config",
+        TARGET_CONFIG,
+    ]
     code, _, err = run_cli(
         *args,
         unpinned.parent / "checkpoint",

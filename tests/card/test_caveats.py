@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -27,11 +28,11 @@ def _card(tmp_path: Path, evaluation: dict[str, object]) -> str:
 
 def _evaluation(
     tmp_path: Path, runs: dict[str, list[dict[str, object]]], **options: object
-) -> dict[str, object]:
+) -> dict[str, Any]:
     sources = [Source(write_jsonl(tmp_path / f"{name}.jsonl", lines), name) for name, lines in runs.items()]
     spec = load_spec(write_spec(tmp_path / "spec.json", eval_spec()))
     evaluation = build_evaluation(sources, spec, serving_options=ServingOptions(**options))  # type: ignore[arg-type]
-    return json.loads(evaluation.model_dump_json())
+    return dict(json.loads(evaluation.model_dump_json()))
 
 
 def _line(**kwargs: object) -> dict[str, object]:
@@ -75,7 +76,7 @@ def test_uncounted_failures_and_a_missing_server_info_are_shown(tmp_path: Path) 
         "- Autoregressive: the server did not report what it ran, so the method (autoregressive) is as stated, "
         "not checked against the server." in stated
     )
-    evaluation["configurations"][0]["method"] = "unknown"  # type: ignore[index]
+    evaluation["configurations"][0]["method"] = "unknown"
     card = _card(tmp_path, evaluation)
     assert (
         "- Failed requests were not counted for Autoregressive at concurrency 1 (unknown, not zero)." in card

@@ -10,11 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
 from hubrelease.card import builtin_templates, check_card, render_card
 from hubrelease.card.render import BUILTIN_DIR
-from hubrelease.cli.app import app
 from hubrelease.errors import CheckFailed, InputError, ManifestError
 from tests.factories.cards import (
     ab_evaluation,
@@ -24,13 +22,13 @@ from tests.factories.cards import (
     safetensors_card,
     write_card_release,
 )
+from tests.factories.cli import invoke
 
 GOLDEN = Path(__file__).parent / "golden"
-runner = CliRunner()
 
 
 def _invoke(*args: str) -> Any:
-    return runner.invoke(app, ["render-card", *args])
+    return invoke(["render-card", *args])
 
 
 def _edit(manifest: Path, change: Callable[[dict[str, Any]], None]) -> None:

@@ -5,13 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from hubrelease.card import render_card
 from hubrelease.errors import HubReleaseError
+from tests.factories.cli import invoke
 from tests.factories.releases import write_release
-
-runner = CliRunner()
 
 
 def _release(tmp_path: Path, card: dict[str, object], template: str | None = None) -> Path:
@@ -65,9 +63,8 @@ def test_card_output_may_not_replace_release_files(tmp_path: Path, output: str) 
     if output == "eval.json":
         text = manifest.read_text().replace("artifacts:", "evaluations: [eval.json]\nartifacts:")
         manifest.write_text(text)
-    from hubrelease.cli.app import app
 
-    result = runner.invoke(app, ["render-card", str(manifest)])
+    result = invoke(["render-card", str(manifest)])
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1
     assert (manifest.parent / "model.safetensors").read_bytes() == b"w"

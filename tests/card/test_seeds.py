@@ -9,10 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from hubrelease.card import check_card
-from hubrelease.cli.app import app
+from tests.factories.cli import invoke
 
 SEED_000 = "manifests/ornith-1.5-dflash2/hubrelease.yaml"
 SEED_001 = "manifests/ornith-1.0-dflash-gguf/hubrelease.yaml"
@@ -163,7 +162,7 @@ def test_seed_card_carries_the_seed_facts(manifest: str, facts: list[str], repo_
 
 def test_ci_gate_passes_on_the_committed_cards(repo_root: Path) -> None:
     for manifest in (SEED_000, SEED_001, EXAMPLE):
-        result = CliRunner().invoke(app, ["render-card", str(repo_root / manifest), "--check"])
+        result = invoke(["render-card", str(repo_root / manifest), "--check"])
         assert result.exit_code == 0, result.output
         assert result.output.strip().endswith("README.md: current")
 

@@ -4,24 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import typer
 from typer import _click as click
 from typer.core import TyperGroup
-from typer.testing import CliRunner
 
 from hubrelease.cli.app import COMMANDS, _registered, app
-from hubrelease.loopback import LoopbackHub, RepoKey
-from tests.factories.hub import api_for, unique_repo
-
-runner = CliRunner()
+from hubrelease.loopback import LoopbackHub
+from tests.factories.cli import invoke
 
 
 def _commands() -> list[list[str]]:
@@ -53,7 +47,7 @@ def test_the_lazy_command_table_matches_what_each_module_registers() -> None:
 
 
 def test_top_level_help_lists_every_command_with_its_help() -> None:
-    result = runner.invoke(app, ["--help"])
+    result = invoke(["--help"])
     assert result.exit_code == 0
     for name in COMMANDS:
         assert f"\n  {name} " in result.stdout, name
@@ -94,7 +88,7 @@ def test_bad_option_values_keep_typers_messages() -> None:
         (["hub", "serve", "--port", "70000"], "Input should be less than or equal to 65535"),
     ]
     for args, message in cases:
-        result = runner.invoke(app, args)
+        result = invoke(args)
         assert result.exit_code == 2, args
         assert message in result.stderr, (args, result.stderr)
 
@@ -103,14 +97,14 @@ def test_every_command_has_help_with_an_example() -> None:
     commands = _commands()
     assert len(commands) >= 17
     for path in commands:
-        result = runner.invoke(app, [*path, "--help"])
+        result = invoke([*path, "--help"])
         assert result.exit_code == 0, path
         assert "Example" in result.stdout, f"{' '.join(path)} --help shows no example"
 
 
 def test_unknown_command_and_option_are_usage_errors() -> None:
-    assert runner.invoke(app, ["no-such-command"]).exit_code == 2
-    result = runner.invoke(app, ["verify", "--no-such-option"])
+    assert invoke(["no-such-command"]).exit_code == 2
+    result = invoke(["verify", "--no-such-option"])
     assert result.exit_code == 2
     assert "Traceback" not in result.stdout + result.stderr
 
@@ -126,7 +120,7 @@ def test_unknown_command_and_option_are_usage_errors() -> None:
     ],
 )
 def test_usage_errors_are_one_error_line_and_exit_2(args: list[str], expected: str) -> None:
-    result = runner.invoke(app, args)
+    result = invoke(args)
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -137,7 +131,7 @@ def test_usage_errors_are_one_error_line_and_exit_2(args: list[str], expected: s
 def test_version_prints_the_package_version() -> None:
     from hubrelease import __version__
 
-    result = runner.invoke(app, ["--version"])
+    result = invoke(["--version"])
     assert result.exit_code == 0
     assert result.stdout.strip() == f"hubrelease {__version__}"
 
@@ -148,89 +142,11 @@ def test_tables_without_a_terminal_keep_whole_paths_and_digests(tmp_path: Path) 
     long_name = "very/long/" + "sub-folder-name/" * 8 + "model-with-a-long-name.safetensors"
     manifest = write_release(tmp_path, {long_name: b"x" * 10})
     (tmp_path / long_name).write_bytes(b"y" * 10)  # same size, other digest
-    result = runner.invoke(app, ["verify", str(manifest), "--no-cache"], env={"COLUMNS": "80"})
+    result = invoke(["verify", str(manifest), "--no-cache"], env={"COLUMNS": "80"})
     assert result.exit_code == 1
     row = next(line for line in result.stdout.splitlines() if "digest_mismatch" in line)
     assert long_name in row
     assert hashlib.sha256(b"y" * 10).hexdigest() in row
-
-
-def test_ctrl_c_while_hashing_exits_130_with_one_line_and_no_temp_files(tmp_path: Path) -> None:
-    big = tmp_path / "big.bin"
-    with big.open("wb") as handle:
-        handle.truncate(8 << 30)  # sparse: hashing it takes far longer than the test waits
-    manifest = tmp_path / "hubrelease.yaml"
-    manifest.write_text(
-        "schema_version: 1\nrelease: {repo_id: acme/x, license: mit}\n"
-        f'artifacts:\n  - path: big.bin\n    size: {8 << 30}\n    sha256: "{"0" * 64}"\n',
-        encoding="utf-8",
-    )
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from hubrelease.cli.app import main; main()", "verify", str(manifest)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
-    for _ in range(600):  # until a hashing thread has big.bin open (Linux /proc)
-        if proc.poll() is not None or _has_open(proc.pid, big):
-            break
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines() == ["error: interrupted"]
-    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".hubrelease-tmp-")]
-
-
-def _has_open(pid: int, path: Path) -> bool:
-    try:
-        return any(os.readlink(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir())
-    except OSError:
-        return False
-
-
-def test_ctrl_c_during_a_push_upload_exits_130_at_once_and_commits_nothing(tmp_path: Path) -> None:
-    # A Hub of its own: the killed upload's request may still end on the server after this test,
-    # and would land in the shared session Hub's request log of the next test.
-    with LoopbackHub(tmp_path / "hub") as hub:
-        _interrupt_a_push(tmp_path, hub)
-
-
-def _interrupt_a_push(tmp_path: Path, loopback_hub: LoopbackHub) -> None:
-    big = tmp_path / "big.safetensors"
-    with big.open("wb") as handle:
-        handle.truncate(1 << 30)  # sparse: cheap to hash, seconds to upload
-    repo = unique_repo("interrupted")
-    manifest = tmp_path / "hubrelease.yaml"
-    zeros = hashlib.sha256()
-    with big.open("rb") as handle:
-        while chunk := handle.read(1 << 24):
-            zeros.update(chunk)
-    manifest.write_text(
-        f"schema_version: 1\nrelease: {{repo_id: {repo}, license: mit}}\n"
-        f"artifacts:\n  - path: big.safetensors\n    size: {1 << 30}\n    sha256: {zeros.hexdigest()}\n",
-        encoding="utf-8",
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from hubrelease.cli.app import main; main()", "push", str(manifest),
-         "--endpoint", loopback_hub.url],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"}, text=True,
-    )  # fmt: skip
-    assert proc.stderr is not None
-    seen = []
-    for line in proc.stderr:  # "plan: ..." is printed just before the upload starts
-        seen.append(line)
-        if line.startswith("plan:"):
-            break
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
-    _, rest = proc.communicate(timeout=60)
-    assert proc.returncode == 130, "".join(seen) + rest
-    assert rest.strip().splitlines()[-1] == "error: interrupted"
-    if loopback_hub.store.exists(RepoKey("model", repo)):  # push creates the repo before uploading
-        assert "big.safetensors" not in api_for(loopback_hub).list_repo_files(repo)
 
 
 def test_hub_serve_help_states_the_servers_limits() -> None:

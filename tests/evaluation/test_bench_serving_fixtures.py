@@ -11,19 +11,17 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.stats
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.errors import FormatError
 from hubrelease.evaluation import load_evaluation
 from hubrelease.evaluation.ingest import ServingOptions
 from hubrelease.evaluation.models import Configuration, Drafter
 from hubrelease.evaluation.records import Record, read_records
 from tests.factories.bench_runs import eval_spec, read_sglang, sglang_matrix, write_spec
+from tests.factories.cli import invoke
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bench_serving"
 RUNS = sorted(FIXTURES.glob("[ad]*.jsonl"))
-runner = CliRunner()
 
 
 def _records(path: Path) -> list[Record]:
@@ -115,8 +113,7 @@ def test_build_eval_from_real_output(tmp_path: Path, monkeypatch: pytest.MonkeyP
     spec = eval_spec(configurations=[AR.model_dump(), DF.model_dump()])
     write_spec(Path("spec.json"), spec)
     files = [str(FIXTURES / f"{name}-sglang-oai.jsonl") for name in ("autoregressive", "dflash")]
-    result = runner.invoke(
-        app,
+    result = invoke(
         ["build", "eval", *files, "--spec", "spec.json", "--out", "out.json", "--flushed-cache", "--json"],
     )
     assert result.exit_code == 0, result.stderr

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.errors import InputError
 from hubrelease.evaluation import evaluation_json_schema, load_evaluation
+from tests.factories.cli import invoke
 
 SPARK = Path(__file__).resolve().parents[2] / "manifests" / "ornith-1.5-dflash2" / "spark-evaluation.json"
 
@@ -88,7 +87,7 @@ def test_deeply_nested_json_is_one_error(tmp_path: Path) -> None:
 
 
 def test_schema_eval_prints_the_evaluation_schema() -> None:
-    result = CliRunner().invoke(app, ["schema", "--eval"])
+    result = invoke(["schema", "--eval"])
     assert result.exit_code == 0
     schema = json.loads(result.stdout)
     assert schema == evaluation_json_schema()

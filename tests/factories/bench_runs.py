@@ -327,7 +327,7 @@ def seed_001_sweep_rows() -> list[dict[str, Any]]:
     """144 rows in seed 001's layout (one boot, 8 prompts x 2 repetitions x 9 n_max values) with the
     published per-setting mean, sd and output tokens per round."""
     shape = _standardized([float(i % 5) + 0.3 * (i // 5) for i in range(16)])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for n_max, (mean, sd, per_round) in SEED_001_SWEEP.items():
         for index in range(16):
             prompt, rep = index // 2 + 1, index % 2 + 1

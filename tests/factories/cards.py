@@ -122,7 +122,7 @@ def _usage(executable: str, flags: list[dict[str, Any]]) -> dict[str, Any]:
 
 def safetensors_card() -> dict[str, Any]:
     """A ``card:`` section with an SGLang command built from the pins and one speedup claim."""
-    flags = [
+    flags: list[dict[str, Any]] = [
         {"flag": "--model-path", "value_from": "target.repo_id"},
         {"flag": "--revision", "value_from": "target.revision"},
         {"flag": "--speculative-draft-model-path", "value_from": "release.repo_id"},
@@ -141,7 +141,7 @@ def safetensors_card() -> dict[str, Any]:
 
 def gguf_card() -> dict[str, Any]:
     """A ``card:`` section for the GGUF template: a quoted flag, same-line flags, a comparison claim."""
-    flags = [
+    flags: list[dict[str, Any]] = [
         {"flag": "--model-draft", "value_from": "recommended.path"},
         {"flag": "--draft-params", "value": "-wgt 17"},
         {"flag": "--parallel", "value": 1, "same_line": True},

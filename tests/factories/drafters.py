@@ -200,7 +200,7 @@ def write_raw_gguf(
         _add_plain(writer, key, value)
     for name, shape, type_id, nbytes in tensors:
         # A non-uint8 dtype makes GGUFWriter keep ``shape`` as the logical ne shape (reversed to numpy order).
-        writer.add_tensor_info(name, tuple(reversed(shape)), np.dtype(np.float32), nbytes, raw_dtype=type_id)
+        writer.add_tensor_info(name, tuple(reversed(shape)), np.dtype(np.float32), nbytes, raw_dtype=type_id)  # type: ignore[arg-type]  # ids gguf-py may not know
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_ti_data_to_file()
@@ -244,7 +244,11 @@ def write_vocab_gguf(path: Path, n_tokens: int = 250_000, *, type_id: int = 0) -
     nbytes = GGML_TYPES[type_id].nbytes(ne)
     assert nbytes is not None
     writer.add_tensor_info(
-        "token_embd.weight", tuple(reversed(ne)), np.dtype(np.float32), nbytes, raw_dtype=type_id
+        "token_embd.weight",
+        tuple(reversed(ne)),
+        np.dtype(np.float32),
+        nbytes,
+        raw_dtype=type_id,  # type: ignore[arg-type]  # ids gguf-py may not know
     )
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
@@ -284,7 +288,11 @@ def mutate_gguf(
     for _, tensor in kept:
         name = (rename or {}).get(tensor.name, tensor.name)
         writer.add_tensor_info(
-            name, tuple(reversed(tensor.shape)), np.dtype(np.float32), tensor.nbytes, raw_dtype=tensor.type_id
+            name,
+            tuple(reversed(tensor.shape)),
+            np.dtype(np.float32),
+            tensor.nbytes,
+            raw_dtype=tensor.type_id,  # type: ignore[arg-type]  # ids gguf-py may not know
         )
     for key, value in changes.items():
         _add_plain(writer, key, value)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import os
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -16,6 +15,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 
 from hubrelease.loopback import LoopbackHub
 from hubrelease.loopback.faults import RequestRecord
+from tests.factories.waiting import wait_until
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -87,11 +87,15 @@ def upload_release(api: HfApi, repo_id: str, folder: Path, manifest: Path) -> st
     return upload_files(api, repo_id, files)
 
 
-def logged(hub: LoopbackHub, route: str, count: int, timeout: float = 5.0) -> list[RequestRecord]:
-    """``route``'s records (a route name or a pattern such as ``FILE_ROUTES``) once ``count`` are in the log (the server logs a request after sending its answer,
-    so a client can be done before its last request is logged), then a moment more for any extra ones."""
-    deadline = time.monotonic() + timeout
-    while len(hub.requests.on(route)) < count and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.05)
+def logged(hub: LoopbackHub, route: str, count: int) -> list[RequestRecord]:
+    """``route``'s records (a route name or a pattern such as ``FILE_ROUTES``) once ``count`` are in the
+    log and the server is serving nothing: it logs a request after sending its answer, so a client can
+    be done before its last request is logged; a request counts as served once a worker gave its
+    connection back (``Gate.active``), so no later record of what the client sent can still arrive."""
+
+    def settled() -> bool:
+        idle = all(server.gate.active == 0 for server in (hub._httpd, hub._cdn))
+        return idle and len(hub.requests.on(route)) >= count
+
+    wait_until(settled)
     return hub.requests.on(route)

@@ -96,6 +96,6 @@ def deny_reading(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     ) -> str:
         if Path(path).name == name:
             raise PermissionError(13, "Permission denied", str(path))
-        return sha256_file(path, on_bytes, **kwargs)
+        return sha256_file(os.fspath(path), on_bytes, **kwargs)
 
     monkeypatch.setattr(pool, "sha256_file", sha256)

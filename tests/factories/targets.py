@@ -141,7 +141,7 @@ def build_tokenizer() -> Tokenizer:
             pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False),
         ]
     )
-    tokenizer.decoder = decoders.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)
+    tokenizer.decoder = decoders.ByteLevel()  # its options are pre-tokenizer ones: the decoder ignores them
     trainer = trainers.BpeTrainer(
         vocab_size=BPE_TOKENS,
         min_frequency=1,
@@ -217,7 +217,8 @@ def _vocab(folder: Path, vocab_size: int) -> tuple[list[str], list[int]]:
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     reverse = {i: t for t, i in tokenizer.get_vocab(with_added_tokens=True).items()}
     added = tokenizer.get_added_tokens_decoder()
-    tokens, types = [], []
+    tokens: list[str] = []
+    types: list[int] = []
     for i in range(vocab_size):
         if i not in reverse:
             tokens.append(f"[PAD{i}]")

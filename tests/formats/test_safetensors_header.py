@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ def _file(path: Path) -> Path:
     return path
 
 
-def _raw(path: Path, header: dict[str, object], data: bytes, length: int | None = None) -> Path:
+def _raw(path: Path, header: Mapping[str, object], data: bytes, length: int | None = None) -> Path:
     raw = json.dumps(header).encode()
     path.write_bytes(struct.pack("<Q", len(raw) if length is None else length) + raw + data)
     return path

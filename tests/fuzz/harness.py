@@ -30,10 +30,10 @@ from pathlib import Path
 from types import FrameType
 
 from hypothesis import HealthCheck, settings
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from hubrelease.cli.app import app
 from hubrelease.fsutil import STATE_DIR
+from tests.factories.cli import invoke
 
 # CliRunner gives each invocation its own stderr and closes it afterwards, while a library logger
 # created during an earlier case (huggingface_hub's) still holds the old one: logging would print
@@ -110,12 +110,12 @@ def run_case(
     ``located_list``: an exit 2 may be several ``error: FILE:LINE: field: message`` lines, one per
     problem (``build eval --spec`` reports every spec error at once, as its README section says).
     """
-    args = [os.fspath(a) for a in args]
+    argv = [os.fspath(a) for a in args]
     before = snapshot(folder) if folder is not None else None
     rss = peak_rss()
     with _watchdog(CASE_CPU_SECONDS, HANG_SECONDS):
-        result = CliRunner().invoke(app, list(args))
-    where = f"{list(args)!r}: exit {result.exit_code}, stderr {result.stderr[-600:]!r}"
+        result = invoke(argv)
+    where = f"{argv!r}: exit {result.exit_code}, stderr {result.stderr[-600:]!r}"
     assert result.exception is None or isinstance(result.exception, SystemExit), where
     assert result.exit_code in (0, 1, 2), where
     output = result.stdout + result.stderr

@@ -102,7 +102,17 @@ def test_llama_server_rows(
             writer.writerows(rows)
             path = folder / "ab.csv"
             _write(path, ("\ufeff" if bom else "") + buffer.getvalue())
-        args = ["build", "eval", path, "--hardware", "GPU", "--target", "acme/t", "--baseline", "A"]
+        args: list[str | Path] = [
+            "build",
+            "eval",
+            path,
+            "--hardware",
+            "GPU",
+            "--target",
+            "acme/t",
+            "--baseline",
+            "A",
+        ]
         run_case([*args, "--treatment", "B", "--primary", "n_max=3", "--out", folder / "out.json"], folder)
 
 
@@ -156,7 +166,14 @@ def test_eval_spec(path: tuple[str | int, ...], value: Any, yaml_text: str | Non
         else:
             spec_path = folder / "spec.yaml"
             _write(spec_path, yaml_text)
-        args = ["build", "eval", folder / "ab.csv", folder / "sweep.jsonl", "--spec", spec_path]
+        args: list[str | Path] = [
+            "build",
+            "eval",
+            folder / "ab.csv",
+            folder / "sweep.jsonl",
+            "--spec",
+            spec_path,
+        ]
         run_case([*args, "--out", folder / "out.json"], folder, located_list=True)
 
 
@@ -186,7 +203,9 @@ def test_evaluation_json(path: tuple[str | int, ...], value: Any, command: str) 
         set_path(evaluation, path, value)
         eval_path = folder / "evaluation.json"
         _write(eval_path, json.dumps(evaluation, allow_nan=True))
-        extra = {"evaluations": ["evaluation.json"]} if command == "render-card" else None
+        extra: dict[str, object] | None = (
+            {"evaluations": ["evaluation.json"]} if command == "render-card" else None
+        )
         manifest = write_release(folder, {"model.safetensors": b"\0" * 16}, extra_manifest=extra)
         if command == "add":
             run_case(["add", manifest, eval_path], folder)

@@ -46,7 +46,7 @@ def _set(document: dict[str, object], dotted: str, value: object) -> None:
     *parents, last = dotted.split(".")
     node: object = document
     for part in parents:
-        node = node.setdefault(part, {}) if isinstance(node, dict) else node  # type: ignore[union-attr]
+        node = node.setdefault(part, {}) if isinstance(node, dict) else node
     if isinstance(node, dict):
         node[last] = value
 

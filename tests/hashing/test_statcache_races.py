@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hubrelease.hashing.pool as pool_module
-from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files
+from hubrelease.hashing import HashJob, StatCache, StatKey, hash_files, sha256_file
 from hubrelease.manifest import load_manifest
 from hubrelease.verify import VerifyOptions, verify_manifest
 from tests.factories.clock_fs import FakeClockFS
@@ -45,7 +45,7 @@ def test_same_size_rewrite_in_the_same_tick_while_another_file_hashes_is_not_tru
         fs.write(tmp_path / name, (tmp_path / name).read_bytes())
     release = load_manifest(manifest)
     small_hashed = threading.Event()
-    real_sha = pool_module.sha256_file
+    real_sha = sha256_file
 
     def racing_sha(path: str | Path, on_bytes: Callable[[int], None] | None = None, **kwargs: Any) -> str:
         if Path(path).name == "big.bin":
@@ -97,7 +97,7 @@ def _hash_all(
     fs: FakeClockFS, paths: list[Path], cache: StatCache, rewrite: tuple[Path, bytes, bool] | None
 ) -> None:
     """Hash ``paths`` one by one; ``rewrite`` = (file, new bytes, advance the clock) just after it is read."""
-    real_sha = pool_module.sha256_file
+    real_sha = sha256_file
 
     def sha(path: str | Path, on_bytes: Callable[[int], None] | None = None, **kwargs: Any) -> str:
         digest = real_sha(path, on_bytes, **kwargs)

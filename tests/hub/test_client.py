@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 from huggingface_hub import constants
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.errors import InputError
 from hubrelease.hub.client import embedded_hub, hub_api, local_hub_root
 from hubrelease.loopback import LoopbackHub
+from tests.factories.cli import invoke
 from tests.factories.hub import raw_request, unique_repo
 from tests.factories.releases import write_release
 
@@ -62,7 +61,7 @@ def test_endpoint_must_be_a_url_or_local() -> None:
 
 
 def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
-    help_text = CliRunner().invoke(app, ["hub", "serve", "--help"])
+    help_text = invoke(["hub", "serve", "--help"])
     assert (
         help_text.exit_code == 0 and "hubrelease hub serve --root ./hub-data --port 8765" in help_text.stdout
     )
@@ -95,7 +94,7 @@ def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=10)
     assert proc.returncode == 0
     assert "stopped" in err and "hf_serve_reader" not in err
-    refused = CliRunner().invoke(app, ["hub", "serve", "--root", str(tmp_path / "root")])
+    refused = invoke(["hub", "serve", "--root", str(tmp_path / "root")])
     assert refused.exit_code == 2
     assert "hub serve needs --token, --token-file or --allow-anonymous" in refused.stderr
 
@@ -105,9 +104,9 @@ def test_push_and_verify_remote_with_endpoint_local(tmp_path: Path, monkeypatch:
     manifest = write_release(
         tmp_path / "rel", extra_manifest={"release": {"repo_id": unique_repo(), "license": "mit"}}
     )
-    pushed = CliRunner().invoke(app, ["push", str(manifest), "--endpoint", "local"])
+    pushed = invoke(["push", str(manifest), "--endpoint", "local"])
     assert pushed.exit_code == 0, pushed.stderr
-    verified = CliRunner().invoke(app, ["verify", str(manifest), "--remote", "--endpoint", "local"])
+    verified = invoke(["verify", str(manifest), "--remote", "--endpoint", "local"])
     assert verified.exit_code == 0 and verified.stdout.startswith(
         "OK (remote at main): 5 files"
     )  # 4 artifacts + the manifest

@@ -12,18 +12,15 @@ from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.formats.gguf_header import GGUFSet, read_gguf_header
 from hubrelease.loopback import LoopbackHub
 from hubrelease.loopback.faults import FILE_ROUTES
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.facts import inspect_composition
+from tests.factories.cli import invoke
 from tests.factories.hub import api_for, logged, unique_repo, upload_files
 from tests.factories.split_models import write_ik_split_target
-
-runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +56,7 @@ def test_lock_pins_headers_and_verify_remote_catches_same_size_reuploads(
     path = _manifest(tmp_path, release, target, [p.name for p in shards])
     upload_files(api, release, {path.name: path.read_bytes()})
     hub.requests.clear()
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--json"])
+    result = invoke(["lock", str(path), "--endpoint", hub.url, "--json"])
     assert result.exit_code == 0, result.stderr
     assert hub.requests.count("resolve") <= 2 * len(shards)
     assert hub.requests.bytes_out(FILE_ROUTES) < sum(p.stat().st_size for p in shards) / 100
@@ -78,7 +75,7 @@ def test_lock_pins_headers_and_verify_remote_catches_same_size_reuploads(
         del item["sha256"]
     YAML().dump(tree, path)
     upload_files(api, release, {path.name: path.read_bytes()})  # published as edited, as push would
-    clean = runner.invoke(app, ["verify", str(path), "--remote", "--endpoint", hub.url, "--json"])
+    clean = invoke(["verify", str(path), "--remote", "--endpoint", hub.url, "--json"])
     assert clean.exit_code == 0, clean.stdout + clean.stderr
     renamed = shards[0].read_bytes().replace(b"Ornith-mini", b"Ornith-mimi")
     retyped = _retyped(
@@ -86,7 +83,7 @@ def test_lock_pins_headers_and_verify_remote_catches_same_size_reuploads(
     )
     upload_files(api, target, {shards[0].name: renamed, shards[1].name: retyped})
     hub.requests.clear()
-    result = runner.invoke(app, ["verify", str(path), "--remote", "--endpoint", hub.url, "--json"])
+    result = invoke(["verify", str(path), "--remote", "--endpoint", hub.url, "--json"])
     assert result.exit_code == 1
     findings = [f for f in json.loads(result.stdout)["findings"] if f["severity"] == "error"]
     assert {f["kind"] for f in findings} == {"header_mismatch"}
@@ -108,7 +105,7 @@ def test_a_model_file_whose_header_does_not_parse_is_locked_without_a_header_pin
     target, release = unique_repo("odd-target"), unique_repo("release")
     upload_files(api, target, {"weights.safetensors": b"\x02" * 5000})
     path = _manifest(tmp_path, release, target, ["weights.safetensors"])
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    result = invoke(["lock", str(path), "--endpoint", hub.url])
     assert result.exit_code == 0, result.stderr
     assert (
         "weights.safetensors: header length field says" in result.stderr
@@ -126,7 +123,7 @@ def test_import_of_the_split_set_fills_compositions_from_headers(
     upload_files(api, repo, {p.name: p.read_bytes() for p in shards})
     hub.requests.clear()
     out = tmp_path / "hubrelease.yaml"
-    result = runner.invoke(app, ["import", repo, "--out", str(out), "--endpoint", hub.url])
+    result = invoke(["import", repo, "--out", str(out), "--endpoint", hub.url])
     assert result.exit_code == 0, result.stderr
     compositions = {a.path: a.composition for a in load_manifest(out).artifacts if a.path.endswith(".gguf")}
     assert compositions == {p.name: inspect_composition(p)[0] for p in shards}

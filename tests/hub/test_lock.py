@@ -7,14 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
+from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_files
 
-runner = CliRunner()
 SHARD = b"\x02" * 5000
 
 
@@ -52,7 +50,7 @@ def _setup(hub: LoopbackHub) -> tuple[str, str, str, str]:
 def test_lock_resolves_branches_and_fills_files_keeping_comments(hub: LoopbackHub, tmp_path: Path) -> None:
     target, dataset, commit, data_commit = _setup(hub)
     path = _manifest(tmp_path, target, dataset)
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    result = invoke(["lock", str(path), "--endpoint", hub.url])
     assert result.exit_code == 0, result.stderr
     assert f"{target}: revision main -> {commit}" in result.stdout
     assert f"warning: {target}@{commit[:12]}:config.json: regular file on the Hub" in result.stderr
@@ -67,7 +65,7 @@ def test_lock_resolves_branches_and_fills_files_keeping_comments(hub: LoopbackHu
         ("config.json", 3, None),
     ]
     assert manifest.pins.datasets[0].revision == data_commit
-    again = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    again = invoke(["lock", str(path), "--endpoint", hub.url])
     assert again.exit_code == 0 and "already locked" in again.stderr
     assert path.read_text() == text
 
@@ -76,7 +74,7 @@ def test_lock_dry_run_json_writes_nothing(hub: LoopbackHub, tmp_path: Path) -> N
     target, dataset, commit, _ = _setup(hub)
     path = _manifest(tmp_path, target, dataset)
     before = path.read_text()
-    result = runner.invoke(app, ["lock", str(path), "--dry-run", "--json", "--endpoint", hub.url])
+    result = invoke(["lock", str(path), "--dry-run", "--json", "--endpoint", hub.url])
     assert result.exit_code == 0
     payload = json.loads(result.stdout)
     assert payload["schema_version"] == 1 and payload["written"] is False
@@ -89,7 +87,7 @@ def test_lock_refuses_to_overwrite_a_value_the_hub_contradicts(hub: LoopbackHub,
     target, dataset, commit, _ = _setup(hub)
     path = _manifest(tmp_path, target, dataset, config_size="\n          size: 7")
     before = path.read_text()
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    result = invoke(["lock", str(path), "--endpoint", hub.url])
     assert result.exit_code == 1
     assert result.stderr.strip() == (
         f"error: size: {target}@{commit[:12]}:config.json: the Hub has size 3, the manifest pins 7; not overwriting"
@@ -99,7 +97,7 @@ def test_lock_refuses_to_overwrite_a_value_the_hub_contradicts(hub: LoopbackHub,
 
 def test_lock_unknown_repo_exits_2(hub: LoopbackHub, tmp_path: Path) -> None:
     path = _manifest(tmp_path, "acme/not-there", "acme/not-there-either")
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    result = invoke(["lock", str(path), "--endpoint", hub.url])
     assert result.exit_code == 2
     assert result.stderr.strip() == "error: acme/not-there: repository not found"
 
@@ -141,7 +139,7 @@ pins:
         + tail,
         encoding="utf-8",
     )
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--pin", target, "--pin", dataset])
+    result = invoke(["lock", str(path), "--endpoint", hub.url, "--pin", target, "--pin", dataset])
     assert result.exit_code == 0, result.stderr
     assert path.read_text() == head + (
         f"""      revision: {commit} # follow main for now; locked from main
@@ -185,7 +183,7 @@ def test_lock_rewrites_just_the_pin(hub: LoopbackHub, tmp_path: Path, before: st
     target, _, commit, _ = _setup(hub)
     path = tmp_path / "hubrelease.yaml"
     path.write_text(_HEAD + before.format(target=target))
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--pin", target])
+    result = invoke(["lock", str(path), "--endpoint", hub.url, "--pin", target])
     assert result.exit_code == 0, result.stderr
     assert path.read_text() == _HEAD + after.format(target=target, commit=commit)
 
@@ -193,7 +191,7 @@ def test_lock_rewrites_just_the_pin(hub: LoopbackHub, tmp_path: Path, before: st
 def test_lock_on_malformed_pins_is_a_validation_error(hub: LoopbackHub, tmp_path: Path) -> None:
     path = tmp_path / "hubrelease.yaml"
     path.write_text(_HEAD.replace("  targets:\n", "  targets: 5\n"))
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    result = invoke(["lock", str(path), "--endpoint", hub.url])
     assert result.exit_code == 2 and result.stderr.startswith(f"error: {path}:4: pins.targets")
 
 
@@ -205,13 +203,13 @@ def test_lock_keeps_pins_marked_unpinned_as_they_are_and_says_so(hub: LoopbackHu
     )
     path.write_text(text)
     hub.requests.clear()
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--json"])
+    result = invoke(["lock", str(path), "--endpoint", hub.url, "--json"])
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["kept_unpinned"] == [target] and payload["removed_comments"] == []
     assert [c["pin"] for c in payload["changes"]] == [dataset]  # only the branch not marked unpinned
     assert not any(target in r.path for r in hub.requests.records)  # the kept pin is not even looked up
-    human = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url])
+    human = invoke(["lock", str(path), "--endpoint", hub.url])
     assert human.exit_code == 0
     assert f"{target}: kept as it is (unpinned: true); `--pin {target}` pins it to a commit" in human.stderr
     pin = load_manifest(path).pins.targets[0]
@@ -241,9 +239,7 @@ def test_lock_pin_converts_one_unpinned_pin_and_removes_the_comment_that_explain
       unpinned: true
 """
     )
-    result = runner.invoke(
-        app, ["lock", str(path), "--endpoint", hub.url, "--pin", target, "--pin", dataset, "--json"]
-    )
+    result = invoke(["lock", str(path), "--endpoint", hub.url, "--pin", target, "--pin", dataset, "--json"])
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["kept_unpinned"] == [other]
@@ -252,7 +248,7 @@ def test_lock_pin_converts_one_unpinned_pin_and_removes_the_comment_that_explain
         {"pin": dataset, "text": "# Pinned on purpose later."},
     ]
     assert {"pin": target, "field": "unpinned", "old": True, "new": False} in payload["changes"]
-    human = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--pin", other, "--dry-run"])
+    human = invoke(["lock", str(path), "--endpoint", hub.url, "--pin", other, "--dry-run"])
     assert f"{other}: unpinned: true dropped" in human.stdout.splitlines()
     assert path.read_text() == (
         f"""{_HEAD}    - repo_id: {target}
@@ -272,7 +268,7 @@ def test_lock_pin_of_an_unknown_repo_is_a_usage_error(hub: LoopbackHub, tmp_path
     target, dataset, _, _ = _setup(hub)
     path = _manifest(tmp_path, target, dataset)
     before = path.read_text()
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--pin", "acme/typo"])
+    result = invoke(["lock", str(path), "--endpoint", hub.url, "--pin", "acme/typo"])
     assert result.exit_code == 2
     assert result.stderr.strip() == f"error: {path}: pins: --pin acme/typo: no pin has that repo_id"
     assert path.read_text() == before
@@ -284,7 +280,7 @@ def test_lock_leaves_seed_001_as_it_is(hub: LoopbackHub, tmp_path: Path, repo_ro
     seed = (repo_root / "manifests" / "ornith-1.0-dflash-gguf" / "hubrelease.yaml").read_bytes()
     path.write_bytes(seed)
     hub.requests.clear()
-    result = runner.invoke(app, ["lock", str(path), "--endpoint", hub.url, "--json"])
+    result = invoke(["lock", str(path), "--endpoint", hub.url, "--json"])
     assert result.exit_code == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["written"] is False and payload["changes"] == []

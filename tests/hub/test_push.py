@@ -11,22 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from huggingface_hub import CommitInfo, HfApi
-from typer.testing import CliRunner, Result
+from huggingface_hub import HfApi
+from typer.testing import Result
 
 import hubrelease.hub
 import hubrelease.hub.publish
-from hubrelease.cli.app import app
 from hubrelease.cli.report import human_bytes
 from hubrelease.errors import CheckFailed, HubUnavailable, RemoteMovedError
+from hubrelease.hashing import sha256_file
 from hubrelease.hub.plan import PushPlan, build_plan, read_remote
 from hubrelease.hub.push import PushResult, push_release
 from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
+from tests.factories.cli import invoke
 from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release
 
-runner = CliRunner()
 A = os.urandom(100_000)
 B = os.urandom(50_000)
 
@@ -38,7 +38,7 @@ def _release(folder: Path, repo: str, files: dict[str, bytes], **extra: object) 
 
 
 def _push(hub: LoopbackHub, manifest: Path, *args: str) -> Result:
-    return runner.invoke(app, ["push", str(manifest), "--endpoint", hub.url, *args])
+    return invoke(["push", str(manifest), "--endpoint", hub.url, *args])
 
 
 def _plan(api: HfApi, manifest: Path, folder: Path) -> PushPlan:
@@ -76,9 +76,7 @@ def test_push_then_hf_download_cache_verify_and_checksums_agree(hub: LoopbackHub
     assert f"pushed {commit} to {repo}@main" in result.stderr
     assert result.stdout.strip().splitlines()[-1].startswith(f"OK (remote at {commit}): 5 files")
     assert api_for(hub).list_repo_commits(repo)[0].title == "first release"
-    tagged = runner.invoke(
-        app, ["verify", str(manifest), "--remote", "--revision", "v1", "--endpoint", hub.url]
-    )
+    tagged = invoke(["verify", str(manifest), "--remote", "--revision", "v1", "--endpoint", hub.url])
     assert tagged.exit_code == 0 and tagged.stdout.startswith("OK (remote at v1): 5 files")
     env = hf_env(hub, tmp_path / "hf")
     download = subprocess.run(
@@ -216,7 +214,7 @@ def test_someone_else_pushing_after_planning_exits_1_with_a_clear_message(
 ) -> None:
     repo, folder = _published_v1(hub, tmp_path)
     parent = _head(hub, repo)
-    real_push = hubrelease.hub.publish.push_release
+    real_push = push_release
 
     def racing_push(*args: object, **kwargs: object) -> PushResult:
         upload_files(api_for(hub), repo, {"theirs.md": b"someone else\n"})  # lands between plan and commit
@@ -311,7 +309,7 @@ def test_remote_drift_after_push_makes_verify_remote_exit_1(hub: LoopbackHub, tm
     manifest = _release(tmp_path, repo, {"a.safetensors": A, "notes.md": b"n\n"})
     assert _push(hub, manifest).exit_code == 0
     hub.store.replace_file(RepoKey("model", repo), "main", "a.safetensors", bytes(reversed(A)))
-    result = runner.invoke(app, ["verify", str(manifest), "--remote", "--endpoint", hub.url])
+    result = invoke(["verify", str(manifest), "--remote", "--endpoint", hub.url])
     assert result.exit_code == 1
     rows = [line.split() for line in result.stdout.splitlines()]
     assert ["error", "digest_mismatch", "a.safetensors"] in [row[:3] for row in rows]
@@ -361,7 +359,7 @@ def test_someone_else_landing_while_a_lost_attempt_retries_is_not_taken_for_ours
     plan = _plan(api, manifest, folder)
 
     class LostThenRaced(HfApi):
-        def create_commit(self, *args: Any, **kwargs: Any) -> CommitInfo:
+        def create_commit(self, *args: Any, **kwargs: Any) -> Any:  # forwards every overload
             hub.faults.inject("drop", method="POST", path="/commit/", after_bytes=10)
             try:
                 return super().create_commit(*args, **kwargs)
@@ -515,13 +513,18 @@ def test_retries_reuse_the_digests_nothing_is_hashed_by_the_client(
     repo = unique_repo()
     manifest = _release(tmp_path, repo, {"a.safetensors": os.urandom(300_000), "b.gguf": os.urandom(20_000)})
     hashed: list[object] = []
-    real = hubrelease.hub.plan.sha256_file
-    monkeypatch.setattr("huggingface_hub.lfs.sha_fileobj", lambda f, *a: hashed.append(f) or b"")
-    # plan hashes an open descriptor (never a path a symlink could redirect): record what it names
-    monkeypatch.setattr(
-        "hubrelease.hub.plan.sha256_file",
-        lambda fd: hashed.append(os.readlink(f"/proc/self/fd/{fd}")) or real(fd),
-    )
+    real = sha256_file
+
+    def client_sha(fileobj: object, *args: object) -> bytes:
+        hashed.append(fileobj)
+        return b""
+
+    def plan_sha(fd: int) -> str:  # plan hashes an open descriptor (never a path a symlink could redirect)
+        hashed.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return real(fd)
+
+    monkeypatch.setattr("huggingface_hub.lfs.sha_fileobj", client_sha)
+    monkeypatch.setattr("hubrelease.hub.plan.sha256_file", plan_sha)
     hub.faults.inject("status", route="commit", status=503, times=1)
     result = _push(hub, manifest)
     assert result.exit_code == 0, result.stderr

@@ -8,14 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
-from hubrelease.cli.app import app
 from hubrelease.loopback import LoopbackHub, RepoKey
+from tests.factories.cli import invoke
 from tests.factories.hub import hf_env, unique_repo
 from tests.factories.releases import write_release
-
-runner = CliRunner()
 
 
 def _published(hub: LoopbackHub, folder: Path) -> tuple[str, str]:
@@ -30,7 +28,7 @@ def _release(folder: Path, repo: str, notes: bytes, weights: bytes | None = None
 
 
 def _push(hub: LoopbackHub, manifest: Path, *args: str) -> Result:
-    return runner.invoke(app, ["push", str(manifest), "--endpoint", hub.url, *args])
+    return invoke(["push", str(manifest), "--endpoint", hub.url, *args])
 
 
 def _last(result: Result) -> str:

@@ -8,7 +8,7 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from huggingface_hub import HfApi
@@ -54,13 +54,13 @@ def sharded(loopback_hub: LoopbackHub, tmp_path_factory: pytest.TempPathFactory)
     return folder, publish(loopback_hub, folder)
 
 
-def local_json(path: Path) -> dict[str, object]:
+def local_json(path: Path) -> dict[str, Any]:
     code, out, err = run_cli("inspect", str(path), "--json")
     assert code == 0, err
     return dict(json.loads(out))
 
 
-def remote_json(hub: LoopbackHub, uri: str) -> dict[str, object]:
+def remote_json(hub: LoopbackHub, uri: str) -> dict[str, Any]:
     code, out, err = run_cli("inspect", uri, "--json", "--endpoint", hub.url)
     assert code == 0, err
     return dict(json.loads(out))

@@ -90,8 +90,8 @@ def test_tokenizer_from_the_hub_builds_the_same_bytes(
     uri = f"hf://{repo}-target/{target.name}"
     manifest = tmp_path / "hubrelease.yaml"
     manifest.write_text("schema_version: 1\nrelease:\n  repo_id: acme/d\n  license: mit\n", encoding="utf-8")
-    out = ["--out", str(tmp_path / "remote.gguf"), "--manifest", str(manifest)]
-    code, _, err = run_cli(*args, "--tokenizer-from", uri, "--endpoint", hub.url, *out)
+    options = ["--out", str(tmp_path / "remote.gguf"), "--manifest", str(manifest)]
+    code, _, err = run_cli(*args, "--tokenizer-from", uri, "--endpoint", hub.url, *options)
     assert code == 0, err
     commit = api_for(hub).repo_info(repo + "-target").sha
     [artifact] = load_manifest(manifest).artifacts
@@ -105,9 +105,9 @@ def test_tokenizer_from_the_hub_builds_the_same_bytes(
         < sum(p.stat().st_size for p in (root / "target").glob("*.gguf")) / 100
     )
     # The recipe pins each target shard by its header on the Hub at that commit; rebuild reads them again.
-    names = sorted(p.name for p in (root / "target").glob("*.gguf"))
+    shard_names = sorted(p.name for p in (root / "target").glob("*.gguf"))
     hub_inputs = [i for i in artifact.recipe.inputs if i.uri is not None]
-    assert [i.uri for i in hub_inputs] == [f"hf://{repo}-target@{commit}/{n}" for n in names]
+    assert [i.uri for i in hub_inputs] == [f"hf://{repo}-target@{commit}/{n}" for n in shard_names]
     assert all(i.header_sha256 and i.sha256 is None for i in hub_inputs)
     code, out, err = run_cli("rebuild", manifest, "--check", "--json", "--endpoint", hub.url)
     assert code == 0, err

@@ -7,18 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.hub import client
 from hubrelease.hub.tree import verify_remote
 from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.loopback.faults import FILE_ROUTES
 from hubrelease.manifest import load_manifest
+from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_files, upload_release
 from tests.factories.releases import write_release
 
-runner = CliRunner()
 TARGET_FILES = {"model-00001-of-00002.safetensors": b"\x01" * 3000, "config.json": b'{"hidden_size": 8}\n'}
 
 
@@ -63,13 +61,13 @@ def test_file_replaced_on_the_hub_makes_verify_remote_exit_1(hub: LoopbackHub, t
         RepoKey("model", repo), "main", "config.json", b'{"architectures": ["DFlashDraftModeX"]}\n'
     )
     endpoint = ["--endpoint", hub.url]
-    result = runner.invoke(app, ["verify", str(manifest), "--remote", "--json", *endpoint])
+    result = invoke(["verify", str(manifest), "--remote", "--json", *endpoint])
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert report["mode"] == "remote" and report["ok"] is False
     kinds = {(f["kind"], f["path"]) for f in report["findings"]}
     assert kinds == {("digest_mismatch", "model.safetensors"), ("digest_mismatch", "config.json")}
-    human = runner.invoke(app, ["verify", str(manifest), "--remote", *endpoint])
+    human = invoke(["verify", str(manifest), "--remote", *endpoint])
     assert human.exit_code == 1
     assert "model.safetensors" in human.stdout
     assert human.stdout.strip().splitlines()[-1].startswith("DRIFT (remote at main): 2 problem(s)")
@@ -152,12 +150,12 @@ def test_rate_limited_metadata_reads_wait_as_told_then_retry(
     waits: list[float] = []
     monkeypatch.setattr(client, "sleep", waits.append)
     hub.faults.rate_limit(route="repo_info", reset=7)
-    result = runner.invoke(app, ["verify", str(manifest), "--remote", "--endpoint", hub.url])
+    result = invoke(["verify", str(manifest), "--remote", "--endpoint", hub.url])
     assert result.exit_code == 0, result.stderr
     assert waits[0] == 7 and hub.faults.pending == []
     assert f"warning: rate limited by the Hub ({repo}): waiting 7s before retrying" in result.stderr
     hub.faults.rate_limit(route="repo_info", reset=200, times=10)
-    refused = runner.invoke(app, ["verify", str(manifest), "--remote", "--endpoint", hub.url])
+    refused = invoke(["verify", str(manifest), "--remote", "--endpoint", hub.url])
     assert refused.exit_code == 4
     assert (
         refused.stderr.strip()

@@ -108,10 +108,10 @@ def test_repo_info_and_tree_fields(hub: LoopbackHub) -> None:
     api.create_commit(repo, [CommitOperationAdd("README.md", CARD)], commit_message="card")
     info = api.model_info(repo)
     # ModelInfo keeps fields it does not name as attributes (hf_api.py ModelInfo.__init__, __dict__.update)
-    assert info.xetEnabled is True and info.created_at is not None
+    assert vars(info)["xetEnabled"] is True and info.created_at is not None
     assert info.card_data is not None and info.card_data["license"] == "apache-2.0"
     [entry] = [e for e in api.list_repo_tree(repo, expand=True) if e.path == "README.md"]
-    assert entry.last_commit is not None and entry.last_commit.title == "card"  # type: ignore[union-attr]
+    assert entry.last_commit is not None and entry.last_commit.title == "card"
     assert entry.security is not None and entry.security["status"] == "safe"  # type: ignore[union-attr]
 
 

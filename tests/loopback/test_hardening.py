@@ -19,6 +19,7 @@ from hubrelease.loopback import MAX_ERRORS, LoopbackHub, RepoKey
 from hubrelease.loopback.faults import RequestLog, RequestRecord
 from hubrelease.loopback.lfs import upload_href
 from tests.factories.hub import api_for, raw_request, unique_repo
+from tests.factories.waiting import wait_until
 
 
 def _ndjson(*lines: dict[str, object]) -> bytes:
@@ -119,7 +120,7 @@ def test_worker_threads_are_bounded(tmp_path: Path) -> None:
     with LoopbackHub(tmp_path / "root", max_workers=3) as hub:  # idle ones give way to queued ones
         idle = [socket.create_connection(("127.0.0.1", hub.port), timeout=10) for _ in range(12)]
         try:
-            time.sleep(0.2)  # let the server accept them all
+            assert wait_until(lambda: hub._httpd.gate.open_connections == 12)  # the server holds them all
             assert serving() - before <= 3
             assert raw_request(f"{hub.url}/api/models/acme/none")[0] == 404  # served: idle ones gave way
         finally:

@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import quote
 
@@ -351,7 +352,7 @@ def test_datasets_load_dataset_through_hf_endpoint(hub: LoopbackHub, tmp_path: P
         "print(json.dumps(ds.to_dict()))\n"
     )
     done = subprocess.run(
-        [str(Path(os.sys.executable)), "-c", script],
+        [sys.executable, "-c", script],
         env=hf_env(hub, tmp_path / "hf"),
         capture_output=True,
         text=True,

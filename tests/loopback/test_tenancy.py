@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from huggingface_hub import CommitOperationAdd, HfApi, constants
+from huggingface_hub import CommitOperationAdd, HfApi, RepoFile, constants
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
 from hubrelease.loopback import LoopbackHub, RepoKey
@@ -108,6 +108,7 @@ def test_xet_dedup_and_reconstructions_answer_only_for_repos_the_token_reads(tmp
     with LoopbackHub(tmp_path / "root", tokens=TOKENS, allow_anonymous=True) as hub:
         owner, _, repo = _private_release(hub, tmp_path)
         [info] = owner.get_paths_info(repo, ["w.safetensors"])
+        assert isinstance(info, RepoFile)
         file_hash = info.xet_hash
         assert file_hash is not None  # it went through hf_xet
         # What an attacker holding the public prefix computes: the hash of the file's first chunk.

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import hf_xet
 import pytest
-from huggingface_hub import CommitOperationAdd
+from huggingface_hub import CommitOperationAdd, RepoFile
 
 from hubrelease.loopback import LoopbackHub, xetformat
 from hubrelease.loopback.xetstore import XetStore
@@ -52,10 +52,11 @@ def test_upload_goes_through_xet_and_lands_checked_files(hub: LoopbackHub, tmp_p
     assert hub.store.has_lfs(sha, len(weights))
     [expected] = hf_xet.hash_files([str(tmp_path / "model.safetensors")])
     info = {p.path: p for p in api_for(hub).get_paths_info(repo, ["model.safetensors", "config.json"])}
-    weights = info["model.safetensors"]
-    assert weights.lfs is not None and weights.lfs.sha256 == sha  # type: ignore[union-attr]
-    assert weights.xet_hash == expected.hash  # type: ignore[union-attr]
-    assert info["config.json"].xet_hash is None  # type: ignore[union-attr]
+    published = info["model.safetensors"]
+    assert isinstance(published, RepoFile) and isinstance(info["config.json"], RepoFile)
+    assert published.lfs is not None and published.lfs.sha256 == sha
+    assert published.xet_hash == expected.hash
+    assert info["config.json"].xet_hash is None
     status, headers = head(f"{hub.url}/{repo}/resolve/main/model.safetensors")
     assert status == 302 and headers["x-xet-hash"] == expected.hash and headers["x-repo-commit"] == oid
     assert 'rel="xet-auth"' in headers["link"] and "/xet-read-token/" in headers["link"]

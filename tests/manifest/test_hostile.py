@@ -6,15 +6,15 @@ and integers over 4,300 digits, 1,000-deep nesting and complex keys ended in int
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.errors import ManifestError
 from hubrelease.manifest import load_manifest, load_manifest_text
 from hubrelease.manifest.editor import ManifestEditor
+from tests.factories.cli import invoke
 from tests.factories.releases import write_release
 
 GOOD = """\
@@ -78,11 +78,12 @@ def test_hostile_manifest_is_one_located_error(tmp_path: Path, name: str) -> Non
     text, line, field, message = HOSTILE[name]
     path = tmp_path / "hubrelease.yaml"
     path.write_text(text, encoding="utf-8")
-    for load in (
+    loaders: tuple[Callable[[], object], ...] = (
         lambda: load_manifest(path),
         lambda: load_manifest_text(text, path),
         lambda: ManifestEditor.open(path).validate(),
-    ):
+    )
+    for load in loaders:
         with pytest.raises(ManifestError) as info:
             load()
         error = info.value
@@ -145,7 +146,7 @@ def test_every_command_that_loads_a_manifest_refuses_an_alias_bomb(tmp_path: Pat
     manifest = write_release(tmp_path, {"model.safetensors": b"x" * 10})
     manifest.write_text(manifest.read_text() + alias_bomb(), encoding="utf-8")
     before = manifest.read_bytes()
-    result = CliRunner().invoke(app, [a.format(m=manifest, f=tmp_path / "model.safetensors") for a in args])
+    result = invoke([a.format(m=manifest, f=tmp_path / "model.safetensors") for a in args])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "alias bomb" in lines[0], result.stderr

@@ -7,15 +7,14 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.errors import InputError
 from hubrelease.hashing import sha256_file
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.edit import add_files, remove_paths
 from hubrelease.onboarding.init import InitOptions, init_manifest
 from hubrelease.verify import verify_manifest
+from tests.factories.cli import invoke
 from tests.factories.onboarding import deny_reading, write_author_folder
 
 HAND_WRITTEN = """# Hand-written header: kept byte for byte.
@@ -310,7 +309,7 @@ def test_add_refuses_a_name_no_manifest_can_hold_before_hashing(release: Path, n
     path = Path(os.fsdecode(os.fsencode(release.parent) + b"/" + name))
     path.write_bytes(b"odd")
     before = release.read_bytes()
-    result = CliRunner().invoke(app, ["add", str(release), str(path)])
+    result = invoke(["add", str(release), str(path)])
     assert result.exit_code == 2, result.stderr
     lines = result.stderr.strip("\n").split("\n")
     assert len(lines) == 1 and "cannot be a path in the repo" in lines[0], result.stderr

@@ -5,15 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.fsutil import atomic_write_text, staging_dir
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.init import InitOptions, init_manifest
 from hubrelease.verify import verify_manifest
-
-runner = CliRunner()
+from tests.factories.cli import invoke
 
 
 def test_reversed_range_in_gitignore_is_dropped_as_git_does(tmp_path: Path) -> None:
@@ -28,7 +25,7 @@ def test_reversed_range_in_gitignore_is_dropped_as_git_does(tmp_path: Path) -> N
 
 def test_reversed_range_in_exclude_is_one_line_exit_2(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a\n")
-    result = runner.invoke(app, ["init", str(tmp_path), "--exclude", "[z-a]"])
+    result = invoke(["init", str(tmp_path), "--exclude", "[z-a]"])
     assert result.exit_code == 2
     assert result.stderr.strip() == "error: exclude: '[z-a]' is not a valid gitignore pattern"
 
@@ -39,7 +36,7 @@ def test_reversed_range_in_exclude_is_one_line_exit_2(tmp_path: Path) -> None:
 def test_wrongly_typed_front_matter_is_a_warning_not_an_internal_error(tmp_path: Path, front: str) -> None:
     (tmp_path / "README.md").write_text(f"---\n{front}\n---\n# hi\n")
     (tmp_path / "w.safetensors").write_bytes(b"x")
-    result = runner.invoke(app, ["init", str(tmp_path), "--repo-id", "acme/x"])
+    result = invoke(["init", str(tmp_path), "--repo-id", "acme/x"])
     assert result.exit_code == 0, result.stderr
     assert "internal error" not in result.stderr
 
@@ -53,7 +50,7 @@ def test_nul_control_and_lone_surrogate_paths_are_one_line_exit_2(
     manifest = tmp_path / "hubrelease.yaml"
     manifest.write_text(f"schema_version: 1\nrelease: {{repo_id: acme/x, license: mit}}\n{section}:\n{entry}")
     for command in (["verify"], ["render-card"], ["checksums"], ["push", "--dry-run"]):
-        result = runner.invoke(app, [*command, str(manifest)])
+        result = invoke([*command, str(manifest)])
         assert result.exit_code == 2, (command, result.stderr)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "control character or a lone surrogate" in lines[0], lines
@@ -76,6 +73,6 @@ def test_leftovers_of_killed_writes_are_not_data(tmp_path: Path) -> None:
     assert {(f.kind, f.severity) for f in report.findings} == {("temp_leftover", "info")}
     assert sorted(f.path for f in report.findings) == [leftover.name, staging.name]
     assert not report.has_drift
-    result = runner.invoke(app, ["add", str(out), str(leftover)])
+    result = invoke(["add", str(out), str(leftover)])
     assert result.exit_code == 2
     assert "temp file of an interrupted write" in result.stderr

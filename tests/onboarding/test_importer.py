@@ -6,17 +6,16 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.errors import InputError, NotFoundError
 from hubrelease.hub.remote_headers import INITIAL_READ
-from hubrelease.hub.tree import RemoteFile, verify_remote
+from hubrelease.hub.tree import RemoteFile, list_files, verify_remote
 from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding import importer
 from hubrelease.onboarding.facts import inspect_composition
 from hubrelease.onboarding.importer import import_repo, parse_spec
+from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_files
 from tests.factories.onboarding import publish_author_folder
 
@@ -182,7 +181,7 @@ def test_a_repo_listing_a_dotdot_path_is_refused_and_nothing_is_written(
 ) -> None:
     repo = unique_repo()
     upload_files(api_for(loopback_hub), repo, {"config.json": b"{}"})
-    real = importer.list_files
+    real = list_files
 
     def hostile(*args: object, **kwargs: object) -> dict[str, RemoteFile]:
         files = real(*args, **kwargs)  # type: ignore[arg-type]
@@ -190,7 +189,7 @@ def test_a_repo_listing_a_dotdot_path_is_refused_and_nothing_is_written(
 
     monkeypatch.setattr(importer, "list_files", hostile)
     out = tmp_path / "imported.yaml"
-    result = CliRunner().invoke(app, ["import", repo, "--out", str(out), "--endpoint", loopback_hub.url])
+    result = invoke(["import", repo, "--out", str(out), "--endpoint", loopback_hub.url])
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1
     assert "the Hub lists the unsafe path '../../escape.txt'; nothing was written" in result.stderr

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from hubrelease.errors import InputError
-from hubrelease.onboarding import scan
 from hubrelease.onboarding.scan import scan_folder
 
 
@@ -83,7 +82,7 @@ def test_unlistable_folder_is_skipped_with_a_warning(tmp_path: Path, monkeypatch
             raise PermissionError(13, "Permission denied", str(path))
         return real_scandir(path)
 
-    monkeypatch.setattr(scan.os, "scandir", scandir)
+    monkeypatch.setattr(os, "scandir", scandir)
     result = scan_folder(tmp_path)
     assert [f.name for f in result.files] == ["a.bin"]
     assert [(s.name, s.reason) for s in result.skipped] == [

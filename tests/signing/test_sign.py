@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -12,6 +13,7 @@ from huggingface_hub import HfApi
 
 import hubrelease.hashing.pool as pool_module
 import hubrelease.signing.release as release_module
+from hubrelease.hashing import sha256_file
 from hubrelease.loopback import LoopbackHub
 from hubrelease.signing import SIGNATURE_NAME
 from tests.factories.cli import run_cli
@@ -67,17 +69,13 @@ def test_sign_reads_no_artifact_byte_after_a_warm_verify(
         os.utime(tmp_path / "rel" / name, ns=(old, old))
     assert run_cli("verify", manifest)[0] == 0
     hashed: list[str] = []
-    real_pool, real_release = pool_module.sha256_file, release_module.sha256_file
 
-    def spy(real):  # type: ignore[no-untyped-def]
-        def hash_it(path, *args, **kwargs):  # type: ignore[no-untyped-def]
-            hashed.append(Path(path).name)
-            return real(path, *args, **kwargs)
+    def hash_it(path: str | Path, *args: Any, **kwargs: Any) -> str:
+        hashed.append(Path(path).name)
+        return sha256_file(path, *args, **kwargs)
 
-        return hash_it
-
-    monkeypatch.setattr(pool_module, "sha256_file", spy(real_pool))
-    monkeypatch.setattr(release_module, "sha256_file", spy(real_release))
+    monkeypatch.setattr(pool_module, "sha256_file", hash_it)
+    monkeypatch.setattr(release_module, "sha256_file", hash_it)
     assert run_cli("sign", manifest, "--key", keys.private)[0] == 0
     assert hashed == ["hubrelease.yaml"]
 

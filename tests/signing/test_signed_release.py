@@ -105,7 +105,7 @@ def _hubrelease_local(folder: Path, keys: KeyPair) -> tuple[int, Found]:
 
 
 def _hubrelease_remote(signed: Signed, revision: str, root: Path | None = None) -> tuple[int, Found]:
-    where = ["--dir", root] if root is not None else []
+    where: list[str | Path] = ["--dir", root] if root is not None else []
     return _findings(
         *run_cli(
             "verify", signed.download / "hubrelease.yaml", *where, "--remote", "--revision", revision,

@@ -42,7 +42,7 @@ def test_statement_from_digests_equals_model_signings_hash_of_the_folder(tmp_pat
     for name, data in FILES.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(data)
-    hashed = hashing.Config().set_ignored_paths(paths=list(IGNORE_PATHS)).hash(tmp_path)
+    hashed = hashing.Config().set_ignored_paths(paths=list(IGNORE_PATHS)).hash(tmp_path)  # type: ignore[no-untyped-call]  # model-signing is unannotated
     ours = payload("acme/model", _digests(FILES))
     theirs = signed_files(hashed)
     statement = json_format.MessageToDict(ours.statement.pb)
@@ -107,7 +107,7 @@ def test_a_statement_without_the_download_cache_ignored_is_reported(tmp_path: Pa
     (model / "w.bin").write_bytes(b"w")
     from model_signing import signing
 
-    signing.Config().use_elliptic_key_signer(private_key=keys.private).sign(model, model / "model.sig")
+    signing.Config().use_elliptic_key_signer(private_key=keys.private).sign(model, model / "model.sig")  # type: ignore[no-untyped-call]  # model-signing is unannotated
     signed = read_unverified(model / "model.sig")
     assert differences(signed, _digests({"w.bin": b"w"})) == []  # the files are what it signs
     assert download_problem(signed) == (

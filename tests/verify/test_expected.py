@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.verify.plan_cache import CACHE_NAME
@@ -15,7 +16,7 @@ from tests.factories.cli import run_cli
 from tests.factories.releases import write_release
 
 
-def _verify(*args: str | Path) -> tuple[int, list[tuple[str, str]], dict[str, object]]:
+def _verify(*args: str | Path) -> tuple[int, list[tuple[str, str]], dict[str, Any]]:
     code, out, err = run_cli("verify", *args, "--json")
     assert code in (0, 1), err
     report = json.loads(out)
@@ -35,12 +36,12 @@ def test_a_hand_edited_card_is_drift(tmp_path: Path) -> None:
     manifest = _card_release(tmp_path)
     code, errors, report = _verify(manifest)
     assert (code, errors) == (0, [])
-    assert "README.md" in [f["path"] for f in report["files"]]  # type: ignore[union-attr]
+    assert "README.md" in [f["path"] for f in report["files"]]
     card = tmp_path / "README.md"
     card.write_text(card.read_text(encoding="utf-8").replace("115.2 tok/s", "215.2 tok/s"), encoding="utf-8")
     code, errors, report = _verify(manifest)
     assert (code, errors) == (1, [("digest_mismatch", "README.md")])
-    message = report["findings"][0]["message"]  # type: ignore[index]
+    message = report["findings"][0]["message"]
     assert message.startswith("differs from a re-render of the manifest and evaluation files: sha256 ")
 
 
@@ -57,7 +58,7 @@ def test_a_drifted_evaluation_is_the_finding_and_the_card_is_not_rendered_from_i
     for args in ((), ("--no-cache",)):
         code, errors, report = _verify(manifest, *args)
         assert (code, errors) == (1, [("digest_mismatch", "eval/matrix.json")])
-    card = next(f for f in report["findings"] if f["path"] == "README.md")  # type: ignore[union-attr]
+    card = next(f for f in report["findings"] if f["path"] == "README.md")
     assert (card["kind"], card["message"]) == (
         "not_checked",
         "not re-rendered: eval/matrix.json is not as pinned",
@@ -75,7 +76,7 @@ def test_a_card_that_does_not_render_is_an_error(tmp_path: Path) -> None:
     template.write_text("{{ no_such_value }}\n", encoding="utf-8")
     code, errors, report = _verify(manifest)
     assert (code, errors) == (1, [("unreadable", "README.md")])
-    assert report["findings"][0]["message"].startswith("cannot re-render the card to check it: ")  # type: ignore[index]
+    assert report["findings"][0]["message"].startswith("cannot re-render the card to check it: ")
 
 
 def test_without_a_card_section_a_hand_written_readme_must_be_pinned(tmp_path: Path) -> None:
@@ -84,7 +85,7 @@ def test_without_a_card_section_a_hand_written_readme_must_be_pinned(tmp_path: P
     (tmp_path / "README.md").write_text("# my card\n", encoding="utf-8")
     code, errors, report = _verify(manifest)  # the cached plan expected no card: it plans again
     assert (code, errors) == (1, [("unpinned", "README.md")])
-    assert "`card: {template: none}`" in report["findings"][0]["message"]  # type: ignore[index]
+    assert "`card: {template: none}`" in report["findings"][0]["message"]
     assert run_cli("render-card", manifest, "--force")[0] == 0  # now it is render-card's: checked as such
     assert _verify(manifest)[:2] == (0, [])
 
@@ -102,7 +103,7 @@ def test_a_copy_of_the_manifest_in_the_release_folder_must_be_the_manifest(tmp_p
     (folder / "x.yaml").write_text(published.replace("apache-2.0", "apache-3.0"), encoding="utf-8")
     code, errors, report = _verify(manifest)
     assert (code, errors) == (1, [("digest_mismatch", "x.yaml")])
-    assert "differs from the manifest x.yaml (its root: aside)" in report["findings"][0]["message"]  # type: ignore[index]
+    assert "differs from the manifest x.yaml (its root: aside)" in report["findings"][0]["message"]
 
 
 def test_a_rendered_card_over_pinned_evaluations_is_not_rendered_again(tmp_path: Path) -> None:

@@ -9,26 +9,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from hubrelease.cli.app import app
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.verify import plan_cache
 from hubrelease.verify.plan_cache import CACHE_NAME
+from tests.factories.cli import invoke, verify_json
 from tests.factories.releases import write_release
-
-runner = CliRunner()
-
-
-def verify(*args: str) -> tuple[int, dict[str, object]]:
-    result = runner.invoke(app, ["verify", *args, "--json"])
-    return result.exit_code, json.loads(result.stdout)
 
 
 def test_warm_verify_loads_no_pydantic_and_no_yaml(tmp_path: Path) -> None:
     """Nor hashlib, the thread pool or tempfile: nothing is hashed or written (issue 16)."""
     manifest = write_release(tmp_path)
-    assert verify(str(manifest))[0] == 0
+    assert verify_json(manifest)[0] == 0
     heavy = ("pydantic", "yaml", "ruamel", "rich", "hashlib", "concurrent.futures", "tempfile")
     probe = (
         "import sys\n"
@@ -42,15 +34,15 @@ def test_warm_verify_loads_no_pydantic_and_no_yaml(tmp_path: Path) -> None:
 
 def test_an_edited_manifest_is_validated_again(tmp_path: Path) -> None:
     manifest = write_release(tmp_path)
-    assert verify(str(manifest))[0] == 0
+    assert verify_json(manifest)[0] == 0
     text = manifest.read_text()
     digest = hashlib.sha256(b'{"architectures": ["DFlashDraftModel"]}\n').hexdigest()
     manifest.write_text(text.replace(digest, "a" * 64))
-    code, report = verify(str(manifest))
+    code, report = verify_json(manifest)
     assert code == 1
-    assert [f["kind"] for f in report["findings"]] == ["digest_mismatch"]  # type: ignore[index,union-attr]
+    assert [f["kind"] for f in report["findings"]] == ["digest_mismatch"]
     manifest.write_text(text.replace("sha256: " + digest, "sha256: nope"))
-    result = runner.invoke(app, ["verify", str(manifest)])
+    result = invoke(["verify", str(manifest)])
     assert result.exit_code == 2
     assert "sha256" in result.stderr
 
@@ -61,7 +53,7 @@ def test_an_edit_replaces_the_plan_of_that_manifest(tmp_path: Path) -> None:
     cache = tmp_path / STATE_DIR / CACHE_NAME
     for note in ("one", "two", "three"):
         manifest.write_text(f"{text}# {note}\n")
-        assert verify(str(manifest))[0] == 0
+        assert verify_json(manifest)[0] == 0
     plans = json.loads(cache.read_text())["plans"]
     assert [plan["manifest"] for plan in plans.values()] == [f"{text}# three\n"]
 
@@ -70,14 +62,14 @@ def test_other_code_replaces_the_plan_and_never_reuses_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manifest = write_release(tmp_path)
-    assert verify(str(manifest))[0] == 0
+    assert verify_json(manifest)[0] == 0
     cache = tmp_path / STATE_DIR / CACHE_NAME
     stored = json.loads(cache.read_text())
     for plan in stored["plans"].values():
         plan["expected"] = [["config.json", 1, "0" * 64, True]]  # a lie the old code's plan now tells
     cache.write_text(json.dumps(stored))
     monkeypatch.setattr(plan_cache, "__version__", "99.0")  # an upgrade
-    assert verify(str(manifest))[0] == 0
+    assert verify_json(manifest)[0] == 0
     plans = json.loads(cache.read_text())["plans"]
     assert [plan["code"][0] for plan in plans.values()] == ["99.0"]
 
@@ -86,28 +78,28 @@ def test_plans_are_keyed_on_the_release_folder_given(tmp_path: Path) -> None:
     manifest = write_release(tmp_path / "a")
     copy = tmp_path / "b"
     copy.mkdir()
-    assert verify(str(manifest))[0] == 0
-    code, report = verify(str(manifest), "--dir", str(copy))  # an empty folder: everything missing
+    assert verify_json(manifest)[0] == 0
+    code, report = verify_json(manifest, "--dir", str(copy))  # an empty folder: everything missing
     assert code == 1
-    assert {f["kind"] for f in report["findings"]} == {"missing"}  # type: ignore[union-attr]
-    assert verify(str(manifest))[0] == 0
+    assert {f["kind"] for f in report["findings"]} == {"missing"}
+    assert verify_json(manifest)[0] == 0
 
 
 def test_a_corrupt_or_foreign_cache_is_ignored(tmp_path: Path) -> None:
     manifest = write_release(tmp_path)
-    assert verify(str(manifest))[0] == 0
+    assert verify_json(manifest)[0] == 0
     cache = tmp_path / STATE_DIR / CACHE_NAME
     stored = json.loads(cache.read_text())
     for plan in stored["plans"].values():
         plan["expected"] = [["config.json", 1, "0" * 64, True]]  # a lie: would fail if trusted... and
     stored["format"] = "someone-else-1"  # ...it is not ours, so it is never read
     cache.write_text(json.dumps(stored))
-    assert verify(str(manifest))[0] == 0
+    assert verify_json(manifest)[0] == 0
     cache.write_text("{not json")
-    assert verify(str(manifest))[0] == 0
+    assert verify_json(manifest)[0] == 0
 
 
 def test_no_cache_neither_reads_nor_writes_plans(tmp_path: Path) -> None:
     manifest = write_release(tmp_path)
-    assert verify(str(manifest), "--no-cache")[0] == 0
+    assert verify_json(manifest, "--no-cache")[0] == 0
     assert not (tmp_path / STATE_DIR / CACHE_NAME).exists()

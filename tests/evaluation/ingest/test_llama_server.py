@@ -60,7 +60,7 @@ def test_ab_averages_boots_per_prompt_then_pairs(tmp_path: Path) -> None:
     expected = paired_t_interval([per_prompt["A"][p] for p in prompts], [per_prompt["B"][p] for p in prompts])
     assert (row.n, row.role, row.setting) == (4, "primary", 3)
     assert row.mean_difference == pytest.approx(expected.mean)
-    assert (row.ci95.low, row.ci95.high) == (pytest.approx(expected.low), pytest.approx(expected.high))
+    assert row.ci95.low == pytest.approx(expected.low) and row.ci95.high == pytest.approx(expected.high)
     assert row.relative_change == pytest.approx(row.mean_difference / row.baseline_mean)
     assert row.ratio == pytest.approx(1.6 / 1.3)
     assert row.positive_pairs == 4
