@@ -74,6 +74,14 @@ def serve(
             help="Let clients without a token read and write public repos (tests, demos).",
         ),
     ] = False,
+    anonymous_reads: Annotated[
+        bool,
+        typer.Option(
+            "--anonymous-reads",
+            help="Let clients without a token read public repos, their pages included (a browser sends "
+            "no token); writing still needs one.",
+        ),
+    ] = False,
 ) -> None:
     """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
     from hubrelease.loopback import LoopbackHub
@@ -90,10 +98,15 @@ def serve(
     if not tokens and not allow_anonymous:
         raise InputError("hub serve needs --token, --token-file or --allow-anonymous", field="token")
     hub = LoopbackHub(
-        root, port=port, access_log=output.info_line, tokens=tokens, allow_anonymous=allow_anonymous
+        root,
+        port=port,
+        access_log=output.info_line,
+        tokens=tokens,
+        allow_anonymous=allow_anonymous,
+        anonymous_reads=anonymous_reads,
     )
     output.info_line(f"loopback Hub at {hub.url} (root {root}; LFS/Xet files redirect to {hub.cdn_url})")
-    output.info_line(f"use: HF_ENDPOINT={hub.url}, or --endpoint {hub.url}")
+    output.info_line(f"use: HF_ENDPOINT={hub.url}, or --endpoint {hub.url}; pages: {hub.url}/NS/NAME")
     try:
         hub.serve_forever()
     except KeyboardInterrupt:

@@ -73,12 +73,13 @@ class LoopbackHub:
         max_upload: int = 64 * 1024**3,
         tokens: Mapping[str, Role | Grant] | None = None,
         allow_anonymous: bool = True,
+        anonymous_reads: bool = False,
     ) -> None:
         from hubrelease.loopback.handler import HubHTTPServer
 
         self.store = HubStore(root)
         self.xet = XetStore(self.store, max_file=max_upload)
-        self.access = Access(tokens, allow_anonymous)
+        self.access = Access(tokens, allow_anonymous, anonymous_reads)
         self.owner_token = self.access.mint()
         """A write token for the process that started the server (``--endpoint local``); never printed."""
         self.faults = Faults()
@@ -115,6 +116,8 @@ class LoopbackHub:
         self._cdn = HubHTTPServer(("127.0.0.1", 0), self, cdn=True)
         self._threads: list[tuple[HubHTTPServer, threading.Thread]] = []
         self.cdn_ttl = CDN_URL_TTL
+        self.refuse_invalid_cards = True
+        """validate-yaml refuses (400) front matter the Hub would refuse; off, it only warns (``preview``)."""
 
     def note_error(self, error: BaseException) -> None:
         if len(self.server_errors) < MAX_ERRORS:

@@ -1,7 +1,8 @@
 """Who may do what on the loopback Hub: bearer tokens with a role and a scope, optional anonymity.
 
 A rehearsal server users run must not let anyone in: with tokens configured, a request without
-one is refused (401) unless ``allow_anonymous``. A token has a role (``read`` reads, ``write``
+one is refused (401) unless ``allow_anonymous`` (or, for reads of public repos only, ``anonymous_reads``:
+a browser on the repo pages, ``preview``). A token has a role (``read`` reads, ``write``
 also writes) and a scope: the repos it covers, as ``ns/name`` or ``ns/*`` patterns (every repo
 when it names none). Inside its scope a token reads private repos and, with ``write``, writes;
 outside it, it is as good as no token: public repos are readable (writable when anonymous access
@@ -48,6 +49,7 @@ UNAUTHENTICATED = frozenset(
         "cdn",
         "oidc_id_token",  # the CI job's request token (GitHub's side of trusted publishing)
         "oauth_token",  # the id token is the credential (RFC 8693 exchange)
+        "favicon",
     }
 )
 # The duplicate route reads its own repo and checks write access to its target itself.
@@ -100,11 +102,17 @@ class Access:
     """The token table of one server; thread-safe."""
 
     def __init__(
-        self, tokens: Mapping[str, Role | Grant] | None = None, allow_anonymous: bool = True
+        self,
+        tokens: Mapping[str, Role | Grant] | None = None,
+        allow_anonymous: bool = True,
+        anonymous_reads: bool = False,
     ) -> None:
         self._tokens = {k: v if isinstance(v, Grant) else Grant(v) for k, v in (tokens or {}).items()}
         self._lock = threading.Lock()
         self.allow_anonymous = allow_anonymous
+        self.anonymous_reads = anonymous_reads or allow_anonymous
+        """Clients without a token may read public repos (a browser on the pages); writing needs
+        ``allow_anonymous`` or a token."""
         self.open = allow_anonymous and not self._tokens
         """No tokens configured and anonymous allowed (tests): any bearer token writes every repo."""
         self.secret = secrets.token_bytes(32)
@@ -120,7 +128,7 @@ class Access:
     def grant(self, authorization: str) -> Grant | None:
         """The grant behind an ``Authorization`` header; None = anonymous. 401 for an unknown token."""
         if not authorization:
-            if not self.allow_anonymous:
+            if not self.anonymous_reads:
                 raise StoreError(401, "this Hub requires a token (Authorization: Bearer ...)")
             return None
         presented = authorization.removeprefix("Bearer ").strip().encode()
@@ -159,6 +167,8 @@ def require(access: Access, route: str, method: str, authorization: str) -> Gran
     if route in UNAUTHENTICATED:
         return None
     grant = access.grant(authorization)
+    if grant is None and not access.allow_anonymous and writes(route, method):
+        raise StoreError(401, "this Hub requires a token to write (Authorization: Bearer ...)")
     if writes(route, method) and grant is not None and grant.role == "read":
         raise StoreError(403, "this token is read-only")
     return grant

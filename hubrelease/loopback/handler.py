@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from hubrelease.loopback import auth, gguf_manifest, lfs, oidc, routes, xet
+from hubrelease.loopback import auth, gguf_manifest, lfs, oidc, pages, routes, xet
 from hubrelease.loopback.faults import Fault, RequestRecord
 from hubrelease.loopback.gate import Body, ConnReader, Gate
 from hubrelease.loopback.store import StoreError
@@ -134,6 +134,9 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
             gguf_manifest.manifest,
             False,
         ),
+        ("favicon", ("GET",), r"^/favicon\.ico$", pages.favicon, False),
+        # The repo's page, last: any other GET of a repo path matched first.
+        ("page", ("GET",), _GIT + r"(?:/tree/(?P<rev>[^/]+))?/?$", pages.repo_page, False),
         # Served on the storage origin only (the Hub's CDN): where resolve redirects LFS/Xet files.
         ("cdn", ("GET", "HEAD"), r"^/" + _OID + r"/(?P<name>[^/]+)$", routes.cdn_object, False),
     ]

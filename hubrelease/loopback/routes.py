@@ -20,6 +20,7 @@ from urllib.parse import quote, urlencode
 
 import yaml
 
+from hubrelease.loopback import cardcheck
 from hubrelease.loopback.gitpatterns import GitAttributes, GitIgnore
 from hubrelease.loopback.store import (
     FileOp,
@@ -196,13 +197,13 @@ def _front_matter(content: str) -> dict[str, Any] | None:
 
 
 def validate_yaml(request: Request) -> Response:
-    """Parse the card's front matter; the real Hub also checks metadata keys, which we do offline elsewhere."""
-    errors: list[dict[str, str]] = []
-    try:
-        _front_matter(str(request.json().get("content", "")))
-    except ValueError as exc:
-        errors.append({"message": str(exc)})
-    return json_response({"errors": errors, "warnings": []}, 400 if errors else 200)
+    """The card's front matter checked as the Hub checks it (``cardcheck.py``), before the commit."""
+    body = request.json()
+    repo_type = str(body.get("repoType") or "model")
+    messages = [{"message": m} for m in cardcheck.metadata_errors(str(body.get("content", "")), repo_type)]
+    if not request.hub.refuse_invalid_cards:  # the preview shows a card the Hub would refuse
+        return json_response({"errors": [], "warnings": messages})
+    return json_response({"errors": messages, "warnings": []}, 400 if messages else 200)
 
 
 def _sibling(path: str, entry: dict[str, Any], blobs: bool) -> dict[str, Any]:
@@ -463,7 +464,7 @@ def resolve(request: Request) -> Response:
     etag = f'"{entry["lfs"] or entry["oid"]}"'
     headers = {"X-Repo-Commit": commit_id, "ETag": etag}
     if not entry["lfs"]:
-        return _object(request, request.hub.store.git_path(entry["oid"]), None, size, headers)
+        return _object(request, request.hub.store.git_path(entry["oid"]), None, size, headers, path)
     sha256 = entry["lfs"]
     headers.update({"X-Linked-Etag": etag, "X-Linked-Size": str(size)})
     xet_hash = request.hub.xet.xet_hash_for(sha256)
@@ -491,14 +492,38 @@ def cdn_object(request: Request) -> Response:
         raise StoreError(403, "Request has expired", "AccessDenied")
     blob = request.hub.store.lfs_path(sha256)
     headers = {"ETag": f'"{sha256}"', "Content-Disposition": f"inline; filename*=UTF-8''{quote(name)}"}
-    return _object(request, blob, None if blob.is_file() else sha256, int(size), headers)
+    return _object(request, blob, None if blob.is_file() else sha256, int(size), headers, name)
+
+
+# Types a browser may show inline (a card's images and charts, text); anything else downloads.
+_INLINE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".svg": "image/svg+xml",
+    ".txt": "text/plain; charset=utf-8",
+    ".md": "text/plain; charset=utf-8",
+    ".json": "application/json",
+}
+# A file opened on its own (an SVG or a text file a page links to) is a sandboxed document that may
+# run nothing and load nothing: a repo's file never acts in the Hub's origin.
+FILE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 
 
 def _object(
-    request: Request, blob: Path, xet_sha256: str | None, size: int, headers: dict[str, str]
+    request: Request, blob: Path, xet_sha256: str | None, size: int, headers: dict[str, str], name: str
 ) -> Response:
     """The bytes of a stored file, whole or the ``Range`` asked; a Xet file decoded from its xorbs."""
-    headers = {**headers, "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
+    kind = _INLINE_TYPES.get(Path(name).suffix.lower(), "application/octet-stream")
+    headers = {
+        **headers,
+        "Accept-Ranges": "bytes",
+        "Content-Type": kind,
+        "Content-Security-Policy": FILE_CSP,
+        "X-Content-Type-Options": "nosniff",
+    }
     try:
         span = parse_range(request.headers.get("range", ""), size) if size else None
     except StoreError:

@@ -621,11 +621,11 @@ class HubStore:
         with self.git_path(entry["oid"]).open("rb") as handle:
             return handle.read(limit).decode("utf-8", "replace")
 
-    def history(self, key: RepoKey, revision: str) -> list[dict[str, Any]]:
-        """Commits reachable from ``revision`` by first parents, newest first."""
+    def history(self, key: RepoKey, revision: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """Commits reachable from ``revision`` by first parents, newest first (the first ``limit``)."""
         commit_id: str | None = self.resolve(key, revision)
-        out = []
-        while commit_id:
+        out: list[dict[str, Any]] = []
+        while commit_id and (limit is None or len(out) < limit):
             data = self.commit_data(key, commit_id)
             out.append(data)
             commit_id = data["parents"][0] if data["parents"] else None
