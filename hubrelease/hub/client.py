@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import httpx2
 from huggingface_hub import HfApi
 from huggingface_hub.errors import HfHubHTTPError, OIDCError, RepositoryNotFoundError, RevisionNotFoundError
-from huggingface_hub.utils._http import parse_ratelimit_headers
+from huggingface_hub.utils import parse_ratelimit_headers
 
 from hubrelease.errors import HubError, HubUnavailable, InputError, NotFoundError
 

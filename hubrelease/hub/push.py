@@ -66,7 +66,7 @@ from huggingface_hub import (
 )
 from huggingface_hub.errors import BadRequestError, HfHubHTTPError, OIDCError
 from huggingface_hub.lfs import post_lfs_batch_info
-from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # documented, re-exported implicitly
+from huggingface_hub.utils import build_hf_headers
 
 from hubrelease.errors import (
     CheckFailed,

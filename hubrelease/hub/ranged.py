@@ -20,8 +20,7 @@ from huggingface_hub import HfApi, hf_hub_url
 from huggingface_hub.errors import EntryNotFoundError
 
 # Public as huggingface_hub.utils.*; imported from their modules because mypy cannot see lazy exports.
-from huggingface_hub.utils._headers import build_hf_headers
-from huggingface_hub.utils._http import hf_raise_for_status, http_stream_backoff
+from huggingface_hub.utils import build_hf_headers, hf_raise_for_status, http_stream_backoff
 
 from hubrelease.errors import HubUnavailable, NotFoundError
 from hubrelease.hub.client import hub_errors

@@ -33,7 +33,7 @@ from typing import Any
 
 from filelock import FileLock
 from huggingface_hub.errors import HFValidationError
-from huggingface_hub.utils._validators import validate_repo_id
+from huggingface_hub.utils import validate_repo_id
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.fsutil import atomic_open, atomic_write_bytes, atomic_write_text

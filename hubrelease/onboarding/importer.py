@@ -19,8 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from huggingface_hub import HfApi, hf_hub_url
-from huggingface_hub.utils._headers import build_hf_headers
-from huggingface_hub.utils._http import get_session, hf_raise_for_status
+from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.errors import FormatError, HubError, InputError

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The dependency matrix: run the whole gate (scripts/check.sh) with each dependency we reach into
+# beyond its documented API at the OLDEST and at the NEWEST version pyproject.toml allows.
+# Those are typer (the CLI imports typer._click, typer._coercion, typer._param_types and
+# typer.core._TyperParameter: typer has no public way to skip its pydantic-loading parameter
+# adapter) and huggingface_hub (public API only, but the widest surface we use).
+#
+# Usage: bash scripts/deps_matrix.sh [oldest|newest ...] [-- extra pytest args]
+# Each end gets its own virtualenv (HUBRELEASE_DEPS_DIR, default ~/.cache/hubrelease/deps-matrix)
+# and prints "deps-matrix END: PKG==VERSION ... -> ok|FAILED"; the exit code is 1 if any end failed.
+# Versions come from the package index through pip (`pip index versions`), filtered by the
+# specifier in pyproject.toml; record a run's outcome in bench/RESULTS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PACKAGES=(typer huggingface_hub)
+ENDS=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do ENDS+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift
+[ ${#ENDS[@]} -eq 0 ] && ENDS=(oldest newest)
+ROOT=${HUBRELEASE_DEPS_DIR:-$HOME/.cache/hubrelease/deps-matrix}
+status=0
+for end in "${ENDS[@]}"; do
+  venv="$ROOT/$end"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  HUBRELEASE_VENV="$venv" bash -c '. scripts/_venv.sh "[dev]"'
+  pins=()
+  for package in "${PACKAGES[@]}"; do
+    pins+=("$("$venv/bin/python" scripts/deps_matrix.py "$package" "$end")")
+  done
+  "$venv/bin/python" -m pip install --quiet "${pins[@]}"
+  if HUBRELEASE_VENV="$venv" bash scripts/check.sh "$@"; then
+    echo "deps-matrix $end: ${pins[*]} -> ok"
+  else
+    echo "deps-matrix $end: ${pins[*]} -> FAILED"
+    status=1
+  fi
+done
+exit $status
