@@ -32,13 +32,14 @@ from hubrelease.evaluation.ingest.llama_server import (
     parse_run,
 )
 from hubrelease.evaluation.ingest.serving import serving_cells
-from hubrelease.evaluation.load import error_lines
+from hubrelease.evaluation.load import SCHEMA_COMMAND
 from hubrelease.evaluation.models import SCHEMA_VERSION, Comparison, Evaluation, Provenance, SourceFile
 from hubrelease.evaluation.records import Record, read_records
 from hubrelease.evaluation.spec import EvaluationSpec
 from hubrelease.fsutil import atomic_write_text
 from hubrelease.hashing import sha256_file
 from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.validation import problems
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,8 @@ def build_evaluation(
         )
     except ValidationError as exc:
         # A computed value the schema refuses (e.g. an overflow to infinity) is bad input, not a bug.
-        where, message = error_lines(exc)[0]
-        raise BuildError(f"computed an invalid evaluation: {where}: {message}") from None
+        first = problems(exc, SCHEMA_COMMAND)[0]
+        raise BuildError(f"computed an invalid evaluation: {first.field}: {first.message}") from None
 
 
 def _build(

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hubrelease.errors import ManifestError
-from hubrelease.manifest.load import format_loc, line_of, read_tree
+from hubrelease.manifest.load import line_of, read_tree
+from hubrelease.validation import format_loc
 
 
 class Locator:

@@ -1,12 +1,11 @@
 """Evaluation JSON on disk -> ``Evaluation``, or one ``InputError`` naming the file and field.
 
-The only place that turns JSON and pydantic errors about evaluation files into hubrelease errors.
+JSON errors become located hubrelease errors here; pydantic's through ``hubrelease.validation``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,50 +14,11 @@ from pydantic import BaseModel, ValidationError
 from hubrelease.errors import InputError
 from hubrelease.evaluation.models import Evaluation
 from hubrelease.evaluation.records import read_text
+from hubrelease.validation import first_error
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-def _format_loc(loc: tuple[int | str, ...]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(top level)"
-
-
-# pydantic names union members and validators in error locations ("int", "function-after[...]") and
-# models in messages ("or instance of Arm"): neither means anything to the person editing the file.
-_UNION_TAGS = frozenset({"int", "float", "str", "bool", "list", "dict", "tuple", "none"})
-_INSTANCE_OF = re.compile(r" or instance of \w+")
-
-
-def error_locs(exc: ValidationError) -> list[tuple[tuple[int | str, ...], str]]:
-    """Every error of ``exc`` as (location, message) in our words, not pydantic's; union duplicates folded."""
-    seen: dict[tuple[int | str, ...], str] = {}
-    for error in exc.errors(include_url=False):
-        message = _INSTANCE_OF.sub("", error["msg"].removeprefix("Value error, "))
-        if error["type"] == "extra_forbidden":
-            message = "unknown key"
-        elif error["type"] == "missing":
-            message = "required field is missing"
-        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and (p in _UNION_TAGS or "[" in p)))
-        seen.setdefault(loc, message)  # a union reports once per member: keep the first
-    return list(seen.items())
-
-
-def error_lines(
-    exc: ValidationError, schema_command: str = "hubrelease schema --eval"
-) -> list[tuple[str, str]]:
-    """Every error of ``exc`` as (field path, message); unknown keys point at ``schema_command``."""
-    return [
-        (
-            _format_loc(loc),
-            f"unknown key (allowed keys are listed by `{schema_command}`)"
-            if message == "unknown key"
-            else message,
-        )
-        for loc, message in error_locs(exc)
-    ]
+SCHEMA_COMMAND = "hubrelease schema --eval"
+"""The command that lists an evaluation file's keys, named by an unknown-key error."""
 
 
 def validate_model(model: type[ModelT], data: Any, path: str | Path) -> ModelT:
@@ -66,11 +26,7 @@ def validate_model(model: type[ModelT], data: Any, path: str | Path) -> ModelT:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        lines = error_lines(exc)
-        where, message = lines[0]
-        if len(lines) > 1:
-            message += f" (and {len(lines) - 1} more error{'s' if len(lines) > 2 else ''})"
-        raise InputError(message, path=path, field=where) from None
+        raise first_error(exc, InputError, path, SCHEMA_COMMAND) from None
 
 
 def load_evaluation(path: str | Path) -> Evaluation:

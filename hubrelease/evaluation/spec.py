@@ -14,7 +14,6 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from hubrelease.errors import InputError
-from hubrelease.evaluation.load import error_locs
 from hubrelease.evaluation.models import (
     Arm,
     Configuration,
@@ -30,7 +29,8 @@ from hubrelease.evaluation.models import (
     check_configuration_ids,
 )
 from hubrelease.evaluation.records import read_text
-from hubrelease.manifest.load import format_loc, screen_yaml
+from hubrelease.manifest.load import screen_yaml
+from hubrelease.validation import every_line
 
 
 class ComparisonSpec(_Strict):
@@ -187,9 +187,4 @@ def load_spec(path: str | Path) -> EvaluationSpec:
     try:
         return EvaluationSpec.model_validate(data)
     except ValidationError as exc:
-        lines = []
-        for loc, message in error_locs(exc):
-            if message == "unknown key":
-                message = "unknown key (allowed keys are listed by `hubrelease schema --eval-spec`)"
-            lines.append(f"{file}:{line_for(loc) or 1}: {format_loc(loc)}: {message}")
-        raise SpecError(lines) from None
+        raise SpecError(every_line(exc, file, "hubrelease schema --eval-spec", line_for)) from None

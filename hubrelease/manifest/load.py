@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from ruamel.yaml import YAML
 
 from hubrelease.errors import InputError, ManifestError
-from hubrelease.manifest.models import LocatedError, Manifest
+from hubrelease.manifest.models import Manifest
+from hubrelease.validation import first_error
 
 
 def _yaml() -> YAML:
@@ -104,17 +105,8 @@ def line_of(tree: Any, loc: Sequence[str | int]) -> int | None:
     return line
 
 
-def format_loc(loc: Sequence[str | int]) -> str:
-    """``("artifacts", 2, "sha256")`` -> ``artifacts[2].sha256``."""
-    text = ""
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else str(part)
-    return text or "(top level)"
-
-
+SCHEMA_COMMAND = "hubrelease schema"
+"""The command that lists a manifest's keys, named by an unknown-key error."""
 MAX_NODES = 1_000_000
 """Most values a manifest may hold once aliases are expanded (a 25,000-artifact manifest has ~100,000)."""
 MAX_DEPTH = 64
@@ -187,33 +179,9 @@ def _node_line(root: pyyaml.Node, loc: Sequence[str | int]) -> int | None:
 
 
 def _first_error(exc: ValidationError, tree: CommentedMap, path: Path) -> ManifestError:
-    return _located_error(exc, path, lambda loc: line_of(tree, loc) or tree.lc.line + 1)
-
-
-def _located_error(
-    exc: ValidationError, path: Path, line_for: Callable[[list[str | int]], int]
-) -> ManifestError:
-    error = exc.errors(include_url=False)[0]
-    loc = list(error["loc"])
-    cause = (error.get("ctx") or {}).get("error")
-    if isinstance(cause, LocatedError):
-        loc.extend(cause.loc)
-        message = str(cause)
-    else:
-        message = error["msg"].removeprefix("Value error, ")
-    # pydantic puts a union member's or literal's name in loc; drop parts that are not in the YAML.
-    clean = [p for p in loc if isinstance(p, int) or not str(p).startswith(("function-", "str", "int"))]
-    if error["type"] == "extra_forbidden":
-        message = "unknown key (allowed keys are listed by `hubrelease schema`)"
-    elif error["type"] == "missing":
-        message = "required field is missing"
-    elif error["type"] == "literal_error":
-        message = f"{message}, got {error.get('input')!r}"
-    count = exc.error_count()
-    if count > 1:
-        message += f" (and {count - 1} more error{'s' if count > 2 else ''})"
-    line = line_for(clean)  # a key missing at the top: where the mapping starts
-    return ManifestError(message, path=path, line=line, field=format_loc(clean))
+    return first_error(
+        exc, ManifestError, path, SCHEMA_COMMAND, lambda loc: line_of(tree, loc) or tree.lc.line + 1
+    )
 
 
 def to_plain(node: Any) -> Any:
@@ -406,14 +374,14 @@ def _load(text: str, path: Path) -> Manifest:
         return validate_tree(parse_tree(text, path), path)
     root, data = parsed
 
-    def line_for(loc: list[str | int]) -> int:
+    def line_for(loc: Sequence[str | int]) -> int:
         return _node_line(root, loc) or root.start_mark.line + 1
 
     _check_version(data, path, line_for)
     try:
         return Manifest.model_validate(data)
     except ValidationError as exc:
-        raise _located_error(exc, path, line_for) from None
+        raise first_error(exc, ManifestError, path, SCHEMA_COMMAND, line_for) from None
 
 
 def load_manifest(path: str | Path) -> Manifest:

@@ -14,24 +14,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 
 from hubrelease.fsutil import check_release_path
 from hubrelease.revisions import is_commit
+from hubrelease.validation import LocatedError
 
 SCHEMA_VERSION = 1
 DEFAULT_CARD = "README.md"
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
-
-
-class LocatedError(ValueError):
-    """A model-level validation error that knows which field (relative to the model) is wrong.
-
-    ``manifest.load`` appends ``loc`` to pydantic's location so the message names the exact
-    field and YAML line, not just the enclosing mapping.
-    """
-
-    def __init__(self, message: str, loc: tuple[str | int, ...]) -> None:
-        super().__init__(message)
-        self.loc = loc
 
 
 def _sha256(value: str) -> str:
