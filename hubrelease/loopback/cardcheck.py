@@ -17,9 +17,7 @@ import yaml
 from huggingface_hub import DatasetCard, ModelCard
 from huggingface_hub.errors import HFValidationError
 from huggingface_hub.repocard import REGEX_YAML_BLOCK
-
-# Public as huggingface_hub.utils.validate_repo_id; imported from its module because mypy cannot see lazy exports.
-from huggingface_hub.utils._validators import validate_repo_id
+from huggingface_hub.utils import validate_repo_id
 
 from hubrelease.card.frontmatter import ALLOWED_RELATIONS
 from hubrelease.card.licenses import is_hub_license

@@ -179,7 +179,7 @@ class HubHTTPServer(ThreadingHTTPServer):
         """This listener is the storage origin: it serves ``CDN_ROUTES`` only."""
         self.pool = ThreadPoolExecutor(max_workers=hub.max_workers, thread_name_prefix="loopback-hub")
         self.closing = threading.Event()
-        super().__init__(address, HubHandler)
+        # Before the bind: a port in use makes socketserver call server_close(), which closes it.
         self.gate = Gate(
             self._dispatch,
             header_timeout=hub.header_timeout,
@@ -187,6 +187,7 @@ class HubHTTPServer(ThreadingHTTPServer):
             max_header_bytes=hub.max_header_bytes,
             max_connections=hub.max_connections,
         )
+        super().__init__(address, HubHandler)
 
     def get_request(self) -> tuple[socket.socket, Any]:
         connection, address = super().get_request()

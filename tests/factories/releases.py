@@ -39,3 +39,26 @@ def write_release(
     target = root / manifest_name
     target.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
     return target
+
+
+SVG_CHART = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" width="30" height="10"><rect width="30" height="10"/></svg>'
+)
+
+
+def write_hand_written_release(root: Path, card: str, files: dict[str, bytes] | None = None) -> Path:
+    """A release whose card is hand-written (``template: none``) and pinned like an artifact; ``files``
+    (default: a small weights file and ``charts/speed.svg``) are its artifacts."""
+    manifest = write_release(
+        root,
+        files if files is not None else {"model.safetensors": b"\0" * 4096, "charts/speed.svg": SVG_CHART},
+        extra_manifest={
+            "card": {
+                "template": "none",
+                "size": len(card.encode()),
+                "sha256": hashlib.sha256(card.encode()).hexdigest(),
+            }
+        },
+    )
+    (root / "README.md").write_text(card, encoding="utf-8")
+    return manifest
