@@ -167,7 +167,7 @@ class HubReleaseGroup(TyperGroup):
             )
             raise typer.Exit(3) from None
         finally:
-            _stop_embedded_hubs()
+            _end_hub_state()
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -244,11 +244,17 @@ def debug_traceback(exc: BaseException) -> None:
     output.debug_text("\nThe above exception led to the next one:\n\n".join(parts))
 
 
-def _stop_embedded_hubs() -> None:
-    # Commands that never reached the Hub never imported the client: they pay no import for this.
+def _end_hub_state() -> None:
+    """Stop this command's embedded Hubs and the bounds of its remote reads.
+
+    Commands that never reached the Hub never imported these modules: they pay no import for this.
+    """
     client = sys.modules.get("hubrelease.hub.client")
     if client is not None:
         client.stop_embedded()
+    bounds = sys.modules.get("hubrelease.hub.bounds")
+    if bounds is not None:
+        bounds.stop()
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import EndpointOpt, JobsOpt, JsonOpt, is_hub_uri
+from hubrelease.cli.options import EndpointOpt, JobsOpt, JsonOpt, hub_session, is_hub_uri
 from hubrelease.fsutil import relative_inside
 from hubrelease.sizes import parse_size
 
@@ -185,11 +185,12 @@ def gguf_drafter(
     recorded = None
     recorder = _recorder(manifest, out)
     if is_hub_uri(tokenizer_from):
-        from hubrelease.hub import hub_api
         from hubrelease.hub.remote_headers import read_hub_gguf
 
         tokenizer, recorded = read_hub_gguf(
-            hub_api(endpoint), str(tokenizer_from), keep_key=lambda key: key.startswith("tokenizer.")
+            hub_session(endpoint),
+            str(tokenizer_from),
+            keep_key=lambda key: key.startswith("tokenizer."),
         )
     with output.progress(json_mode) as progress:
         files = build_gguf_drafter(
@@ -269,11 +270,10 @@ def speculators_drafter(
 
 def _verifier_json(location: str, endpoint: str | None) -> dict[str, Any]:
     if is_hub_uri(location):
-        from hubrelease.hub import hub_api
         from hubrelease.hub.remote_headers import RemoteRepo, parse_location
 
         where = parse_location(location)
-        return RemoteRepo(hub_api(endpoint), where.repo_id, where.revision, where.repo_type).read_json(
+        return RemoteRepo(hub_session(endpoint), where.repo_id, where.revision, where.repo_type).read_json(
             where.path
         )
     from hubrelease.formats.safetensors_header import read_json_object

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import EndpointOpt, JsonOpt, is_hub_uri
+from hubrelease.cli.options import EndpointOpt, JsonOpt, hub_session, is_hub_uri
 
 EXAMPLES = """
 Examples:
@@ -47,10 +47,9 @@ def inspect(
     """Read a GGUF or safetensors header (never the tensor data) and show what the file really holds."""
     summary: dict[str, Any]
     if is_hub_uri(file):
-        from hubrelease.hub import hub_api
         from hubrelease.hub.remote_headers import summarize as summarize_remote
 
-        summary = summarize_remote(hub_api(endpoint), file)
+        summary = summarize_remote(hub_session(endpoint), file)
     else:
         from hubrelease.formats.summary import summarize
 

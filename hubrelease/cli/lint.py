@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import EndpointOpt, JsonOpt, is_hub_uri
+from hubrelease.cli.options import EndpointOpt, JsonOpt, hub_session, is_hub_uri
 
 if TYPE_CHECKING:
     from hubrelease.lint.findings import FileFinding
@@ -61,11 +61,10 @@ def lint(
     if file.endswith((".yaml", ".yml")) and not is_hub_uri(file):
         results = _release(Path(file), facts, endpoint)
     elif is_hub_uri(file):
-        from hubrelease.hub import hub_api
         from hubrelease.hub.remote_lint import lint_hub_file
         from hubrelease.lint.findings import FileFinding
 
-        findings, cost = lint_hub_file(hub_api(endpoint), file, config, facts)
+        findings, cost = lint_hub_file(hub_session(endpoint), file, config, facts)
         results = [FileFinding(file, f) for f in findings]
         traffic = {"requests": cost.requests, "fetched_bytes": cost.fetched_bytes}
     else:
@@ -82,10 +81,9 @@ def _target(spec: str | None, endpoint: str | None) -> TargetFacts | None:
     if spec is None:
         return None
     if is_hub_uri(spec):
-        from hubrelease.hub import hub_api
         from hubrelease.hub.target_facts import read_hub_target
 
-        return read_hub_target(hub_api(endpoint), spec)
+        return read_hub_target(hub_session(endpoint), spec)
     from hubrelease.lint.target import read_local_target
 
     return read_local_target(spec)
@@ -100,11 +98,10 @@ def _release(manifest_path: Path, facts: TargetFacts | None, endpoint: str | Non
     root = release_root(manifest, manifest_path)
     if facts is None and manifest.pins.targets and any(a.lint for a in manifest.artifacts):
         from hubrelease.errors import HubUnavailable
-        from hubrelease.hub import hub_api
         from hubrelease.hub.target_facts import fetch_target
 
         try:
-            facts = fetch_target(hub_api(endpoint), manifest, root)
+            facts = fetch_target(hub_session(endpoint), manifest, root)
         except HubUnavailable as exc:  # the local files are still linted; the target rules wait for the Hub
             output.warn_line(f"the pinned target was not read ({exc}): linted without its depth and width")
             return lint_release(manifest, root, None)

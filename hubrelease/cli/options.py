@@ -63,14 +63,23 @@ QuietOpt = Annotated[
 ]
 
 
-def hub_session(endpoint: str | None, token: str | None, quiet: bool) -> HfApi:
-    """The Hub client for one command, after the options every Hub command shares took effect."""
+def hub_session(
+    endpoint: str | None, token: str | None = None, quiet: bool = False, *, writes: bool = False
+) -> HfApi:
+    """The Hub client for one command, after the options every Hub command shares took effect.
+
+    A command that only reads has its remote reads bounded (``hub.bounds``) until it ends.
+    """
     from hubrelease import secrets
     from hubrelease.cli import output
     from hubrelease.hub.client import hub_api
 
     secrets.remember(token)
     output.set_quiet(quiet)
+    if not writes:
+        from hubrelease.hub import bounds
+
+        bounds.start()
     api = hub_api(endpoint, token=token)
     output.redact_library_logs()
     return api

@@ -108,7 +108,7 @@ def push(
     root = release_root(release, manifest, directory)
     release = with_release(release, repo_type, revision)
     options = PublishOptions(message, create_pr, tag, private, dry_run, parse_batch_size(batch_size))
-    api = hub_session(endpoint, token, quiet)
+    api = hub_session(endpoint, token, quiet, writes=True)
     payload: dict[str, object] = {"schema_version": 1, "command": "push", "dry_run": dry_run}
 
     def on_plan(plan: PushPlan, warnings: list[str]) -> None:

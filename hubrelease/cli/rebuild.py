@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import DirOpt, EndpointOpt, JsonOpt, ManifestArg, TokenOpt
+from hubrelease.cli.options import DirOpt, EndpointOpt, JsonOpt, ManifestArg, TokenOpt, hub_session
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -36,9 +36,7 @@ a difference, 2 an input is missing or the manifest is invalid, 4 the Hub could 
 
 
 def _hub(endpoint: str | None, token: str | None) -> HfApi:
-    from hubrelease.hub import hub_api
-
-    return hub_api(endpoint, token)
+    return hub_session(endpoint, token)
 
 
 def _reason(result: OutputResult) -> str:

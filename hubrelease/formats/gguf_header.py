@@ -56,13 +56,17 @@ class NeedMore(Exception):
     """The bytes given end before the header does (only raised when the file is longer than them).
 
     ``end`` is the least number of bytes from the file start the parser needs to get further;
-    ``guess`` is where the header probably ends, extrapolated from the array or table it stopped in.
+    ``guess`` is where the header probably ends, extrapolated from the array or table it stopped in;
+    ``least`` where it ends at the earliest, from the declared counts (13 bytes per key, 24 per tensor
+    info, 8 per string still to come in a table): a remote read refuses a header declaring more than
+    its cap before fetching it.
     """
 
-    def __init__(self, end: int, guess: int) -> None:
+    def __init__(self, end: int, guess: int, least: int = 0) -> None:
         super().__init__(f"header continues past byte {end}")
         self.end = end
-        self.guess = max(guess, end)
+        self.least = max(least, end)
+        self.guess = max(guess, self.least)
 
 
 @dataclass(frozen=True)
@@ -202,6 +206,8 @@ class _Cursor:
         self.in_tensors = False
         # (start offset, items done, items in all) of the innermost table being read, for NeedMore guesses.
         self.table: tuple[int, int, int] | None = None
+        self.floor = 0
+        """Where the header ends at the earliest, from its declared key and tensor counts."""
 
     def fail(self, message: str, at: int | None = None) -> FormatError:
         return FormatError(f"{message} at byte offset {self.pos if at is None else at}", path=self.path)
@@ -213,14 +219,16 @@ class _Cursor:
         usually ``tokenizer.ggml.tokens``, which scores, token types and merges of similar size follow,
         so the guess adds twice its size again, then room for the tensor infos.
         """
-        start, table_end = self.pos, end
-        if self.table is not None and self.table[1] > 0:
+        start, table_end, least = self.pos, end, max(end, self.floor)
+        if self.table is not None:
             start, done, total = self.table
-            table_end = max(end, start + (self.pos - start) * total // done)
+            least = max(least, self.pos + (total - done - 1) * 8)  # a table's every string takes 8 bytes
+            if done > 0:
+                table_end = max(end, start + (self.pos - start) * total // done)
         span = table_end - start
         if self.in_tensors:
-            return NeedMore(end, table_end + span // 8)
-        return NeedMore(end, table_end + 2 * span + self.n_tensors * _TENSOR_INFO_GUESS)
+            return NeedMore(end, table_end + span // 8, least)
+        return NeedMore(end, table_end + 2 * span + self.n_tensors * _TENSOR_INFO_GUESS, least)
 
     def bound(self, nbytes: int, what: str) -> None:
         """``nbytes`` must fit in the file (a lying length or count is caught before any allocation)."""
@@ -373,6 +381,11 @@ def _parse(cur: _Cursor, keep_array: int, keep_key: Callable[[str], bool] | None
     if n_tensors * 24 > cur.size - cur.pos:
         raise cur.fail(f"tensor count {n_tensors} cannot fit in the file", at=8)
     cur.n_tensors = n_tensors
+    cur.floor = cur.pos + n_kv * 13 + n_tensors * 24
+    if cur.floor > cur.size:
+        raise cur.fail(f"{n_kv} keys and {n_tensors} tensors cannot fit in the file", at=8)
+    if cur.floor > cur.avail:  # a remote read learns the least it must fetch before fetching any of it
+        raise cur.more(cur.floor)
 
     kv: dict[str, KVEntry] = {}
     for index in range(n_kv):

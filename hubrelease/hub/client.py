@@ -20,10 +20,16 @@ from urllib.parse import urlsplit
 
 import httpx2
 from huggingface_hub import HfApi
-from huggingface_hub.errors import HfHubHTTPError, OIDCError, RepositoryNotFoundError, RevisionNotFoundError
+from huggingface_hub.errors import (
+    HfHubHTTPError,
+    HFValidationError,
+    OIDCError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
 from huggingface_hub.utils import parse_ratelimit_headers
 
-from hubrelease.errors import HubError, HubUnavailable, InputError, NotFoundError
+from hubrelease.errors import HubError, HubReleaseError, HubUnavailable, InputError, NotFoundError
 
 if TYPE_CHECKING:
     # Imported when the embedded Hub starts (``embedded_hub``): a command against the real Hub
@@ -38,6 +44,8 @@ DEFAULT_RATE_LIMIT_WAIT = 30
 # the Hub's API window is 5 minutes (huggingface.co/docs/hub/rate-limits, hub-api.md 5).
 MAX_RATE_LIMIT_WAIT = 300
 MAX_RATE_LIMIT_RETRIES = 3
+FOREVER = 10**9
+"""The wait a 429 asks for when its number is too long to be meant (past any bound)."""
 sleep: Callable[[float], None] = time.sleep
 """Module-level so tests can replace the wait (they assert on what was asked, never on timing)."""
 
@@ -128,6 +136,17 @@ def describe(exc: BaseException) -> str:
     return text[0] if text else type(current).__name__
 
 
+def answer_fault(exc: BaseException) -> str | None:
+    """What is wrong with an answer that arrived (as opposed to a Hub that could not be reached)."""
+    if isinstance(exc, httpx2.TooManyRedirects):
+        return "is a redirect loop"
+    if isinstance(exc, httpx2.DecodingError):
+        return "cannot be decoded"
+    if isinstance(exc, httpx2.RemoteProtocolError):
+        return "broke off"
+    return None
+
+
 def is_transport_failure(exc: BaseException) -> bool:
     """A dropped connection, timeout or refused socket, from httpx2 or from hf_xet (built-in errors)."""
     current: BaseException | None = exc
@@ -169,9 +188,27 @@ def to_hub_error(exc: BaseException, repo_id: str, revision: str | None = None) 
             repo_id=repo_id,
             status=status,
         )
+    fault = answer_fault(current)
+    if fault is not None:
+        return HubUnavailable(f"{repo_id}: the Hub's answer {fault} ({describe(current)})", repo_id=repo_id)
     if status is None and is_transport_failure(current):
         return HubUnavailable(f"{repo_id}: cannot reach the Hub: {describe(current)}", repo_id=repo_id)
     return HubUnavailable(f"{repo_id}: {describe(current)}", repo_id=repo_id, status=status)
+
+
+_HUB_FAILURES = (HfHubHTTPError, httpx2.RequestError, ConnectionError, TimeoutError, OIDCError)
+# What huggingface_hub raises when an answer is not the shape it parses (a tree listing that is an
+# object, ``{}`` for repo info, JSON nested 100,000 deep): the server's fault, never exit 3.
+_MALFORMED = (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError)
+
+
+def malformed_answer(exc: BaseException, repo_id: str) -> HubReleaseError:
+    """The one line for an answer huggingface_hub could not parse (or a repo id it refused to send)."""
+    if isinstance(exc, HFValidationError):
+        return InputError(f"{repo_id}: {describe(exc)}")
+    return HubUnavailable(
+        f"{repo_id}: the Hub's answer is malformed ({type(exc).__name__}: {describe(exc)})", repo_id=repo_id
+    )
 
 
 @contextlib.contextmanager
@@ -179,8 +216,18 @@ def hub_errors(repo_id: str, revision: str | None = None) -> Iterator[None]:
     """Translate huggingface_hub and transport errors into ``HubError``s (the one boundary for them)."""
     try:
         yield
-    except (HfHubHTTPError, httpx2.TransportError, ConnectionError, TimeoutError, OIDCError) as exc:
+    except _HUB_FAILURES as exc:
         raise to_hub_error(exc, repo_id, revision) from None
+
+
+@contextlib.contextmanager
+def read_errors(repo_id: str, revision: str | None = None) -> Iterator[None]:
+    """``hub_errors`` for reads, where a malformed answer is also the server's fault (``malformed_answer``)."""
+    try:
+        with hub_errors(repo_id, revision):
+            yield
+    except _MALFORMED as exc:
+        raise malformed_answer(exc, repo_id) from None
 
 
 def rate_limit_wait(exc: BaseException) -> int:
@@ -191,11 +238,16 @@ def rate_limit_wait(exc: BaseException) -> int:
     if current is None or current.response is None:
         return DEFAULT_RATE_LIMIT_WAIT
     headers = current.response.headers
-    info = parse_ratelimit_headers(headers)
+    try:  # int() of the header's numbers: one past Python's 4,300-digit limit raises ValueError
+        info = parse_ratelimit_headers(headers)
+    except ValueError:
+        return FOREVER
     if info is not None and info.remaining == 0:
         return max(info.reset_in_seconds, 0)
-    retry_after = headers.get("Retry-After", "")
-    return int(retry_after) if retry_after.isdigit() else DEFAULT_RATE_LIMIT_WAIT
+    retry_after = headers.get("Retry-After", "").strip()
+    if not retry_after.isdigit():
+        return DEFAULT_RATE_LIMIT_WAIT
+    return int(retry_after) if len(retry_after) <= 9 else FOREVER
 
 
 def metadata(repo_id: str, revision: str | None, call: Callable[[], T]) -> T:
@@ -217,8 +269,10 @@ def metadata(repo_id: str, revision: str | None, call: Callable[[], T]) -> T:
                 if wait is not None:
                     error.message += f" (rate limited: waited {waited}s, the Hub asks for {wait}s more)"
                 raise error from None
-        except (httpx2.TransportError, ConnectionError, TimeoutError, OIDCError) as exc:
+        except _HUB_FAILURES as exc:
             raise to_hub_error(exc, repo_id, revision) from None
+        except _MALFORMED as exc:
+            raise malformed_answer(exc, repo_id) from None
         log.warning("rate limited by the Hub (%s): waiting %ds before retrying", repo_id, wait)
         sleep(wait)
         waited += wait

@@ -23,9 +23,10 @@ from huggingface_hub.errors import EntryNotFoundError
 from huggingface_hub.utils import build_hf_headers, hf_raise_for_status, http_stream_backoff
 
 from hubrelease.errors import HubUnavailable, NotFoundError
-from hubrelease.hub.client import hub_errors
+from hubrelease.hub.client import answer_fault, describe, read_errors
+from hubrelease.printable import shown
 
-_CONTENT_RANGE = re.compile(r"^bytes (?:\d+-\d+|\*)/(\d+)$")
+_CONTENT_RANGE = re.compile(r"^bytes (?:\d{1,15}-\d{1,15}|\*)/(\d{1,15})$")  # 15 digits: 1 PB
 _CHUNK = 1 << 20
 
 
@@ -71,7 +72,7 @@ class RangedFile:
         headers = build_hf_headers(token=self.api.token, library_name="hubrelease")
         headers["Range"] = f"bytes={start}-{end - 1}"
         self.traffic.requests += 1
-        with hub_errors(self.repo_id, self.revision):
+        with read_errors(self.repo_id, self.revision):
             try:
                 self._get(url, headers, start, end)
             except EntryNotFoundError:
@@ -93,9 +94,16 @@ class RangedFile:
                 skip = 0
             else:  # a server that ignores Range sends the whole file from byte 0
                 length = response.headers.get("X-Linked-Size") or response.headers.get("Content-Length")
-                self.size = int(length) if length and length.isdigit() else None
+                self.size = int(length) if length and length.isdigit() and len(length) <= 15 else None
                 skip = start
-            self._receive(response.iter_bytes(_CHUNK), skip, end - start)
+            try:  # raised here, not out of the `with`: http_stream_backoff would retry inside its generator
+                self._receive(response.iter_bytes(_CHUNK), skip, end - start)
+            except httpx2.RequestError as exc:
+                raise HubUnavailable(
+                    f"{self.repo_id}: {self.path}: the Hub's answer {answer_fault(exc) or 'broke off'} "
+                    f"({describe(exc)})",
+                    repo_id=self.repo_id,
+                ) from None
 
     def _commit(self, response: httpx2.Response) -> None:
         """``X-Repo-Commit`` from the Hub's answer, or from the redirect that led to the storage URL."""
@@ -130,5 +138,5 @@ def _total(content_range: str | None, fallback: int | None) -> int:
     if fallback is not None:
         return fallback
     raise HubUnavailable(
-        f"the Hub answered a range request without a usable Content-Range ({content_range!r})"
+        f"the Hub answered a range request without a usable Content-Range ({shown(content_range, 60)})"
     )

@@ -135,9 +135,10 @@ def gguf_header(repo: RemoteRepo, path: str, keep_key: Callable[[str], bool] | N
             try:
                 return parse_gguf_header(buf, file.size or len(buf), Path(path), keep_key=keep_key)
             except NeedMore as more:
-                if more.end > MAX_HEADER_READ:
+                if more.least > MAX_HEADER_READ:  # declared before fetched: nothing more is read
                     raise FormatError(
-                        f"header is larger than the {MAX_HEADER_READ}-byte cap of a remote read"
+                        f"header declares at least {more.least:,} bytes, over the {MAX_HEADER_READ:,}-byte "
+                        "cap of a remote read"
                     ) from None
                 end = min(max(more.guess, 2 * len(buf)), MAX_HEADER_READ)
 

@@ -22,10 +22,10 @@ from huggingface_hub import HfApi, hf_hub_url
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 from huggingface_hub.utils.sha import git_hash
 
-from hubrelease.errors import FormatError, HubError, InputError
+from hubrelease.errors import FormatError, HubUnavailable, InputError
 from hubrelease.fsutil import atomic_write_bytes
 from hubrelease.hashing import sha256_file
-from hubrelease.hub.client import hub_errors, metadata
+from hubrelease.hub.client import metadata, read_errors
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.tree import RemoteFile, list_files, resolve_commit, verify_remote
 from hubrelease.manifest import load_manifest_text
@@ -169,7 +169,9 @@ def _restore(
     with tempfile.TemporaryDirectory(prefix="hubrelease-import-") as tmp:
         data = _fetch(api, repo_id, commit, repo_type, [remote], Path(tmp))[remote.path].read_bytes()
     if git_hash(data) != remote.blob_id:
-        raise HubError(f"{label}: downloaded bytes do not match git blob {remote.blob_id}", repo_id=repo_id)
+        raise HubUnavailable(
+            f"{label}: the Hub sent bytes that are not git blob {remote.blob_id}", repo_id=repo_id
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -197,13 +199,13 @@ def _fetch(
         target = folder.joinpath(*PurePosixPath(remote.path).parts)
         target.parent.mkdir(parents=True, exist_ok=True)
         url = hf_hub_url(repo_id, remote.path, repo_type=repo_type, revision=commit, endpoint=api.endpoint)
-        with hub_errors(repo_id, commit), get_session().stream("GET", url, headers=headers) as response:
+        with read_errors(repo_id, commit), get_session().stream("GET", url, headers=headers) as response:
             hf_raise_for_status(response)
             with open(target, "wb") as handle:
                 for chunk in response.iter_bytes():
                     handle.write(chunk)
                     if handle.tell() > remote.size:
-                        raise HubError(
+                        raise HubUnavailable(
                             f"{remote.path}: the Hub sent more than the {remote.size} bytes it lists",
                             repo_id=repo_id,
                         )
@@ -229,8 +231,8 @@ def _describe(
         note = f"{remote.path}: regular file of {remote.size} bytes not fetched; pinned by size only"
         return FileFacts(remote.path, remote.size, None), note
     if git_hash(local.read_bytes()) != remote.blob_id:
-        raise HubError(
-            f"{remote.path}: downloaded bytes do not match git blob {remote.blob_id}", repo_id=repo_id
+        raise HubUnavailable(
+            f"{remote.path}: the Hub sent bytes that are not git blob {remote.blob_id}", repo_id=repo_id
         )
     composition, header_note = inspect_composition(local)
     evaluation, eval_note = detect_evaluation(local)

@@ -50,7 +50,8 @@ def test_inspect_errors_are_one_line(ggufs: Path, tmp_path: Path) -> None:
     code, _, err = run_cli("inspect", str(broken))
     assert code == 2
     assert err.strip().splitlines() == [
-        f"error: {broken}: truncated: key #19 (17 bytes) needs 17 bytes but only 0 remain at byte offset 1000"
+        # the counts at byte 8 already need more than the 1000 bytes left: 13 a key, 24 a tensor at least
+        f"error: {broken}: 29 keys and 25 tensors cannot fit in the file at byte offset 8"
     ]
     code, _, err = run_cli("inspect", str(tmp_path / "none.gguf"))
     assert (code, err.strip()) == (2, f"error: {tmp_path / 'none.gguf'}: no such file")
