@@ -44,6 +44,11 @@ class HubReleaseError(Exception):
             prefix += f"{self.field}: "
         return prefix + self.message
 
+    def lines(self) -> list[str]:
+        """What the CLI prints, one ``error:`` line each: one, unless the error lists several problems
+        (a newline inside a value from a file is shown escaped, never as a line of its own)."""
+        return [str(self)]
+
     def to_dict(self) -> dict[str, object]:
         """Fields for ``--json`` error output."""
         return {

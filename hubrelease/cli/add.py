@@ -80,15 +80,14 @@ def add(
         output.warn_line(warning)
     for change in result.changes:
         if change.status == "changed" and {"size", "sha256"} & set(change.changed_keys):
-            output.stdout.print(
+            output.value_line(
                 f"changed {change.path}: size {change.old_size} -> {change.size}, "
-                f"sha256 {change.old_sha256} -> {change.sha256}",
-                markup=False,
+                f"sha256 {change.old_sha256} -> {change.sha256}"
             )
         elif change.status == "changed":
-            output.stdout.print(f"changed {change.path}: {', '.join(change.changed_keys)}", markup=False)
+            output.value_line(f"changed {change.path}: {', '.join(change.changed_keys)}")
         else:
-            output.stdout.print(f"{change.status} {change.path} ({change.size} bytes)", markup=False)
+            output.value_line(f"{change.status} {change.path} ({change.size} bytes)")
 
 
 def rm(
@@ -106,7 +105,7 @@ def rm(
         )
         return
     for path in removed:
-        output.stdout.print(f"removed {path}", markup=False)
+        output.value_line(f"removed {path}")
 
 
 def register(app: typer.Typer) -> None:

@@ -147,7 +147,7 @@ class HubReleaseGroup(TyperGroup):
             return super().invoke(ctx)
         except HubReleaseError as exc:
             debug_traceback(exc)
-            for line in str(exc).split("\n"):  # an error listing several problems prints one line each
+            for line in exc.lines():
                 output.error_line(line)
             raise typer.Exit(exc.exit_code) from None
         except (click.ClickException, typer.Exit, typer.Abort):

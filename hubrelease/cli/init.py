@@ -129,13 +129,13 @@ def print_written(manifest: Manifest, warnings: Sequence[str], summary: str) -> 
     for warning in warnings:
         output.warn_line(warning)
     for artifact in manifest.artifacts:
-        output.stdout.print(f"{artifact.role:<11} {artifact.size:>14}  {artifact.path}", markup=False)
+        output.value_line(f"{artifact.role:<11} {artifact.size:>14}  {artifact.path}")
     for evaluation in manifest.evaluation_files:
         size = "" if evaluation.size is None else evaluation.size
-        output.stdout.print(f"{'evaluation':<11} {size:>14}  {evaluation.path}", markup=False)
+        output.value_line(f"{'evaluation':<11} {size:>14}  {evaluation.path}")
     if manifest.card is not None and manifest.card.hand_written:
         size = "" if manifest.card.size is None else manifest.card.size
-        output.stdout.print(f"{'card':<11} {size:>14}  {manifest.card.output}", markup=False)
+        output.value_line(f"{'card':<11} {size:>14}  {manifest.card.output}")
     output.info_line(summary)
 
 

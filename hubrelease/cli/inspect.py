@@ -57,19 +57,17 @@ def inspect(
     if json_mode:
         output.emit_json({"schema_version": 1, **summary})
         return
-    out = output.stdout
     for item in summary["files"]:
-        out.print(f"{item['path']}  ({item['size']} bytes)", markup=False)
+        output.value_line(f"{item['path']}  ({item['size']} bytes)")
     if summary["format"] == "gguf":
-        out.print(
-            f"architecture: {summary['architecture']}   GGUF v{summary['version']}   alignment {summary['alignment']}",
-            markup=False,
+        output.value_line(
+            f"architecture: {summary['architecture']}   GGUF v{summary['version']}   alignment {summary['alignment']}"
         )
     for key, value in summary["metadata"].items():
-        out.print(f"  {key} = {value}", markup=False)
-    out.print(f"tensors: {summary['tensor_count']} ({_counts(summary['composition'])})", markup=False)
+        output.value_line(f"  {key} = {value}")
+    output.value_line(f"tensors: {summary['tensor_count']} ({_counts(summary['composition'])})")
     sizes = ", ".join(f"{t} {_size(n)}" for t, n in summary["bytes_per_type"].items())
-    out.print(f"bytes per type: {sizes or 'none'}", markup=False)
+    output.value_line(f"bytes per type: {sizes or 'none'}")
     for name in summary.get("unknown_types", []):
         output.warn_line(f"{name} is an unknown ggml type id; its size was taken from the tensor offsets")
     if "requests" in summary:

@@ -138,7 +138,7 @@ def _report(file: str, results: list[FileFinding], traffic: dict[str, int], json
         for r in results:
             where = "" if r.file == file else f"{r.file}: "
             text = f"[{r.finding.rule_id}] {where}{r.finding.message}"
-            output.stdout.print(f"{r.finding.severity}: {text}", markup=False)
+            output.value_line(f"{r.finding.severity}: {text}")
             output.github_annotation(r.finding.severity, text, r.file)
         output.info_line(f"{file}: {errors} error(s), {len(results) - errors} warning(s)")
         if traffic:

@@ -79,10 +79,10 @@ def lock(
         return
     for change in result.changes:
         if change.field == "unpinned":  # --pin: the key is dropped, not set to false
-            output.stdout.print(f"{change.pin}: unpinned: true dropped", markup=False)
+            output.value_line(f"{change.pin}: unpinned: true dropped")
             continue
         old = "(absent)" if change.old is None else change.old
-        output.stdout.print(f"{change.pin}: {change.field} {old} -> {change.new}", markup=False)
+        output.value_line(f"{change.pin}: {change.field} {old} -> {change.new}")
     for label in result.size_only:
         output.warn_line(f"{label}: regular file on the Hub, no sha256 without downloading; size pinned")
     for line in result.no_header_pin:

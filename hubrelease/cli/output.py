@@ -18,6 +18,7 @@ import sys
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from hubrelease.printable import escaped
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.secrets import redact
 
@@ -71,9 +72,10 @@ def _plain(stream: TextIO) -> bool:
 
 
 def styled_line(label: str, style: str, text: str, *, stream: str = "stdout") -> None:
-    """``label`` in ``style`` (rich style name) then ``text`` as is, on one line."""
+    """``label`` in ``style`` (rich style name) then ``text``, on one line: a control character in it
+    (from a file's or a server's value: a newline in a GGUF key) is shown as its escape."""
     target: TextIO = sys.stdout if stream == "stdout" else sys.stderr
-    text = redact(text)
+    text = escaped(redact(text))
     if _plain(target):
         target.write(f"{label} {text}\n")
         target.flush()
@@ -207,6 +209,16 @@ def print_rows(
 
 def _cell(text: str) -> str:
     return text if text.isprintable() else repr(text)
+
+
+def value_line(text: str) -> None:
+    """A line of a result on stdout that holds values read from a file or a server, escaped
+    (``printable.escaped``) so that it stays one line."""
+    line = escaped(redact(text))
+    if _plain(sys.stdout):
+        sys.stdout.write(line + "\n")
+        return
+    __getattr__("stdout").print(line, markup=False, highlight=False)
 
 
 def emit_json(payload: Any) -> None:

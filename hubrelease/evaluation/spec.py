@@ -160,6 +160,10 @@ class SpecError(InputError):
 
     def __init__(self, lines: list[str]) -> None:
         super().__init__("\n".join(lines))
+        self.problems = lines
+
+    def lines(self) -> list[str]:
+        return self.problems
 
 
 def _ruamel_tree(text: str, file: Path) -> Any:
