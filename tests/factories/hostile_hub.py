@@ -11,15 +11,23 @@ the hostile behaviour itself, bounded by ``MAX_DRIP`` bytes and by ``stop()``.
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import re
 import struct
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, urlsplit
+
+import yaml
+
+from tests.factories.drafters import write_ik_mixed_gguf
+from tests.factories.hub import api_for, unique_repo, upload_files
 
 if TYPE_CHECKING:
     from hubrelease.loopback import LoopbackHub
@@ -46,6 +54,7 @@ KINDS = (
     "link_loop",  # the real page with Link: rel="next" pointing at itself
     "huge_array",  # a GGUF whose header declares 2^40 strings (and a file large enough to hold them)
     "huge_count",  # a GGUF whose header declares 2^36 keys (and a file large enough to hold them)
+    "forged",  # the answer ``Forged`` describes (the fuzz tier draws them)
 )
 MAX_DRIP = 4096
 DEEP = 100_000
@@ -63,6 +72,78 @@ def huge_gguf_prefix(kind: str) -> bytes:
 HUGE_ARRAY_SIZE = 1 << 44
 
 
+@dataclass(frozen=True)
+class Forged:
+    """An answer made up by the fuzz tier: the real one (``real``) or ``body``, with ``status`` if
+    given, ``headers`` added or replacing the real ones (``{self}`` in a value is the URL asked
+    for), the body cut to ``cut`` bytes, and a ``Content-Length`` of ``declared`` (default: the bytes
+    sent)."""
+
+    real: bool = True
+    status: int | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    cut: int | None = None
+    declared: str | None = None
+
+
+@dataclass(frozen=True)
+class Published:
+    """A repo on the loopback Hub (a GGUF and a config), a release manifest of it (``manifest``),
+    one pinning it as a target (``locked``) and where ``import`` writes (``out``)."""
+
+    repo: str
+    manifest: Path
+    locked: Path
+    out: Path
+
+
+def publish(hub: LoopbackHub, folder: Path) -> Published:
+    """The repo and manifests every read command of ``read_commands`` reads."""
+    gguf = write_ik_mixed_gguf(folder / "model.gguf").read_bytes()
+    files = {"model.gguf": gguf, "config.json": b'{"architectures": ["DFlashDraftModel"]}\n'}
+    repo = unique_repo()
+    upload_files(api_for(hub), repo, files)
+    release = {"repo_id": repo, "license": "mit"}
+    manifest = folder / "rel" / "hubrelease.yaml"
+    manifest.parent.mkdir()
+    for name, data in files.items():
+        (manifest.parent / name).write_bytes(data)
+    artifacts = [_entry(name, data) for name, data in files.items()]
+    manifest.write_text(yaml.safe_dump({"schema_version": 1, "release": release, "artifacts": artifacts}))
+    locked = folder / "pins" / "hubrelease.yaml"
+    locked.parent.mkdir()
+    (locked.parent / "notes.md").write_bytes(b"n\n")
+    pinning = {
+        "schema_version": 1,
+        "release": {**release, "repo_id": unique_repo()},
+        "artifacts": [_entry("notes.md", b"n\n")],
+        "pins": {"targets": [{"repo_id": repo, "revision": "main"}]},
+    }
+    locked.write_text(yaml.safe_dump(pinning))
+    return Published(repo, manifest, locked, folder / "imported.yaml")
+
+
+def _entry(name: str, data: bytes) -> dict[str, object]:
+    return {"path": name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def read_commands(p: Published, route: str) -> list[list[str]]:
+    """The read commands that send requests to ``route`` (without ``--endpoint``)."""
+    inspect_gguf = ["inspect", f"hf://{p.repo}/model.gguf"]
+    lint_gguf = ["lint", f"hf://{p.repo}/model.gguf"]
+    verify = ["verify", str(p.manifest), "--remote"]
+    lock = ["lock", str(p.locked), "--dry-run"]
+    import_ = ["import", p.repo, "--out", str(p.out)]
+    return {
+        "resolve": [inspect_gguf, lint_gguf, import_],
+        "cdn": [inspect_gguf, lint_gguf, import_],
+        "repo_info": [verify, lock, import_],
+        "tree": [verify, import_],
+        "paths_info": [lock],
+    }[route]
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -75,11 +156,20 @@ class HostileHub:
     """``with HostileHub(loopback_hub, "drip", route="tree") as hostile: ... hostile.url ...``"""
 
     def __init__(
-        self, upstream: LoopbackHub, kind: str, *, route: str = "resolve", interval: float = 0.2
+        self,
+        upstream: LoopbackHub,
+        kind: str,
+        *,
+        route: str = "resolve",
+        interval: float = 0.2,
+        forged: Forged | None = None,
     ) -> None:
-        if kind not in KINDS or route not in ROUTES:
-            raise ValueError(f"unknown kind {kind!r} or route {route!r}")
+        if kind not in KINDS or route not in ROUTES or (kind == "forged") != (forged is not None):
+            raise ValueError(
+                f"unknown kind {kind!r} or route {route!r}, or a Forged answer without kind 'forged'"
+            )
         self.kind = kind
+        self.forged = forged
         self.route = route
         self.interval = interval
         self.requests: Counter[str] = Counter()
@@ -279,6 +369,23 @@ def _handler(hub: HostileHub, upstream: SplitResult, route_name: str | None) -> 
             status, headers, data = self._forward(body)
             headers["Link"] = f'<{hub.url}{self.path}>; rel="next"'
             self._reply(status, headers, data)
+
+        def _forged(self, body: bytes) -> None:
+            forged = hub.forged
+            assert forged is not None
+            status, headers, data = self._forward(body) if forged.real else (200, {}, forged.body)
+            here = f"{hub.cdn_url if route_name == 'cdn' else hub.url}{self.path}"
+            headers.update((k, v.replace("{self}", here)) for k, v in forged.headers)
+            data = data[: forged.cut]
+            self._close_after()
+            self.send_response(forged.status or status)
+            for key, value in {**headers, "Connection": "close"}.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", forged.declared or str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+                hub.count(len(data))
 
         def _huge_count(self, body: bytes) -> None:
             self._huge_array(body)

@@ -11,82 +11,23 @@ how long it took.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
 from hubrelease.loopback import LoopbackHub
 from tests.factories.cli import run_cli
-from tests.factories.drafters import write_ik_mixed_gguf
-from tests.factories.hostile_hub import MAX_DRIP, HostileHub
-from tests.factories.hub import api_for, unique_repo, upload_files
-
-
-@dataclass(frozen=True)
-class Published:
-    repo: str
-    manifest: Path
-    locked: Path
-    out: Path
+from tests.factories.hostile_hub import MAX_DRIP, HostileHub, Published, publish, read_commands
 
 
 @pytest.fixture
-def published(hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Published]:
-    """A repo with a GGUF and a config on the loopback Hub, a manifest of it and one pinning it;
-    huggingface_hub's backoff sleeps skipped (its retries still happen). The time bounds stay at
-    their defaults except in the cases about time (``TIMED``), so every other case must end by the
-    bound it is about."""
+def published(hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Published:
+    """``hostile_hub.publish``, with huggingface_hub's backoff sleeps skipped (its retries still
+    happen). The time bounds stay at their defaults except in the cases about time (``TIMED``), so
+    every other case must end by the bound it is about."""
     monkeypatch.setattr("huggingface_hub.utils._http.time.sleep", lambda _: None)
     monkeypatch.setattr("hubrelease.hub.client.sleep", lambda _: None)
-    gguf = write_ik_mixed_gguf(tmp_path / "model.gguf").read_bytes()
-    files = {"model.gguf": gguf, "config.json": b'{"architectures": ["DFlashDraftModel"]}\n'}
-    repo = unique_repo()
-    upload_files(api_for(hub), repo, files)
-    artifacts = [
-        {"path": n, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()} for n, d in files.items()
-    ]
-    release = {"repo_id": repo, "license": "mit"}
-    manifest = tmp_path / "rel" / "hubrelease.yaml"
-    manifest.parent.mkdir()
-    for name, data in files.items():
-        (manifest.parent / name).write_bytes(data)
-    manifest.write_text(yaml.safe_dump({"schema_version": 1, "release": release, "artifacts": artifacts}))
-    locked = tmp_path / "pins" / "hubrelease.yaml"
-    locked.parent.mkdir()
-    (locked.parent / "notes.md").write_bytes(b"n\n")
-    pins = {"targets": [{"repo_id": repo, "revision": "main"}]}
-    notes = [{"path": "notes.md", "size": 2, "sha256": hashlib.sha256(b"n\n").hexdigest()}]
-    locked.write_text(
-        yaml.safe_dump(
-            {
-                "schema_version": 1,
-                "release": {**release, "repo_id": unique_repo()},
-                "artifacts": notes,
-                "pins": pins,
-            }
-        )
-    )
-    yield Published(repo, manifest, locked, tmp_path / "imported.yaml")
-
-
-def _commands(p: Published, route: str) -> list[list[str]]:
-    """The read commands that send requests to ``route``."""
-    inspect_gguf = ["inspect", f"hf://{p.repo}/model.gguf"]
-    lint_gguf = ["lint", f"hf://{p.repo}/model.gguf"]
-    verify = ["verify", str(p.manifest), "--remote"]
-    lock = ["lock", str(p.locked), "--dry-run"]
-    import_ = ["import", p.repo, "--out", str(p.out)]
-    return {
-        "resolve": [inspect_gguf, lint_gguf, import_],
-        "cdn": [inspect_gguf, lint_gguf, import_],
-        "repo_info": [verify, lock, import_],
-        "tree": [verify, import_],
-        "paths_info": [lock],
-    }[route]
+    return publish(hub, tmp_path)
 
 
 TIMED = {"drip", "stall"}
@@ -153,7 +94,7 @@ def test_a_hostile_server_ends_each_read_command_in_one_line(
     if kind in TIMED:
         monkeypatch.setenv("HUBRELEASE_REMOTE_DEADLINE", "1")
         monkeypatch.setenv("HUBRELEASE_REMOTE_TIMEOUT", "0.5")
-    for command in _commands(published, route):
+    for command in read_commands(published, route):
         if kind.startswith("huge") and command[0] == "import":
             continue  # import records a header it cannot read as a note, by design
         published.out.unlink(missing_ok=True)
