@@ -24,6 +24,9 @@ ReleaseFileKind = Literal["artifact", "evaluation", "card", "rendered_card", "ma
 """``card``: hand-written (``card.template: none``), pinned like an artifact; ``rendered_card``: written by
 render-card, so it must equal a fresh render; ``manifest``: must equal the manifest, ``root:`` aside."""
 # Files the Hub itself adds to every repo: published, never listed in a manifest.
+SIGNATURE_NAME = "model.sig"
+"""Where a release's signature lives: at the release root and the repo root (model-signing-spec v1.0
+§9, and ``model_signing``'s default ``--signature``); ``hubrelease.signing`` writes and checks it."""
 HUB_FILES = (".gitattributes",)
 
 

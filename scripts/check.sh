@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: set up a virtualenv (once), then lint, type-check and run the test suite.
+# The test command: set up a virtualenv (once), then lint, type-check, check the import contracts
+# (pyproject [tool.importlinter]) and run the test suite.
 # Usage: bash scripts/check.sh [extra pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,4 +8,5 @@ cd "$(dirname "$0")/.."
 ruff check .
 ruff format --check .
 mypy
+lint-imports --no-cache
 python -m pytest -q "$@"

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from hubrelease.card.claims import Claim, compute_claims
 from hubrelease.card.filters import bytes_
-from hubrelease.card.licenses import license_label
 from hubrelease.card.locator import Locator
 from hubrelease.card.rebuilt import Rebuilt, rebuilt
 from hubrelease.card.signature import SignatureCheck, signature_check
@@ -23,6 +22,7 @@ from hubrelease.card.training import TrainingFacts, training_facts
 from hubrelease.evaluation import Evaluation
 from hubrelease.evaluation.provenance import Disagreement, disagreements
 from hubrelease.formats.ggml_types import BY_NAME
+from hubrelease.hub_licenses import license_label
 from hubrelease.manifest.models import (
     Card,
     Engine,

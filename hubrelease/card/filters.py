@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from hubrelease.card.licenses import license_label
+from hubrelease.hub_licenses import license_label
 
 NA = "n/a"
 _BYTE_UNITS = ("kB", "MB", "GB", "TB", "PB")

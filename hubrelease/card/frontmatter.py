@@ -13,8 +13,8 @@ from typing import get_args
 
 from huggingface_hub import DatasetCardData, ModelCardData
 
-from hubrelease.card.licenses import is_hub_license
 from hubrelease.card.locator import Locator
+from hubrelease.hub_licenses import is_hub_license
 from hubrelease.manifest.models import BaseModelRelation, Manifest
 
 ALLOWED_RELATIONS: tuple[str, ...] = get_args(BaseModelRelation)

@@ -12,20 +12,24 @@ The manifest is rewritten through ``manifest.editor``: only the pins section, co
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from huggingface_hub import HfApi
-from ruamel.yaml.comments import CommentedMap
-from ruamel.yaml.tokens import CommentToken
 
 from hubrelease.errors import CheckFailed, FormatError, HubError, InputError
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.tree import pin_label, remote_files, resolve_commit
-from hubrelease.manifest.comments import pop_comment_above, set_comment_above, trailing_comment_kept
+from hubrelease.manifest.comments import (
+    YamlMap,
+    add_note,
+    delete_key,
+    end_comment_kept,
+    is_yaml_map,
+    pop_comment_above,
+)
 from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.revisions import is_commit
 
@@ -109,22 +113,22 @@ def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False, pin: Sequenc
     )
 
 
-def _pin_nodes(pins: object) -> list[tuple[CommentedMap, str, str, int]]:
+def _pin_nodes(pins: object) -> list[tuple[YamlMap, str, str, int]]:
     """Every pin mapping with its default repo type, list and index (anything malformed is left to validation)."""
-    if not isinstance(pins, CommentedMap):
+    if not is_yaml_map(pins):
         return []
     return [
         (node, default_type, key, index)
         for key, default_type in _PIN_LISTS
         if isinstance(pins.get(key), list)
         for index, node in enumerate(pins[key])
-        if isinstance(node, CommentedMap)
+        if is_yaml_map(node)
     ]
 
 
 def _lock_pin(
     api: HfApi,
-    node: CommentedMap,
+    node: YamlMap,
     default_type: str,
     changes: list[LockChange],
     size_only: list[str],
@@ -134,15 +138,15 @@ def _lock_pin(
     repo_type = str(node.get("repo_type") or default_type)
     revision = str(node.get("revision") or "main")
     commit = revision
-    with _end_comment_kept(node):
+    with end_comment_kept(node):
         if not is_commit(revision):
             commit = resolve_commit(api, repo_id, revision, repo_type)
             changes.append(LockChange(repo_id, "revision", node.get("revision"), commit))
             node["revision"] = commit
-            _add_note(node, "revision", f"locked from {revision}")
+            add_note(node, "revision", f"locked from {revision}")
         if "unpinned" in node:
-            _delete_key(node, "unpinned")
-        files = [f for f in node.get("files") or [] if isinstance(f, CommentedMap)]
+            delete_key(node, "unpinned")
+        files = [f for f in node.get("files") or [] if is_yaml_map(f)]
         if not files:
             return
         remote = remote_files(api, repo_id, [str(f["path"]) for f in files], commit, repo_type)
@@ -152,7 +156,7 @@ def _lock_pin(
             found = remote.get(str(item["path"]))
             if found is None:
                 raise HubError(f"{label}: file not found at the pinned revision", repo_id=repo_id, status=404)
-            with _end_comment_kept(item):
+            with end_comment_kept(item):
                 _fill(item, "size", found.size, label, changes)
                 if found.sha256 is None:
                     size_only.append(label)
@@ -168,43 +172,7 @@ def _lock_pin(
                     _fill(item, "composition", pinned[1], label, changes)
 
 
-# ruamel keeps the comment lines written below a key on that key (slot 2 of its comment entry),
-# so adding, re-commenting or deleting keys would move those lines or drop them with the key.
-
-
-@contextlib.contextmanager
-def _end_comment_kept(node: CommentedMap) -> Iterator[None]:
-    """Comment lines below ``node`` stay below it while keys are added to or removed from its end."""
-    with trailing_comment_kept(CommentedMap(node=node), "node"):
-        yield
-
-
-def _add_note(node: CommentedMap, key: str, note: str) -> None:
-    """Append ``note`` to ``key``'s end-of-line comment, keeping the user's text and the lines below."""
-    if node.fa.flow_style():  # a comment inside `{...}` would break the mapping over two lines
-        return
-    slot = node.ca.items.get(key)
-    token = slot[2] if slot and len(slot) > 2 else None
-    first, _, below = str(token.value).partition("\n") if isinstance(token, CommentToken) else ("", "", "")
-    own = first.strip().removeprefix("#").strip()
-    node.yaml_add_eol_comment(f"{own}; {note}" if own else note, key)
-    added = node.ca.items[key][2]  # ended by a newline, as parsed comments are, so lines can follow it
-    added.value = str(added.value).rstrip("\n") + "\n" + below
-
-
-def _delete_key(node: CommentedMap, key: str) -> None:
-    """Delete ``key``; the comment lines below it stay above the key that followed it."""
-    keys = list(node)
-    slot = node.ca.items.get(key)
-    token = slot[2] if slot and len(slot) > 2 else None
-    del node[key]
-    below = str(token.value).partition("\n")[2] if isinstance(token, CommentToken) else ""
-    following = keys[keys.index(key) + 1 :]
-    if below.strip() and following:
-        set_comment_above(node, following[0], below, indent=node.lc.col)
-
-
-def _fill(item: CommentedMap, field: str, value: Any, label: str, changes: list[LockChange]) -> None:
+def _fill(item: YamlMap, field: str, value: Any, label: str, changes: list[LockChange]) -> None:
     old = item.get(field)
     if old is None:
         item[field] = value

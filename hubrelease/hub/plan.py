@@ -24,8 +24,7 @@ from hubrelease.hashing import StatCache, StatKey, sha256_file
 from hubrelease.hub.tree import RemoteFile, list_files, repo_info
 from hubrelease.manifest.editor import published_manifest
 from hubrelease.manifest.models import Manifest
-from hubrelease.release_files import published_paths, release_files
-from hubrelease.signing import SIGNATURE_NAME
+from hubrelease.release_files import SIGNATURE_NAME, published_paths, release_files
 
 FileStatus = Literal["added", "changed", "unchanged"]
 

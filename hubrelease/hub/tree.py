@@ -25,8 +25,7 @@ from hubrelease.errors import NotFoundError
 from hubrelease.hub.client import metadata
 from hubrelease.hub.remote_headers import RemoteRepo, header_findings
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
-from hubrelease.release_files import published_paths
-from hubrelease.signing import SIGNATURE_NAME
+from hubrelease.release_files import SIGNATURE_NAME, published_paths
 from hubrelease.verify.compare import Expected, Observed, compare, missing
 from hubrelease.verify.expected import expectations
 from hubrelease.verify.findings import FileCheck, Finding, VerifyReport

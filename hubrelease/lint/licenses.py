@@ -1,6 +1,6 @@
 """The release's licence against everything it derives from: targets, base drafters, training data.
 
-Every Hub licence id (huggingface.co/docs/hub/repositories-licenses, ``card.licenses``) has a class
+Every Hub licence id (huggingface.co/docs/hub/repositories-licenses, ``hubrelease.hub_licenses``) has a class
 below, and each class a rule, with the clause it comes from:
 
 - ``permissive`` (apache-2.0, mit, bsd, cc0, cc-by, odc-by...): anything may be built on it, under any
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from hubrelease.card.licenses import HUB_LICENSES
+from hubrelease.hub_licenses import HUB_LICENSES
 from hubrelease.lint.findings import Finding, error, warning
 
 if TYPE_CHECKING:

@@ -63,7 +63,7 @@ def gguf_general_findings(manifest: Manifest, root: Path) -> list[FileFinding]:
 
 def card_metadata_findings(manifest: Manifest, root: Path) -> list[FileFinding]:
     """A hand-written card's front matter (parsed by huggingface_hub's ``ModelCard``) against ``release``."""
-    from hubrelease.onboarding.cardmeta import card_release_fields
+    from hubrelease.manifest.card_fields import card_release_fields
 
     card = manifest.card
     path = root / manifest.card_output

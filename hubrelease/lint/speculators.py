@@ -10,7 +10,7 @@ from typing import Any
 
 from hubrelease.formats.speculators import TYPES
 from hubrelease.lint.findings import Finding, error, warning
-from hubrelease.onboarding.cardmeta import is_repo_id
+from hubrelease.manifest.models import is_repo_id
 
 RULE = "speculators"
 

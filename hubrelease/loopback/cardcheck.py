@@ -20,7 +20,7 @@ from huggingface_hub.repocard import REGEX_YAML_BLOCK
 from huggingface_hub.utils import validate_repo_id
 
 from hubrelease.card.frontmatter import ALLOWED_RELATIONS
-from hubrelease.card.licenses import is_hub_license
+from hubrelease.hub_licenses import is_hub_license
 
 
 def parse_card(content: str, repo_type: str) -> tuple[dict[str, Any], str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark
@@ -120,3 +120,53 @@ def pop_comment_above(parent: CommentedMap, key: str, index: int) -> str:
     if isinstance(items, CommentedSeq) and items.ca.comment and len(items.ca.comment) > 1:
         items.ca.comment[1] = None
     return text
+
+
+# ruamel keeps the comment lines written below a key on that key (slot 2 of its comment entry),
+# so adding, re-commenting or deleting keys would move those lines or drop them with the key.
+
+
+@contextlib.contextmanager
+def end_comment_kept(node: CommentedMap) -> Iterator[None]:
+    """Comment lines below ``node`` stay below it while keys are added to or removed from its end."""
+    with trailing_comment_kept(CommentedMap(node=node), "node"):
+        yield
+
+
+def add_note(node: CommentedMap, key: str, note: str) -> None:
+    """Append ``note`` to ``key``'s end-of-line comment, keeping the user's text and the lines below."""
+    if node.fa.flow_style():  # a comment inside `{...}` would break the mapping over two lines
+        return
+    slot = node.ca.items.get(key)
+    token = slot[2] if slot and len(slot) > 2 else None
+    first, _, below = str(token.value).partition("\n") if isinstance(token, CommentToken) else ("", "", "")
+    own = first.strip().removeprefix("#").strip()
+    node.yaml_add_eol_comment(f"{own}; {note}" if own else note, key)
+    added = node.ca.items[key][2]  # ended by a newline, as parsed comments are, so lines can follow it
+    added.value = str(added.value).rstrip("\n") + "\n" + below
+
+
+def delete_key(node: CommentedMap, key: str) -> None:
+    """Delete ``key``; the comment lines below it stay above the key that followed it."""
+    keys = list(node)
+    slot = node.ca.items.get(key)
+    token = slot[2] if slot and len(slot) > 2 else None
+    del node[key]
+    below = str(token.value).partition("\n")[2] if isinstance(token, CommentToken) else ""
+    following = keys[keys.index(key) + 1 :]
+    if below.strip() and following:
+        set_comment_above(node, following[0], below, indent=node.lc.col)
+
+
+YamlMap = CommentedMap
+"""A mapping of the manifest editor's round-trip tree: rooms above manifest/ name it without ruamel."""
+
+
+def yaml_map() -> YamlMap:
+    """A new, empty mapping for the round-trip tree."""
+    return CommentedMap()
+
+
+def is_yaml_map(value: object) -> TypeGuard[CommentedMap]:
+    """A mapping of the manifest editor's round-trip tree, which comments can be attached to."""
+    return isinstance(value, CommentedMap)

@@ -43,6 +43,16 @@ Sha256 = Annotated[str, AfterValidator(_sha256)]
 """A SHA-256 digest, 64 lowercase hex characters."""
 RepoId = Annotated[str, AfterValidator(_repo_id)]
 """A Hub repository id, ``namespace/name``."""
+
+
+def is_repo_id(value: object) -> bool:
+    """True for a valid Hub repo id (``namespace/name``), as the ``RepoId`` type checks it."""
+    try:
+        return isinstance(value, str) and _repo_id(value) == value
+    except ValueError:
+        return False
+
+
 RepoPath = Annotated[str, AfterValidator(_release_path)]
 """A POSIX path relative to the release folder (no ``..``, not absolute)."""
 ByteSize = Annotated[int, Field(ge=0)]

@@ -14,12 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ruamel.yaml.comments import CommentedMap
-
 from hubrelease.errors import InputError
 from hubrelease.fsutil import check_release_path, is_temp_name
 from hubrelease.hashing import StatKey
-from hubrelease.manifest.comments import trailing_comment_kept
+from hubrelease.manifest.comments import YamlMap, is_yaml_map, trailing_comment_kept, yaml_map
 from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.models import HAND_WRITTEN, Manifest, Role
 from hubrelease.manifest.root import release_root
@@ -166,7 +164,7 @@ def remove_paths(manifest_path: Path, paths: Sequence[str]) -> list[str]:
         with trailing_comment_kept(tree, "evaluations"):
             for index in reversed(range(len(evaluations))):
                 node = evaluations[index]
-                if (node.get("path") if isinstance(node, CommentedMap) else node) in listed_evals:
+                if (node.get("path") if is_yaml_map(node) else node) in listed_evals:
                     del evaluations[index]
     editor.save()
     return list(paths)
@@ -200,7 +198,7 @@ def _scanned(folder: Path, file: Path) -> ScannedFile:
 
 
 def _pin_card(
-    tree: CommentedMap, manifest: Manifest, name: str, size: int, sha256: str | None, folder: Path
+    tree: YamlMap, manifest: Manifest, name: str, size: int, sha256: str | None, folder: Path
 ) -> None:
     """Pin the card file as hand-written; a card render-card owns is refused (it is rendered, not added)."""
     card = manifest.card
@@ -211,8 +209,8 @@ def _pin_card(
             path=folder / name,
         )
     node = tree.get("card")
-    if not isinstance(node, CommentedMap):
-        node = CommentedMap()
+    if not is_yaml_map(node):
+        node = yaml_map()
         tree["card"] = node
     node["template"] = HAND_WRITTEN
     node["size"] = size

@@ -29,8 +29,8 @@ from hubrelease.hub.client import metadata, read_errors
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.tree import RemoteFile, list_files, resolve_commit, verify_remote
 from hubrelease.manifest import load_manifest_text
-from hubrelease.manifest.models import HAND_WRITTEN, Manifest, RepoType
-from hubrelease.onboarding.cardmeta import card_release_fields, is_repo_id
+from hubrelease.manifest.card_fields import card_release_fields
+from hubrelease.manifest.models import HAND_WRITTEN, Manifest, RepoType, is_repo_id
 from hubrelease.onboarding.document import ManifestDraft, refuse_existing, write_new_manifest
 from hubrelease.onboarding.facts import FileFacts, detect_evaluation, inspect_composition
 from hubrelease.onboarding.init import DEFAULT_LICENSE, README

@@ -2,7 +2,7 @@
 
 The folder is walked with ignore rules (``scan``), hashed through the shared pool and stat cache
 (``facts``; a following ``verify`` is then all cache hits), roles are guessed (``roles``), the
-README's front matter fills the release metadata (``cardmeta``), and the result is written as
+README's front matter fills the release metadata (``manifest.card_fields``), and the result is written as
 commented YAML that passes ``verify`` as it stands (``document``).
 """
 
@@ -15,9 +15,9 @@ from typing import Any, get_args
 
 from hubrelease.card.marker import is_generated
 from hubrelease.errors import InputError
-from hubrelease.manifest.models import HAND_WRITTEN, BaseModelRelation, Manifest, RepoType
+from hubrelease.manifest.card_fields import card_release_fields
+from hubrelease.manifest.models import HAND_WRITTEN, BaseModelRelation, Manifest, RepoType, is_repo_id
 from hubrelease.manifest.root import root_value
-from hubrelease.onboarding.cardmeta import card_release_fields, is_repo_id
 from hubrelease.onboarding.document import ManifestDraft, refuse_existing, write_new_manifest
 from hubrelease.onboarding.facts import hash_scanned
 from hubrelease.onboarding.roles import artifact_entries

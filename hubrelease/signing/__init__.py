@@ -11,10 +11,9 @@ This module holds names only: model-signing and sigstore (the optional extra
 """
 
 from hubrelease.errors import InputError
+from hubrelease.release_files import SIGNATURE_NAME
 
-SIGNATURE_NAME = "model.sig"
-"""Where the signature lives: at the release root and the repo root (model-signing-spec v1.0 §9,
-and ``model_signing``'s default ``--signature``)."""
+__all__ = ["SIGNATURE_NAME", "missing_extra"]
 
 
 def missing_extra(exc: ModuleNotFoundError) -> InputError:

@@ -18,8 +18,7 @@ from hubrelease.fsutil import STATE_DIR, ReleaseFolder, is_temp_name, relative_i
 from hubrelease.hashing.pool import HashJob, hash_files
 from hubrelease.hashing.statcache import StatCache, StatKey
 from hubrelease.progress import NULL_PROGRESS, Progress
-from hubrelease.release_files import HUB_FILES, card_published
-from hubrelease.signing import SIGNATURE_NAME
+from hubrelease.release_files import HUB_FILES, SIGNATURE_NAME, card_published
 from hubrelease.verify.compare import Expected, Observed, compare, missing, size_finding
 from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hubrelease.card.licenses import HUB_LICENSES
+from hubrelease.hub_licenses import HUB_LICENSES
 from hubrelease.lint.licenses import license_class, license_findings
 from hubrelease.lint.release import lint_release
 from hubrelease.manifest import load_manifest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hubrelease.onboarding.cardmeta import card_release_fields
+from hubrelease.manifest.card_fields import card_release_fields
 from tests.factories.onboarding import README_TEXT
 
 

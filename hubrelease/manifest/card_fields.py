@@ -13,9 +13,8 @@ from typing import Any
 import yaml
 from pydantic import TypeAdapter, ValidationError
 
-from hubrelease.manifest.models import BaseModelRelation, RepoId
+from hubrelease.manifest.models import BaseModelRelation, is_repo_id
 
-_REPO_ID: TypeAdapter[str] = TypeAdapter(RepoId)
 _RELATION: TypeAdapter[str] = TypeAdapter(BaseModelRelation)
 _OTHER_LICENSE_KEYS = ("license_name", "license_link")
 
@@ -71,8 +70,3 @@ def _valid(adapter: TypeAdapter[str], value: object) -> bool:
     except ValidationError:
         return False
     return True
-
-
-def is_repo_id(value: object) -> bool:
-    """True for a valid Hub repo id (``namespace/name``), as the manifest's ``RepoId`` type says."""
-    return _valid(_REPO_ID, value)

@@ -1,0 +1,62 @@
+"""The import contracts (pyproject ``[tool.importlinter]``, run by scripts/check.sh) hold on the package
+and fail on a copy of it given a deliberate upward import, a cycle inside a room, or ruamel in hub/."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` on the ``hubrelease`` package found first on the path: ``root``'s."""
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--config", str(REPO / "pyproject.toml")],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def clean_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("house")
+    shutil.copytree(REPO / "hubrelease", root / "hubrelease", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_the_package_keeps_every_contract(clean_copy: Path) -> None:
+    result = _lint_imports(clean_copy)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "5 kept, 0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "added", "broken"),
+    [
+        ("formats/gguf_header.py", "import hubrelease.cli.app", "floors"),  # ground floor -> top floor
+        ("manifest/models.py", "import hubrelease.manifest.editor", "no import cycle"),  # editor -> models
+        ("hub/preflight.py", "import ruamel.yaml", "ruamel"),
+    ],
+)
+def test_a_deliberate_violation_breaks_its_contract(
+    clean_copy: Path, tmp_path: Path, module: str, added: str, broken: str
+) -> None:
+    root = tmp_path / "house"
+    shutil.copytree(clean_copy, root)
+    target = root / "hubrelease" / module
+    target.write_text(target.read_text(encoding="utf-8") + f"\n{added}\n", encoding="utf-8")
+    result = _lint_imports(root)
+    assert result.returncode == 1, result.stdout
+    assert "4 kept, 1 broken" in result.stdout
+    broken_section = result.stdout.split("Broken contracts", 1)[1]
+    assert broken in broken_section and Path(module).stem in broken_section  # names the importer
