@@ -194,8 +194,3 @@ def relative_inside(path: Path, root: Path) -> str | None:
         return path.resolve().relative_to(root).as_posix()
     except ValueError:
         return None
-
-
-def resolve_inside(root: Path, relative: str) -> Path:
-    """Join one ``relative`` path to ``root``, refusing results that escape it (see ``ReleaseFolder``)."""
-    return ReleaseFolder(root).path(relative)

@@ -17,7 +17,7 @@ from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.load import parse_tree
-from hubrelease.manifest.write import dump_tree
+from hubrelease.manifest.roundtrip import dump_tree
 from tests.factories.cli import invoke
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo, upload_files
 

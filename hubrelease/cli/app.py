@@ -224,7 +224,7 @@ def debug_traceback(exc: BaseException) -> None:
     """With ``HUBRELEASE_DEBUG`` set: the whole exception chain on stderr, through the one redaction.
 
     Users paste this into bug reports and a server may have echoed the ``Authorization`` header
-    into an error message, so it goes through ``output`` (``secrets.redact``) like every other line.
+    into an error message, so it goes through ``output`` (``redaction.redact``) like every other line.
     Every link is shown, also those a ``raise ... from None`` hid from Python's own traceback (the
     huggingface_hub error behind a one-line ``HubError``); frames' local variables never are.
     """

@@ -70,11 +70,11 @@ def hub_session(
 
     A command that only reads has its remote reads bounded (``hub.bounds``) until it ends.
     """
-    from hubrelease import secrets
+    from hubrelease import redaction
     from hubrelease.cli import output
     from hubrelease.hub.client import hub_api
 
-    secrets.remember(token)
+    redaction.remember(token)
     output.set_quiet(quiet)
     if not writes:
         from hubrelease.hub import bounds

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from hubrelease.printable import escaped
 from hubrelease.progress import NULL_PROGRESS, Progress
-from hubrelease.secrets import redact
+from hubrelease.redaction import redact
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -39,7 +39,7 @@ def set_quiet(quiet: bool = True) -> None:
 
 class _Redacting:
     """A stand-in for sys.stdout / sys.stderr (looked up at each write, as CliRunner swaps them)
-    that passes every write through ``secrets.redact``: rich consoles write through it."""
+    that passes every write through ``redaction.redact``: rich consoles write through it."""
 
     def __init__(self, name: str) -> None:
         self._name = name

@@ -122,14 +122,6 @@ def hash_hex(raw: bytes) -> str:
     return "".join(raw[i : i + 8][::-1].hex() for i in range(0, 32, 8))
 
 
-def hash_from_hex(text: str) -> bytes:
-    """Inverse of ``hash_hex``; raises ``ValueError`` unless ``text`` is 64 hex digits."""
-    if len(text) != 64:
-        raise ValueError(f"a Xet hash has 64 hex digits, got {text!r}")
-    raw = bytes.fromhex(text)
-    return b"".join(raw[i : i + 8][::-1] for i in range(0, 32, 8))
-
-
 def chunk_hash(data: bytes) -> bytes:
     return blake3.blake3(data, key=DATA_KEY).digest()
 

@@ -34,7 +34,7 @@ from hubrelease.manifest.load import (
     validate_tree,
 )
 from hubrelease.manifest.models import Manifest
-from hubrelease.manifest.write import (
+from hubrelease.manifest.roundtrip import (
     Indent,
     artifact_listed,
     dump_tree,
@@ -102,7 +102,7 @@ class ManifestEditor:
 
 
 class _TreeEditor(ManifestEditor):
-    """The whole file as one ruamel tree (``manifest.write``)."""
+    """The whole file as one ruamel tree (``manifest.roundtrip``)."""
 
     def __init__(self, path: Path, text: str) -> None:
         super().__init__(path, text)

@@ -2,7 +2,7 @@
 
 This is the only module that catches YAML and pydantic errors. Loading parses with libyaml
 (PyYAML's C parser) and keeps its node tree, whose marks give every error its line; ruamel.yaml's
-round-trip loader is used for what needs comments (``manifest.write``) and for the exact wording of
+round-trip loader is used for what needs comments (``manifest.roundtrip``) and for the exact wording of
 YAML syntax errors. Either way, before anything walks the data, ``_check_shape`` refuses what would
 make walking it expensive or impossible: aliases that expand past ``MAX_NODES`` (a 3 KB "billion
 laughs" file grows without bound in pydantic), nesting deeper than ``MAX_DEPTH``, non-scalar keys;

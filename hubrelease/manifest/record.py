@@ -23,7 +23,7 @@ from hubrelease.fsutil import relative_inside
 from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.models import HAND_WRITTEN, Manifest
 from hubrelease.manifest.root import release_root
-from hubrelease.manifest.write import to_node, upsert_evaluation
+from hubrelease.manifest.roundtrip import to_node, upsert_evaluation
 
 # The shard suffix of llama.cpp's gguf-split and of huggingface's safetensors sharding.
 _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.[^/]+$)")

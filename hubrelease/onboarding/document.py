@@ -14,7 +14,7 @@ from typing import Any
 from hubrelease.errors import InputError
 from hubrelease.fsutil import atomic_write_text
 from hubrelease.manifest.models import Manifest
-from hubrelease.manifest.write import dump_tree, to_node
+from hubrelease.manifest.roundtrip import dump_tree, to_node
 
 SECTION_COMMENTS = {
     "root": "The release folder, relative to this file. Every command reads the files there (--dir overrides).",

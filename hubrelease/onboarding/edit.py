@@ -21,7 +21,7 @@ from hubrelease.manifest.comments import YamlMap, is_yaml_map, trailing_comment_
 from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.models import HAND_WRITTEN, Manifest, Role
 from hubrelease.manifest.root import release_root
-from hubrelease.manifest.write import upsert_evaluation
+from hubrelease.manifest.roundtrip import upsert_evaluation
 from hubrelease.onboarding.facts import hash_scanned
 from hubrelease.onboarding.roles import artifact_entry, guess_role
 from hubrelease.onboarding.scan import ScannedFile

@@ -22,6 +22,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,22 +35,8 @@ from hubrelease.verify.findings import VerifyReport
 from hubrelease.verify.local import VerifyOptions, VerifyPlan, verify_manifest, verify_plan
 
 CACHE_NAME = "verify-plans.json"
-_FORMAT = "hubrelease-verify-plans-4"
+_FORMAT = "hubrelease-verify-plans-5"
 _KEEP = 8  # plans kept per folder (a few manifests, or --dir variants, side by side)
-# The code that turns a manifest into a plan (the card's render included: its digest is in the plan):
-# an edited checkout must not reuse plans of the old code. Folders count with every file in them.
-_PLAN_CODE = (
-    "manifest/models.py",
-    "manifest/load.py",
-    "manifest/root.py",
-    "manifest/editor.py",
-    "release_files.py",
-    "verify/local.py",
-    "verify/expected.py",
-    "card",
-    "evaluation",
-    "templates",
-)
 
 
 def _key(manifest_path: Path, root: Path | None) -> str:
@@ -56,20 +44,30 @@ def _key(manifest_path: Path, root: Path | None) -> str:
     return json.dumps([str(manifest_path.resolve()), str(root) if root else None])
 
 
-def _code() -> list[object]:
-    """The identity of the code that made a plan (as it reads back from JSON)."""
+def _code(files: Sequence[str] | None = None) -> list[object]:
+    """The identity of the code that made a plan (as it reads back from JSON): the version, then each
+    package file that making it used, with its mtime: every hubrelease module loaded by then and the
+    card templates (None: those of this process). Derived, not listed by hand (a list of the modules
+    that plan missed fsutil.py and revisions.py); an edit to one, or a new import in one, misses."""
     package = Path(__file__).resolve().parents[1]
-    identity: list[object] = [__version__]
-    for name in _PLAN_CODE:
-        path = package / name
-        if name.endswith(".py"):
-            identity.append([name, os.stat(path).st_mtime_ns])
-            continue
-        with os.scandir(path) as entries:  # templates/ is a symlink: scandir follows it
-            identity.extend(
-                sorted([f"{name}/{e.name}", e.stat().st_mtime_ns] for e in entries if e.is_file())
-            )
-    return identity
+    if files is None:
+        loaded = {
+            getattr(m, "__file__", None) for n, m in list(sys.modules.items()) if n.startswith("hubrelease")
+        }
+        with os.scandir(package / "templates") as entries:  # a symlink: scandir follows it
+            templates = {f"templates/{e.name}" for e in entries if e.is_file()}
+        files = sorted({os.path.relpath(f, package) for f in loaded if f} | templates)
+    return [__version__, *([name, os.stat(package / name).st_mtime_ns] for name in files)]
+
+
+def _same_code(stored: object) -> bool:
+    """Whether ``stored`` (a plan's ``code``) is what the same files say now."""
+    if not isinstance(stored, list) or not stored or stored[0] != __version__:
+        return False
+    try:
+        return stored == _code([str(name) for name, _ in stored[1:]])
+    except (OSError, TypeError, ValueError):  # a file gone, an entry of another shape
+        return False
 
 
 def _cache_file(manifest_path: Path) -> Path:
@@ -87,7 +85,7 @@ def _read(path: Path) -> dict[str, Any]:
 def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan | None:
     """The plan stored for this exact manifest text, path and ``--dir`` by this code, if any."""
     entry = _read(_cache_file(manifest_path)).get("plans", {}).get(_key(manifest_path, root))
-    if not isinstance(entry, dict) or entry.get("manifest") != text or entry.get("code") != _code():
+    if not isinstance(entry, dict) or entry.get("manifest") != text or not _same_code(entry.get("code")):
         return None
     try:
         plan = VerifyPlan(

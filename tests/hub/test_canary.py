@@ -114,9 +114,9 @@ def test_debug_traceback_of_an_internal_error_is_redacted_and_exits_3(
             raise RuntimeError(f"a bug near {FLAG_CANARY}") from None
 
     monkeypatch.setattr("hubrelease.hashing.format_sums", broken, raising=False)
-    from hubrelease import secrets
+    from hubrelease import redaction
 
-    secrets.remember(FLAG_CANARY)
+    redaction.remember(FLAG_CANARY)
     for debug in ("", "1"):
         monkeypatch.setenv("HUBRELEASE_DEBUG", debug)
         result = invoke(["checksums", str(manifest)])

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hubrelease.errors import InputError, ManifestError
 from hubrelease.manifest import Manifest, load_manifest, load_manifest_text
-from hubrelease.manifest.write import manifest_to_yaml
+from hubrelease.manifest.roundtrip import manifest_to_yaml
 
 GOOD = """\
 schema_version: 1

@@ -1,10 +1,10 @@
-"""``secrets.redact``: tokens, credentials and URL userinfo out of every printed line."""
+"""``redaction.redact``: tokens, credentials and URL userinfo out of every printed line."""
 
 from __future__ import annotations
 
 import pytest
 
-from hubrelease import secrets
+from hubrelease import redaction
 
 
 @pytest.mark.parametrize(
@@ -30,10 +30,10 @@ from hubrelease import secrets
     ],
 )
 def test_redact(text: str, expected: str) -> None:
-    assert secrets.redact(text) == expected
+    assert redaction.redact(text) == expected
 
 
 def test_configured_token_values_of_any_shape_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_TOKEN", "plain-env-secret")
-    secrets.remember("cli-given-secret")
-    assert secrets.redact("a plain-env-secret b cli-given-secret c") == "a *** b *** c"
+    redaction.remember("cli-given-secret")
+    assert redaction.redact("a plain-env-secret b cli-given-secret c") == "a *** b *** c"
