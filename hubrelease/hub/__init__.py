@@ -10,7 +10,7 @@ from hubrelease.hub.plan import PushPlan, build_plan, read_remote
 from hubrelease.hub.preflight import check_pins, preflight
 from hubrelease.hub.publish import PublishOptions, PublishResult
 from hubrelease.hub.push import PushResult, push_release
-from hubrelease.hub.tree import verify_remote
+from hubrelease.hub.remote_verify import verify_remote
 
 __all__ = [
     "LockResult",

@@ -20,8 +20,9 @@ from typing import Any
 from huggingface_hub import HfApi
 
 from hubrelease.errors import CheckFailed, FormatError, HubError, InputError
+from hubrelease.hub.metadata import remote_files, resolve_commit
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
-from hubrelease.hub.tree import pin_label, remote_files, resolve_commit
+from hubrelease.hub.remote_verify import pin_label
 from hubrelease.manifest.comments import (
     YamlMap,
     add_note,

@@ -21,7 +21,7 @@ from huggingface_hub.utils.sha import git_hash
 from hubrelease.errors import CheckFailed, InputError, NotFoundError
 from hubrelease.fsutil import ReleaseFolder, open_regular, read_regular
 from hubrelease.hashing import StatCache, StatKey, sha256_file
-from hubrelease.hub.tree import RemoteFile, list_files, repo_info
+from hubrelease.hub.metadata import RemoteFile, list_files, repo_info
 from hubrelease.manifest.editor import published_manifest
 from hubrelease.manifest.models import Manifest
 from hubrelease.release_files import SIGNATURE_NAME, published_paths, release_files

@@ -14,7 +14,7 @@ from pathlib import Path
 from huggingface_hub import HfApi
 
 from hubrelease.errors import CheckFailed
-from hubrelease.hub.tree import pin_findings
+from hubrelease.hub.remote_verify import pin_findings
 from hubrelease.lint import lint_file
 from hubrelease.lint.licenses import license_findings
 from hubrelease.lint.target import cached_target

@@ -92,9 +92,10 @@ from hubrelease.hub.client import (
     rate_limit_wait,
     to_hub_error,
 )
+from hubrelease.hub.metadata import repo_info, resolve_commit
 from hubrelease.hub.outcome import Outcome, with_outcome
 from hubrelease.hub.plan import PlannedFile, PushPlan, read_remote
-from hubrelease.hub.tree import repo_info, resolve_commit, verify_remote
+from hubrelease.hub.remote_verify import verify_remote
 from hubrelease.verify import VerifyReport
 
 Notify = Callable[[str], None]

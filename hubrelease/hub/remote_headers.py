@@ -39,6 +39,7 @@ from hubrelease.formats.safetensors_header import (
     parse_safetensors_header,
 )
 from hubrelease.formats.summary import gguf_summary, safetensors_summary
+from hubrelease.hub.metadata import list_files, resolve_commit
 from hubrelease.hub.ranged import RangedFile, Traffic
 from hubrelease.manifest.models import PinnedFile
 from hubrelease.verify.findings import Finding
@@ -90,7 +91,6 @@ class RemoteRepo:
         repo_info for the commit, then the recursive tree (never the truncatable siblings): two
         requests in ``traffic`` (a tree of more than one page costs one more per page, uncounted).
         """
-        from hubrelease.hub.tree import list_files, resolve_commit  # hub.tree imports this module
 
         self.traffic.requests += 2
         commit = resolve_commit(self.api, self.repo_id, self.revision, self.repo_type)

@@ -1,6 +1,6 @@
 """`import`: a manifest for a repo already on the Hub, without downloading its large files.
 
-One ``repo_info`` fixes the revision to a commit; the recursive tree listing (``hub.tree``) gives
+One ``repo_info`` fixes the revision to a commit; the recursive tree listing (``hub.metadata``) gives
 every file's size, git blob id and, for LFS files, the sha256. A regular (non-LFS) file has no
 sha256 on the Hub, only a git blob id; regular files are small by construction (the Hub moves
 anything big to LFS), so their bytes are fetched, one GET each, to compute the sha256, and the
@@ -26,8 +26,9 @@ from hubrelease.errors import FormatError, HubUnavailable, InputError
 from hubrelease.fsutil import atomic_write_bytes
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.client import metadata, read_errors
+from hubrelease.hub.metadata import RemoteFile, list_files, resolve_commit
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
-from hubrelease.hub.tree import RemoteFile, list_files, resolve_commit, verify_remote
+from hubrelease.hub.remote_verify import verify_remote
 from hubrelease.manifest import load_manifest_text
 from hubrelease.manifest.card_fields import card_release_fields
 from hubrelease.manifest.models import HAND_WRITTEN, Manifest, RepoType, is_repo_id

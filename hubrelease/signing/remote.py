@@ -18,9 +18,9 @@ from pathlib import Path
 from huggingface_hub import HfApi
 from huggingface_hub.utils.sha import git_hash
 
+from hubrelease.hub.metadata import RemoteFile, list_files
 from hubrelease.hub.plan import REGULAR_FILE_MAX
 from hubrelease.hub.ranged import RangedFile, Traffic
-from hubrelease.hub.tree import RemoteFile, list_files
 from hubrelease.signing import SIGNATURE_NAME
 from hubrelease.signing.release import signature_findings
 from hubrelease.signing.statement import ignored

@@ -10,6 +10,7 @@ import pytest
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.errors import InputError
+from hubrelease.hub.metadata import RemoteFile
 from hubrelease.hub.plan import (
     MAX_FILE_BYTES,
     MAX_FILES_PER_COMMIT,
@@ -19,7 +20,6 @@ from hubrelease.hub.plan import (
     build_plan,
     check_limits,
 )
-from hubrelease.hub.tree import RemoteFile
 from hubrelease.manifest import load_manifest
 from tests.factories.releases import write_release
 

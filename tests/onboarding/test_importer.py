@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from hubrelease.errors import InputError, NotFoundError
+from hubrelease.hub.metadata import RemoteFile, list_files
 from hubrelease.hub.remote_headers import INITIAL_READ
-from hubrelease.hub.tree import RemoteFile, list_files, verify_remote
+from hubrelease.hub.remote_verify import verify_remote
 from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding import importer

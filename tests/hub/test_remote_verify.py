@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hubrelease.hub import client
-from hubrelease.hub.tree import verify_remote
+from hubrelease.hub.remote_verify import verify_remote
 from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.loopback.faults import FILE_ROUTES
 from hubrelease.manifest import load_manifest

@@ -1,85 +1,32 @@
 """Remote verify: the published repo and every pinned repo, checked from Hub metadata alone.
 
-Nothing is downloaded. One ``repo_info`` fixes the revision to a commit; ``list_repo_tree``
-(recursive, paginated: 1000 entries per page) then lists every file at that commit with its size,
-git blob SHA-1 and LFS sha256. ``repo_info().siblings`` is never used: the Hub truncates it for big
-repos (huggingface_hub 2.x moved to the tree for the same reason). Pins name their files, so
-they are read with ``get_paths_info``, 500 paths per request. LFS files compare by sha256; regular files have only a git blob SHA-1 on the Hub, so it is
-computed with ``huggingface_hub.utils.sha.git_hash`` from the local copy when that copy still
-matches the manifest (regular files are small by construction: the Hub stores big ones in LFS).
+Nothing is downloaded: the files at the commit come from ``hub.metadata``. LFS files compare by
+sha256; regular files have only a git blob SHA-1 on the Hub, so it is computed with
+``huggingface_hub.utils.sha.git_hash`` from the local copy when that copy still matches the manifest
+(regular files are small by construction: the Hub stores big ones in LFS). Pinned GGUF and
+safetensors files are checked by their header pins through ``hub.remote_headers``.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from huggingface_hub import HfApi
-from huggingface_hub.hf_api import DatasetInfo, KernelInfo, ModelInfo, RepoFile, SpaceInfo
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.errors import NotFoundError
-from hubrelease.hub.client import metadata
+from hubrelease.hub.metadata import (
+    list_files,
+    remote_files,
+    resolve_commit,
+)
 from hubrelease.hub.remote_headers import RemoteRepo, header_findings
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.release_files import SIGNATURE_NAME, published_paths
 from hubrelease.verify.compare import Expected, Observed, compare, missing
 from hubrelease.verify.expected import expectations
 from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
-
-PATHS_PER_REQUEST = 500
-RepoInfo = ModelInfo | DatasetInfo | SpaceInfo | KernelInfo
-
-
-@dataclass(frozen=True)
-class RemoteFile:
-    """What the Hub says about one file, with no bytes transferred."""
-
-    path: str
-    size: int
-    blob_id: str
-    sha256: str | None
-
-
-def _remote_file(entry: RepoFile) -> RemoteFile:
-    sha256 = entry.lfs.sha256 if entry.lfs is not None else None
-    return RemoteFile(entry.path, entry.size, entry.blob_id, sha256)
-
-
-def remote_files(
-    api: HfApi, repo_id: str, paths: Sequence[str], revision: str, repo_type: str = "model"
-) -> dict[str, RemoteFile]:
-    """Metadata of ``paths`` at ``revision`` (a commit, ideally), ``PATHS_PER_REQUEST`` per request."""
-    found: dict[str, RemoteFile] = {}
-    for start in range(0, len(paths), PATHS_PER_REQUEST):
-        chunk = list(paths[start : start + PATHS_PER_REQUEST])
-        call = functools.partial(api.get_paths_info, repo_id, chunk, revision=revision, repo_type=repo_type)
-        entries = metadata(repo_id, revision, call)
-        found.update((e.path, _remote_file(e)) for e in entries if isinstance(e, RepoFile))
-    return found
-
-
-def list_files(api: HfApi, repo_id: str, commit: str, repo_type: str = "model") -> dict[str, RemoteFile]:
-    """Every file at ``commit``, from the recursive tree listing (all pages), never truncated."""
-    entries = metadata(
-        repo_id,
-        commit,
-        lambda: list(api.list_repo_tree(repo_id, recursive=True, revision=commit, repo_type=repo_type)),
-    )
-    return {e.path: _remote_file(e) for e in entries if isinstance(e, RepoFile)}
-
-
-def repo_info(api: HfApi, repo_id: str, revision: str, repo_type: str = "model") -> RepoInfo:
-    """The repo at ``revision`` (its commit in ``.sha``, visibility in ``.private``); siblings unused."""
-    return metadata(repo_id, revision, lambda: api.repo_info(repo_id, revision=revision, repo_type=repo_type))
-
-
-def resolve_commit(api: HfApi, repo_id: str, revision: str, repo_type: str = "model") -> str:
-    """Revision (branch, tag or commit) -> commit id, in one request."""
-    return str(repo_info(api, repo_id, revision, repo_type).sha)
 
 
 def verify_remote(
