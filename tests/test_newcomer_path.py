@@ -5,8 +5,6 @@ huggingface_hub client and `hf` CLI against the loopback Hub."""
 
 from __future__ import annotations
 
-import hashlib
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,71 +14,20 @@ from typer.testing import Result
 from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.editor import ManifestEditor
-from hubrelease.manifest.load import parse_tree
-from hubrelease.manifest.roundtrip import dump_tree
 from tests.factories.cli import invoke
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo, upload_files
+from tests.factories.seeds import SEEDS, small_seed
 
 
 def _run(*args: object) -> Result:
     return invoke([str(a) for a in args])
 
 
-def _small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) -> Path:
-    """The committed seed with every artifact replaced by a same-named small file, and every pinned
-    repo created on the loopback Hub with small files at the pinned paths (their sizes and commits
-    re-pinned; ``unpinned`` marks are kept as committed)."""
-    folder = tmp_path / name
-    shutil.copytree(repo_root / "manifests" / name, folder)
-    manifest = folder / "hubrelease.yaml"
-    seed = load_manifest(manifest)
-    api = api_for(hub)
-    tree = parse_tree(manifest.read_text(), manifest)
-    # The evaluations name the real commits and digests; the stand-ins' replace them (provenance binding).
-    replaced: dict[str, str] = {}
-    for kind in ("targets", "base_drafters", "datasets"):
-        for index, pin in enumerate(getattr(seed.pins, kind)):
-            files = {f.path: f"{pin.repo_id}:{f.path}\n".encode() for f in getattr(pin, "files", [])}
-            repo_type = "dataset" if kind == "datasets" else pin.repo_type
-            commit = upload_files(api, pin.repo_id, files or {"README.md": b"pinned\n"}, repo_type=repo_type)
-            if not pin.unpinned:  # a commit of the real Hub cannot exist here: re-pinned to ours
-                tree["pins"][kind][index]["revision"] = commit
-                replaced[str(pin.revision)] = commit
-            for f_index, f in enumerate(getattr(pin, "files", [])):
-                tree["pins"][kind][index]["files"][f_index]["size"] = len(files[f.path])
-    for index, artifact in enumerate(seed.artifacts):
-        path = folder / artifact.local_path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.is_file():  # committed small files (training facts, charts) are kept: the card reads them
-            path.write_bytes(f"small stand-in for {artifact.path}\n".encode())
-        if artifact.sha256:
-            replaced[artifact.sha256] = hashlib.sha256(path.read_bytes()).hexdigest()
-        node = tree["artifacts"][index]
-        for key in ("sha256", "reported_size", "lint", "composition"):  # the bytes are not a GGUF any more
-            node.pop(key, None)
-    manifest.write_text(dump_tree(tree))
-    for evaluation in seed.evaluation_paths:
-        text = (folder / evaluation).read_text()
-        for old, new in replaced.items():
-            text = text.replace(old, new)
-        (folder / evaluation).write_text(text)
-    added = _run(
-        "add",
-        manifest,
-        *(folder / a.local_path for a in seed.artifacts),
-        *(folder / e for e in seed.evaluation_paths),
-    )
-    assert added.exit_code == 0, added.stderr
-    rendered = _run("render-card", manifest)
-    assert rendered.exit_code == 0, rendered.stderr
-    return manifest
-
-
-@pytest.mark.parametrize("name", ["ornith-1.0-dflash-gguf", "ornith-1.5-dflash2"])
+@pytest.mark.parametrize("name", SEEDS)
 def test_committed_seed_pushes_with_its_unpinned_pins(
     name: str, repo_root: Path, tmp_path: Path, loopback_hub: LoopbackHub
 ) -> None:
-    manifest = _small_seed(repo_root, name, tmp_path, loopback_hub)
+    manifest = small_seed(repo_root, name, tmp_path, loopback_hub)
     release = load_manifest(manifest)
     assert any(p.unpinned for p in release.pins.targets)  # pushed as committed: no `lock`
     pushed = _run("push", manifest, "--endpoint", loopback_hub.url, "--json")
