@@ -23,7 +23,7 @@ from hubrelease.evaluation.ingest import ServingOptions, ServingSource, source_o
 from hubrelease.evaluation.ingest.llama_server import (
     Columns,
     LlamaOptions,
-    Request,
+    MeasuredRequest,
     RowDefaults,
     check_digests,
     check_grid,
@@ -96,7 +96,7 @@ def _build(
     progress: Progress,
 ) -> Evaluation:
     serving: list[tuple[ServingSource, str | None, Record]] = []
-    requests: list[Request] = []
+    requests: list[MeasuredRequest] = []
     files = []
     progress.start(sum(s.path.stat().st_size for s in sources if s.path.is_file()), "reading benchmark runs")
     boots: dict[str, int] = defaultdict(int)

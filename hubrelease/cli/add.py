@@ -23,7 +23,7 @@ A file already listed keeps its role, description and comments; only size, sha25
 composition are refreshed. A valid evaluation JSON file is added to `evaluations`.
 """
 
-# The manifest's Role, spelled out so `hubrelease --help` need not import pydantic models
+# The manifest's ArtifactRole, spelled out so `hubrelease --help` need not import pydantic models
 # (tests/cli/test_init_add_import.py checks that the two agree).
 RoleChoice = Literal["recommended", "variant", "benchmark", "data", "doc"]
 

@@ -1,7 +1,7 @@
-"""Request rows -> paired A/B comparisons, between-boot spread, n_max sweeps and their step-time fit.
+"""MeasuredRequest rows -> paired A/B comparisons, between-boot spread, n_max sweeps and their step-time fit.
 
 Kept apart from the readers (``hubrelease.evaluation.ingest``): they turn each tool's output into
-``Request`` rows; this module only analyses rows. Per prompt, each arm's repetitions are averaged per
+``MeasuredRequest`` rows; this module only analyses rows. Per prompt, each arm's repetitions are averaged per
 boot, then the boots (boots weigh equally); pairs are by prompt. Tokens per round pools as the ratio
 of sums, predicted_n / (predicted_n - accepted); step time as predicted_ms / (predicted_n - accepted).
 The design (prompts, repetitions, predicted tokens, boot order) is counted from the rows, whether
@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from hubrelease.errors import BuildError, FormatError
-from hubrelease.evaluation.ingest.llama_server import Request
+from hubrelease.evaluation.ingest.llama_server import MeasuredRequest
 from hubrelease.evaluation.models import (
     Arm,
     BootSpread,
@@ -34,7 +34,7 @@ from hubrelease.evaluation.spec import ComparisonSpec, SweepSpec
 from hubrelease.evaluation.stats import least_squares, log_ratio_interval, paired_t_interval
 
 
-def derive_design(runs: Sequence[Request], stated: Design | None, where: str) -> Design:
+def derive_design(runs: Sequence[MeasuredRequest], stated: Design | None, where: str) -> Design:
     """The design the rows hold: distinct prompts, repetitions per cell (0- or 1-based alike), the
     common predicted_n, each boot's arm in boot order; ``stated`` counts must be the same."""
     per_cell: dict[tuple[str, str, int, int], set[int]] = defaultdict(set)
@@ -62,7 +62,7 @@ def derive_design(runs: Sequence[Request], stated: Design | None, where: str) ->
     return given.model_copy(update={k: v for k, v in derived.items() if getattr(given, k) in (None, [])})
 
 
-def _prompt_means(runs: Iterable[Request]) -> dict[str, float]:
+def _prompt_means(runs: Iterable[MeasuredRequest]) -> dict[str, float]:
     """Per prompt: mean over repetitions within each boot, then mean over boots (boots weigh equally)."""
     by_boot: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
@@ -109,7 +109,7 @@ def _paired_row(
     )
 
 
-def _check_pairing(groups: dict[str, list[Request]], labels: dict[str, str], where: str) -> None:
+def _check_pairing(groups: dict[str, list[MeasuredRequest]], labels: dict[str, str], where: str) -> None:
     """Every prompt must appear on both sides; name the first row of a prompt found on one side only."""
     first, second = groups
     prompts = {side: {run.prompt for run in groups[side]} for side in (first, second)}
@@ -122,7 +122,7 @@ def _check_pairing(groups: dict[str, list[Request]], labels: dict[str, str], whe
                 )
 
 
-def compare_arms(runs: Sequence[Request], spec: ComparisonSpec) -> Comparison:
+def compare_arms(runs: Sequence[MeasuredRequest], spec: ComparisonSpec) -> Comparison:
     """Paired-by-prompt A/B per setting, plus each arm's between-boot spread."""
     rows: list[ComparisonRow] = []
     spreads: list[BootSpread] = []
@@ -171,7 +171,7 @@ def compare_arms(runs: Sequence[Request], spec: ComparisonSpec) -> Comparison:
     )
 
 
-def _boot_spread(arm: str, setting: int, runs: Sequence[Request]) -> BootSpread:
+def _boot_spread(arm: str, setting: int, runs: Sequence[MeasuredRequest]) -> BootSpread:
     by_boot: dict[int, list[float]] = defaultdict(list)
     for run in runs:
         by_boot[run.boot].append(run.tok_s)
@@ -185,12 +185,12 @@ def _boot_spread(arm: str, setting: int, runs: Sequence[Request]) -> BootSpread:
     )
 
 
-def sweep(runs: Sequence[Request], spec: SweepSpec) -> tuple[Sweep, list[Comparison]]:
+def sweep(runs: Sequence[MeasuredRequest], spec: SweepSpec) -> tuple[Sweep, list[Comparison]]:
     """Per-setting throughput of one arm, and the paired setting-vs-setting comparisons the spec asks for."""
     mine = [run for run in runs if run.arm == spec.arm]
     if not mine:
         raise FormatError(f"sweep {spec.id!r}: no rows for arm {spec.arm!r}")
-    by_setting: dict[int, list[Request]] = defaultdict(list)
+    by_setting: dict[int, list[MeasuredRequest]] = defaultdict(list)
     for run in mine:
         by_setting[run.n_max].append(run)
     rows = []

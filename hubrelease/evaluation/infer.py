@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from hubrelease.errors import BuildError, InputError
 from hubrelease.evaluation.ingest.interface import ServerInfo, ServingSource
-from hubrelease.evaluation.ingest.llama_server import Request
+from hubrelease.evaluation.ingest.llama_server import MeasuredRequest
 from hubrelease.evaluation.ingest.serving import infer_configuration, run_name
 from hubrelease.evaluation.models import (
     Arm,
@@ -97,7 +97,7 @@ def _first_server(serving: Serving) -> ServerInfo | None:
     return next((info for source, _, record in serving if (info := source.server(record)) is not None), None)
 
 
-def _engine(serving: Serving, requests: Sequence[Request]) -> Engine:
+def _engine(serving: Serving, requests: Sequence[MeasuredRequest]) -> Engine:
     """The first serving source's engine (with server_info's version), else llama-server; every server
     digest the rows carry becomes ``binaries``, which provenance binding checks against the pins."""
     if serving:
@@ -107,7 +107,7 @@ def _engine(serving: Serving, requests: Sequence[Request]) -> Engine:
     return Engine(name="llama-server", binaries=digests)
 
 
-def _prompt_set(serving: Serving, requests: Sequence[Request]) -> PromptSet:
+def _prompt_set(serving: Serving, requests: Sequence[MeasuredRequest]) -> PromptSet:
     """Named after bench_serving's dataset (or the rows' prompts) and counted where the runs say how
     many were sent; bench_serving without --output-details does not, so the count stays unknown."""
     if not serving:
@@ -121,7 +121,7 @@ def complete_run(
     spec: EvaluationSpec,
     options: SpecOptions,
     serving: Serving,
-    requests: Sequence[Request],
+    requests: Sequence[MeasuredRequest],
 ) -> Run:
     """The spec's ``run`` with every missing part filled in from options and the runs."""
     given = spec.run
@@ -162,7 +162,7 @@ def complete_configurations(spec: EvaluationSpec, serving: Serving) -> list[Conf
 
 
 def complete_analysis(
-    spec: EvaluationSpec, options: SpecOptions, requests: Sequence[Request]
+    spec: EvaluationSpec, options: SpecOptions, requests: Sequence[MeasuredRequest]
 ) -> tuple[list[ComparisonSpec], list[SweepSpec]]:
     """The spec's comparisons and sweeps, else: an A/B of --baseline/--treatment (or of the only two arms),
     and a sweep of every other arm measured at several n_max values."""
@@ -215,7 +215,7 @@ def _ab_pair(options: SpecOptions, arms: Sequence[str]) -> tuple[str, str] | Non
     return None
 
 
-def _row_drafter(arm: str, requests: Sequence[Request]) -> Drafter | None:
+def _row_drafter(arm: str, requests: Sequence[MeasuredRequest]) -> Drafter | None:
     """The drafter file and digest (or prefix) the arm's rows name, so an inferred arm keeps them."""
     run = next((r for r in requests if r.arm == arm and (r.drafter or r.drafter_sha)), None)
     if run is None:
@@ -231,7 +231,7 @@ def _row_drafter(arm: str, requests: Sequence[Request]) -> Drafter | None:
 
 
 def _comparison(
-    pair: tuple[str, str], requests: Sequence[Request], primary: tuple[str, Setting] | None
+    pair: tuple[str, str], requests: Sequence[MeasuredRequest], primary: tuple[str, Setting] | None
 ) -> ComparisonSpec:
     """The A/B of two arms; its design (prompts, repetitions, boot order) is counted from the rows by
     ``analysis.derive_design``."""

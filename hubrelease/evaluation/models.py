@@ -48,7 +48,7 @@ Finite = Annotated[float, Field(allow_inf_nan=False)]
 """A finite number that may be negative (a difference)."""
 Setting = int | float | str
 """The value of a swept or compared setting, e.g. n_max = 3."""
-Role = Literal["primary", "secondary", "exploratory"]
+EvaluationRole = Literal["primary", "secondary", "exploratory"]
 
 
 class _Strict(BaseModel):
@@ -347,7 +347,7 @@ class ComparisonRow(_Strict):
     """Smallest and largest per-pair relative change (e.g. per prompt +20.8% to +52.5%)."""
     positive_pairs: int | None = Field(default=None, ge=0)
     """Pairs where the treatment was faster."""
-    role: Role = "secondary"
+    role: EvaluationRole = "secondary"
     """primary (the preregistered endpoint), secondary or exploratory."""
 
 

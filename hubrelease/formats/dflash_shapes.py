@@ -20,14 +20,14 @@ _LAYER_NUMBER = re.compile(r"^(layers\.|blk\.)\d+\.")
 
 
 @dataclass(frozen=True)
-class Expected:
+class ExpectedShape:
     """A tensor's expected shape and the config keys (or GGUF keys) it is derived from."""
 
     shape: tuple[int, ...]
     source: str
 
 
-def hf_shapes(config: DrafterConfig) -> dict[str, Expected]:
+def hf_shapes(config: DrafterConfig) -> dict[str, ExpectedShape]:
     """HF drafter tensor shapes (numpy order) implied by config.json; tensors whose keys are missing
     or invalid are left out (``config_findings`` reports the key)."""
     h, heads, kv, hd, inter = (
@@ -37,35 +37,35 @@ def hf_shapes(config: DrafterConfig) -> dict[str, Expected]:
         config.head_dim,
         config.intermediate_size,
     )
-    shapes: dict[str, Expected] = {}
-    layer: dict[str, Expected] = {
-        "input_layernorm.weight": Expected((h,), "hidden_size"),
-        "post_attention_layernorm.weight": Expected((h,), "hidden_size"),
+    shapes: dict[str, ExpectedShape] = {}
+    layer: dict[str, ExpectedShape] = {
+        "input_layernorm.weight": ExpectedShape((h,), "hidden_size"),
+        "post_attention_layernorm.weight": ExpectedShape((h,), "hidden_size"),
     }
     if heads and hd:
         # SGLang QKVParallelLinear(hidden_size, head_dim, num_attention_heads, num_key_value_heads);
         # mainline dflash.cpp:229-235, ik llama-load-tensors.cpp:2427-2433.
         q = heads * hd
         layer |= {
-            "self_attn.q_proj.weight": Expected((q, h), "num_attention_heads x head_dim, hidden_size"),
-            "self_attn.o_proj.weight": Expected((h, q), "hidden_size, num_attention_heads x head_dim"),
-            "self_attn.q_norm.weight": Expected((hd,), "head_dim"),
-            "self_attn.k_norm.weight": Expected((hd,), "head_dim"),
-            "self_attn.q_proj.bias": Expected((q,), "num_attention_heads x head_dim"),
-            "self_attn.o_proj.bias": Expected((h,), "hidden_size"),
+            "self_attn.q_proj.weight": ExpectedShape((q, h), "num_attention_heads x head_dim, hidden_size"),
+            "self_attn.o_proj.weight": ExpectedShape((h, q), "hidden_size, num_attention_heads x head_dim"),
+            "self_attn.q_norm.weight": ExpectedShape((hd,), "head_dim"),
+            "self_attn.k_norm.weight": ExpectedShape((hd,), "head_dim"),
+            "self_attn.q_proj.bias": ExpectedShape((q,), "num_attention_heads x head_dim"),
+            "self_attn.o_proj.bias": ExpectedShape((h,), "hidden_size"),
         }
         if kv:
             for name in ("k_proj", "v_proj"):
-                layer[f"self_attn.{name}.weight"] = Expected(
+                layer[f"self_attn.{name}.weight"] = ExpectedShape(
                     (kv * hd, h), "num_key_value_heads x head_dim, hidden_size"
                 )
-                layer[f"self_attn.{name}.bias"] = Expected((kv * hd,), "num_key_value_heads x head_dim")
+                layer[f"self_attn.{name}.bias"] = ExpectedShape((kv * hd,), "num_key_value_heads x head_dim")
     if inter:
         # SGLang DFlashMLP: MergedColumnParallelLinear(hidden, [intermediate] * 2); mainline dflash.cpp:246-248.
         layer |= {
-            "mlp.gate_proj.weight": Expected((inter, h), "intermediate_size, hidden_size"),
-            "mlp.up_proj.weight": Expected((inter, h), "intermediate_size, hidden_size"),
-            "mlp.down_proj.weight": Expected((h, inter), "hidden_size, intermediate_size"),
+            "mlp.gate_proj.weight": ExpectedShape((inter, h), "intermediate_size, hidden_size"),
+            "mlp.up_proj.weight": ExpectedShape((inter, h), "intermediate_size, hidden_size"),
+            "mlp.down_proj.weight": ExpectedShape((h, inter), "hidden_size, intermediate_size"),
         }
     taps, group, rank = (
         config.get("conv_kernel_size"),
@@ -75,8 +75,8 @@ def hf_shapes(config: DrafterConfig) -> dict[str, Expected]:
     if config.dflash2 and _positive(taps) and _positive(group) and h % group == 0:
         # mainline dflash.cpp:250-257: base {n_embd, kernel, 2}, proj {n_embd, 2 * kernel * n_embd / group}.
         for conv in ("attention_conv", "mlp_conv"):
-            layer[f"{conv}.base_kernel"] = Expected((2, taps, h), "2, conv_kernel_size, hidden_size")
-            layer[f"{conv}.kernel_projection.weight"] = Expected(
+            layer[f"{conv}.base_kernel"] = ExpectedShape((2, taps, h), "2, conv_kernel_size, hidden_size")
+            layer[f"{conv}.kernel_projection.weight"] = ExpectedShape(
                 (2 * taps * (h // group), h),
                 "2 x conv_kernel_size x hidden_size / conv_group_size, hidden_size",
             )
@@ -84,20 +84,20 @@ def hf_shapes(config: DrafterConfig) -> dict[str, Expected]:
         shapes |= {f"layers.{n}.{suffix}": value for suffix, value in layer.items()}
     if config.dflash2 and _positive(rank):
         # mainline dflash.cpp:153-155: prev/next {rank, n_vocab}, hidden {n_embd, rank}.
-        shapes["candidate_selector.hidden_projection.weight"] = Expected(
+        shapes["candidate_selector.hidden_projection.weight"] = ExpectedShape(
             (rank, h), "selector_rank, hidden_size"
         )
         if config.vocab_size:
             for book in ("predecessor_codebook", "successor_codebook"):
-                shapes[f"candidate_selector.{book}"] = Expected(
+                shapes[f"candidate_selector.{book}"] = ExpectedShape(
                     (config.vocab_size, rank), "vocab_size, selector_rank"
                 )
     k = len(config.target_layer_ids)
     # fc = Linear(K * hidden_size, hidden_size): SGLang dflash.py (DFlashDraftModel.__init__, raises in
     # load_weights), z-lab dflash/model.py:317, mainline dflash.cpp:162 ({n_embd_inp = K * n_embd, n_embd}).
-    shapes["fc.weight"] = Expected((h, k * h), f"hidden_size, {k} target layers x hidden_size")
-    shapes["hidden_norm.weight"] = Expected((h,), "hidden_size")
-    shapes["norm.weight"] = Expected((h,), "hidden_size")
+    shapes["fc.weight"] = ExpectedShape((h, k * h), f"hidden_size, {k} target layers x hidden_size")
+    shapes["hidden_norm.weight"] = ExpectedShape((h,), "hidden_size")
+    shapes["norm.weight"] = ExpectedShape((h,), "hidden_size")
     return shapes
 
 
@@ -123,7 +123,9 @@ class GGUFDims:
     selector_rank: int = 0
 
 
-def gguf_shapes(dims: GGUFDims, flavor: Flavor, num_layers: int, *, dflash2: bool) -> dict[str, Expected]:
+def gguf_shapes(
+    dims: GGUFDims, flavor: Flavor, num_layers: int, *, dflash2: bool
+) -> dict[str, ExpectedShape]:
     """GGUF tensor shapes in ggml order (ne0 first) that ``create_tensor`` asks for: mainline
     src/models/dflash.cpp:153-257, ik src/llama-load-tensors.cpp:2370-2445."""
     e, q, kv, v = (
@@ -132,34 +134,34 @@ def gguf_shapes(dims: GGUFDims, flavor: Flavor, num_layers: int, *, dflash2: boo
         dims.head_k * dims.n_head_kv,
         dims.head_v * dims.n_head_kv,
     )
-    embd = Expected((e,), "embedding_length")
-    layer: dict[str, Expected] = {
+    embd = ExpectedShape((e,), "embedding_length")
+    layer: dict[str, ExpectedShape] = {
         "input_layernorm.weight": embd,
         "post_attention_layernorm.weight": embd,
-        "self_attn.q_proj.weight": Expected((e, q), "embedding_length, head_count x key_length"),
-        "self_attn.k_proj.weight": Expected((e, kv), "embedding_length, head_count_kv x key_length"),
-        "self_attn.v_proj.weight": Expected((e, v), "embedding_length, head_count_kv x value_length"),
-        "self_attn.o_proj.weight": Expected(
+        "self_attn.q_proj.weight": ExpectedShape((e, q), "embedding_length, head_count x key_length"),
+        "self_attn.k_proj.weight": ExpectedShape((e, kv), "embedding_length, head_count_kv x key_length"),
+        "self_attn.v_proj.weight": ExpectedShape((e, v), "embedding_length, head_count_kv x value_length"),
+        "self_attn.o_proj.weight": ExpectedShape(
             (dims.head_v * dims.n_head if flavor == "ik" else q, e),
             "head_count x key_length, embedding_length",
         ),
-        "self_attn.q_norm.weight": Expected((dims.head_k,), "key_length"),
-        "self_attn.k_norm.weight": Expected((dims.head_k,), "key_length"),
-        "self_attn.q_proj.bias": Expected((q,), "head_count x key_length"),
-        "self_attn.k_proj.bias": Expected((kv,), "head_count_kv x key_length"),
-        "self_attn.v_proj.bias": Expected((kv,), "head_count_kv x key_length"),
+        "self_attn.q_norm.weight": ExpectedShape((dims.head_k,), "key_length"),
+        "self_attn.k_norm.weight": ExpectedShape((dims.head_k,), "key_length"),
+        "self_attn.q_proj.bias": ExpectedShape((q,), "head_count x key_length"),
+        "self_attn.k_proj.bias": ExpectedShape((kv,), "head_count_kv x key_length"),
+        "self_attn.v_proj.bias": ExpectedShape((kv,), "head_count_kv x key_length"),
         "self_attn.o_proj.bias": embd,
-        "mlp.gate_proj.weight": Expected((e, dims.n_ff), "embedding_length, feed_forward_length"),
-        "mlp.up_proj.weight": Expected((e, dims.n_ff), "embedding_length, feed_forward_length"),
-        "mlp.down_proj.weight": Expected((dims.n_ff, e), "feed_forward_length, embedding_length"),
+        "mlp.gate_proj.weight": ExpectedShape((e, dims.n_ff), "embedding_length, feed_forward_length"),
+        "mlp.up_proj.weight": ExpectedShape((e, dims.n_ff), "embedding_length, feed_forward_length"),
+        "mlp.down_proj.weight": ExpectedShape((dims.n_ff, e), "feed_forward_length, embedding_length"),
     }
     if dflash2 and dims.conv_group and e % dims.conv_group == 0:
         projected = 2 * dims.conv_kernel * (e // dims.conv_group)
         for conv in ("attention_conv", "mlp_conv"):
-            layer[f"{conv}.base_kernel"] = Expected(
+            layer[f"{conv}.base_kernel"] = ExpectedShape(
                 (e, dims.conv_kernel, 2), "embedding_length, conv_kernel_size, 2"
             )
-            layer[f"{conv}.kernel_projection.weight"] = Expected(
+            layer[f"{conv}.kernel_projection.weight"] = ExpectedShape(
                 (e, projected), "embedding_length, 2 x conv_kernel_size x embedding_length / conv_group_size"
             )
     shapes = {
@@ -168,20 +170,20 @@ def gguf_shapes(dims: GGUFDims, flavor: Flavor, num_layers: int, *, dflash2: boo
         for suffix, value in layer.items()
     }
     inputs = "n_target_features" if flavor == "ik" else "target_layers x embedding_length"
-    shapes[gguf_name("fc.weight", flavor)] = Expected((dims.n_inputs, e), f"{inputs}, embedding_length")
+    shapes[gguf_name("fc.weight", flavor)] = ExpectedShape((dims.n_inputs, e), f"{inputs}, embedding_length")
     shapes[gguf_name("hidden_norm.weight", flavor)] = embd
     shapes[gguf_name("norm.weight", flavor)] = embd
     if dflash2 and dims.selector_rank:
         rank = dims.selector_rank
-        shapes["selector_hidden.weight"] = Expected((e, rank), "embedding_length, selector_rank")
+        shapes["selector_hidden.weight"] = ExpectedShape((e, rank), "embedding_length, selector_rank")
         if dims.n_vocab:
             for name in ("selector_predecessor.weight", "selector_successor.weight"):
-                shapes[name] = Expected((rank, dims.n_vocab), "selector_rank, tokenizer.ggml.tokens")
+                shapes[name] = ExpectedShape((rank, dims.n_vocab), "selector_rank, tokenizer.ggml.tokens")
     return shapes
 
 
 def shape_mismatches(
-    found: dict[str, tuple[int, ...]], expected: dict[str, Expected]
+    found: dict[str, tuple[int, ...]], expected: dict[str, ExpectedShape]
 ) -> list[tuple[str, str]]:
     """``(first tensor name, message)`` per kind of mismatch among tensors present in both: the same
     defect in every layer is one message (``blk.N.attn_k.weight (all 64 layers) is ...``)."""

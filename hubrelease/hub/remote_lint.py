@@ -16,14 +16,14 @@ from hubrelease.formats.safetensors_header import read_json_object
 from hubrelease.formats.speculators import drafter_config
 from hubrelease.hub.ranged import Traffic
 from hubrelease.hub.remote_headers import RemoteRepo, parse_location, read_gguf, read_safetensors
-from hubrelease.lint import Finding, lint_gguf, lint_safetensors
+from hubrelease.lint import RuleFinding, lint_gguf, lint_safetensors
 from hubrelease.lint.speculators import speculators_findings
 from hubrelease.lint.target import TargetFacts
 
 
 def lint_hub_file(
     api: HfApi, uri: str, config: str | None = None, target: TargetFacts | None = None
-) -> tuple[list[Finding], Traffic]:
+) -> tuple[list[RuleFinding], Traffic]:
     """``lint.lint_file`` for an ``hf://`` GGUF or safetensors drafter, plus what the reads cost."""
     location = parse_location(uri)
     repo = RemoteRepo(api, location.repo_id, location.revision, location.repo_type)

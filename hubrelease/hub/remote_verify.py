@@ -24,7 +24,7 @@ from hubrelease.hub.metadata import (
 from hubrelease.hub.remote_headers import RemoteRepo, header_findings
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.release_files import SIGNATURE_NAME, published_paths
-from hubrelease.verify.compare import Expected, Observed, compare, missing
+from hubrelease.verify.compare import ExpectedFile, Observed, compare, missing
 from hubrelease.verify.expected import expectations
 from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
 
@@ -134,7 +134,7 @@ def _check_pin(api: HfApi, pin: PinnedRepo) -> list[Finding]:
     for item in pin.files:
         label = pin_label(pin.repo_id, revision, item.path)
         found = remote.get(item.path)
-        pinned = Expected(label, item.size, item.sha256)
+        pinned = ExpectedFile(label, item.size, item.sha256)
         if found is None:
             findings.append(missing(pinned, "remote")[1])
             continue

@@ -1,6 +1,6 @@
-"""Drafter lint: ``lint_file(path, config=None, composition=None) -> list[Finding]``."""
+"""Drafter lint: ``lint_file(path, config=None, composition=None) -> list[RuleFinding]``."""
 
 from hubrelease.lint.drafter import lint_file, lint_gguf, lint_safetensors
-from hubrelease.lint.findings import Finding, Severity
+from hubrelease.lint.findings import RuleFinding
 
-__all__ = ["Finding", "Severity", "lint_file", "lint_gguf", "lint_safetensors"]
+__all__ = ["RuleFinding", "lint_file", "lint_gguf", "lint_safetensors"]

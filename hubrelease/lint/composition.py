@@ -10,7 +10,7 @@ import re
 
 from hubrelease.formats.ggml_types import is_ik_only
 from hubrelease.formats.gguf_header import GGUFSet
-from hubrelease.lint.findings import Finding, error, warning
+from hubrelease.lint.findings import RuleFinding, error, warning
 
 # A quantization token in a file name: -q4, -q8_0, -IQ3_KS, -f16, -bf16 (split suffixes are not tokens).
 _NAME_TYPE = re.compile(r"(?:^|[-_.])((?:i?q\d(?:_[0-9a-z]+)*)|bf16|f16|f32)(?=$|[-.])", re.IGNORECASE)
@@ -22,7 +22,9 @@ def _fmt(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {t}" for t, n in ordered) or "no tensors"
 
 
-def composition_findings(model: GGUFSet, declared: dict[str, int] | None, *, mainline: bool) -> list[Finding]:
+def composition_findings(
+    model: GGUFSet, declared: dict[str, int] | None, *, mainline: bool
+) -> list[RuleFinding]:
     """Declared composition, file-name quantization token and mainline loadability."""
     actual = model.composition()
     findings = []

@@ -28,7 +28,7 @@ from hubrelease.formats.safetensors_header import SafetensorsSet, read_json_obje
 from hubrelease.formats.speculators import drafter_config, is_speculators
 from hubrelease.lint.composition import composition_findings
 from hubrelease.lint.drafter_config import DFLASH2_KEYS, config_findings, target_layer_findings
-from hubrelease.lint.findings import Finding, error, warning
+from hubrelease.lint.findings import RuleFinding, error, warning
 from hubrelease.lint.speculators import speculators_findings
 from hubrelease.lint.target import TargetFacts, target_findings
 
@@ -41,7 +41,7 @@ def lint_file(
     config: str | Path | None = None,
     composition: dict[str, int] | None = None,
     target: TargetFacts | None = None,
-) -> list[Finding]:
+) -> list[RuleFinding]:
     """Lint a GGUF (file or split set) or a safetensors drafter (file, index json or folder).
 
     ``config`` is the HF config.json to check against (for safetensors, a sibling config.json is used
@@ -83,7 +83,7 @@ def lint_gguf(
     config: DrafterConfig | None,
     composition: dict[str, int] | None,
     target: TargetFacts | None = None,
-) -> list[Finding]:
+) -> list[RuleFinding]:
     """All GGUF rules; the ones needing the HF config are skipped without one."""
     arch = model.architecture
     flavor = _flavor(arch)
@@ -154,7 +154,7 @@ def lint_gguf(
     return findings
 
 
-def _rope(value: KVValue | None, prefix: str, config: DrafterConfig | None) -> list[Finding]:
+def _rope(value: KVValue | None, prefix: str, config: DrafterConfig | None) -> list[RuleFinding]:
     key = f"{prefix}.rope.freq_base"
     expected = config.rope_theta if config else None
     if not isinstance(value, int | float) or isinstance(value, bool):
@@ -178,7 +178,7 @@ def _rope(value: KVValue | None, prefix: str, config: DrafterConfig | None) -> l
     return []
 
 
-def _flavour_keys(model: GGUFSet, flavor: Flavor, tensors: dict[str, TensorInfo]) -> list[Finding]:
+def _flavour_keys(model: GGUFSet, flavor: Flavor, tensors: dict[str, TensorInfo]) -> list[RuleFinding]:
     p = ARCH[flavor]
     foreign: list[str]
     if flavor == "ik":
@@ -208,7 +208,7 @@ def _flavour_keys(model: GGUFSet, flavor: Flavor, tensors: dict[str, TensorInfo]
     return findings
 
 
-def _target_layers(ids: list[int] | None, flavor: Flavor, config: DrafterConfig | None) -> list[Finding]:
+def _target_layers(ids: list[int] | None, flavor: Flavor, config: DrafterConfig | None) -> list[RuleFinding]:
     if ids is None:
         return []
     findings = []
@@ -234,7 +234,7 @@ def _target_layers(ids: list[int] | None, flavor: Flavor, config: DrafterConfig 
 
 def _features(
     flavor: Flavor, tensors: dict[str, TensorInfo], ids: list[int] | None, config: DrafterConfig | None
-) -> list[Finding]:
+) -> list[RuleFinding]:
     """The fc input width against K target layers (its shape against the keys is ``_gguf_shapes``)."""
     fc = tensors.get("dflash_fc.weight" if flavor == "ik" else "fc.weight")
     width = fc.shape[0] if fc else None
@@ -265,7 +265,7 @@ def _uint_kv(model: GGUFSet, key: str, default: int = 0) -> int:
 
 def _gguf_shapes(
     model: GGUFSet, flavor: Flavor, tensors: dict[str, TensorInfo], ids: list[int] | None, dflash2: bool
-) -> list[Finding]:
+) -> list[RuleFinding]:
     """Every tensor against the shape the engine's loader asks for, from the file's own keys."""
     p = ARCH[flavor]
     # Mainline reads context, embedding and block count without a default (llama-model.cpp:1321-1327) and
@@ -305,7 +305,7 @@ def _gguf_shapes(
     return findings
 
 
-def _dflash2_hparams(model: GGUFSet, dims: GGUFDims) -> list[Finding]:
+def _dflash2_hparams(model: GGUFSet, dims: GGUFDims) -> list[RuleFinding]:
     """mainline src/models/dflash.cpp:141-151, checked before any DFlash2 tensor is created."""
     top_k = _uint_kv(model, "dflash.selector_top_k")
     if not (dims.selector_rank and top_k and dims.conv_kernel and dims.conv_group):
@@ -327,7 +327,7 @@ def _dflash2_hparams(model: GGUFSet, dims: GGUFDims) -> list[Finding]:
     return findings
 
 
-def _causal(value: KVValue | None, prefix: str, flavor: Flavor, config: DrafterConfig) -> list[Finding]:
+def _causal(value: KVValue | None, prefix: str, flavor: Flavor, config: DrafterConfig) -> list[RuleFinding]:
     """Mainline runs the draft causal only when the file says so (common/speculative.cpp:954, :990);
     ik ignores the key outside Laguna drafts (llama-hparams.cpp:914)."""
     if flavor == "ik" or config.causal is None or bool(value) == config.causal:
@@ -341,7 +341,7 @@ def _causal(value: KVValue | None, prefix: str, flavor: Flavor, config: DrafterC
     ]
 
 
-def _scales(model: GGUFSet, prefix: str, flavor: Flavor, config: DrafterConfig) -> list[Finding]:
+def _scales(model: GGUFSet, prefix: str, flavor: Flavor, config: DrafterConfig) -> list[RuleFinding]:
     """Each scale the config sets is in the file, at the same value (``formats.dflash.SCALES``)."""
     findings = []
     for gguf_key, expected in config.scales(flavor).items():
@@ -353,7 +353,9 @@ def _scales(model: GGUFSet, prefix: str, flavor: Flavor, config: DrafterConfig) 
     return findings
 
 
-def _mask(value: KVValue | None, key: str, vocab: int | None, config: DrafterConfig | None) -> list[Finding]:
+def _mask(
+    value: KVValue | None, key: str, vocab: int | None, config: DrafterConfig | None
+) -> list[RuleFinding]:
     if not isinstance(value, int) or isinstance(value, bool):
         return [error("mask-token", f"{key} is missing")]
     if vocab is not None and not 0 <= value < vocab:
@@ -363,7 +365,9 @@ def _mask(value: KVValue | None, key: str, vocab: int | None, config: DrafterCon
     return []
 
 
-def _swa(pattern: KVValue | None, block_count: KVValue | None, config: DrafterConfig | None) -> list[Finding]:
+def _swa(
+    pattern: KVValue | None, block_count: KVValue | None, config: DrafterConfig | None
+) -> list[RuleFinding]:
     expected = config.sliding if config else None
     if pattern is None:
         if expected is not None:
@@ -398,10 +402,10 @@ def _tensor_set(
     block_count: KVValue | None,
     dflash2: bool,
     config: DrafterConfig | None,
-) -> list[Finding]:
+) -> list[RuleFinding]:
     if not isinstance(block_count, int):
         return [error("tensor-set", "block_count is missing, cannot check the tensor set")]
-    findings: list[Finding] = []
+    findings: list[RuleFinding] = []
     if config and config.dflash2 != dflash2:
         findings.append(
             error(
@@ -421,12 +425,12 @@ def _tensor_set(
     return findings + _compare(set(tensors), base, expected, {"token_embd.weight", "output.weight"})
 
 
-def _too_many_layers(key: str, layers: int, holder: str, tensors: int) -> Finding:
+def _too_many_layers(key: str, layers: int, holder: str, tensors: int) -> RuleFinding:
     """A layer count above the tensor count (11 per layer) is a lie; listing its names would never end."""
     return error("tensor-set", f"{key} {layers} claims more layers than the {holder} has tensors ({tensors})")
 
 
-def _compare(found: set[str], base: set[str], expected: set[str], optional: set[str]) -> list[Finding]:
+def _compare(found: set[str], base: set[str], expected: set[str], optional: set[str]) -> list[RuleFinding]:
     findings = []
     for rule, names in (("tensor-set", base), ("dflash2-tensors", expected - base)):
         missing = sorted(names - found)
@@ -440,9 +444,9 @@ def _compare(found: set[str], base: set[str], expected: set[str], optional: set[
 
 def lint_safetensors(
     model: SafetensorsSet, config: DrafterConfig, target: TargetFacts | None = None
-) -> list[Finding]:
+) -> list[RuleFinding]:
     """Rules for an SGLang/HF safetensors drafter against its config.json (and its target's facts)."""
-    findings: list[Finding] = []
+    findings: list[RuleFinding] = []
     names = {t.name.removeprefix("model."): t for t in model.tensors}
     rotary = sorted(n for n in names if "rotary_emb" in n or n.endswith("inv_freq"))
     if rotary:
@@ -477,7 +481,7 @@ def lint_safetensors(
     return findings
 
 
-def _config_rope(config: DrafterConfig) -> list[Finding]:
+def _config_rope(config: DrafterConfig) -> list[RuleFinding]:
     if config.rope_theta is None:
         return [
             error("rope-freq-base", "config has no rope_theta (rope_parameters, top level or rope_scaling)")

@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from hubrelease.formats.dflash import DrafterConfig
-from hubrelease.lint.findings import Finding, error, warning
+from hubrelease.lint.findings import RuleFinding, error, warning
 
 DFLASH2_KEYS = ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k")
 LAYER_TYPES = ("full_attention", "sliding_attention")
 _IDS = "dflash_config.target_layer_ids"
 
 
-def config_findings(config: DrafterConfig, folder: Path | None = None) -> list[Finding]:
+def config_findings(config: DrafterConfig, folder: Path | None = None) -> list[RuleFinding]:
     """Every config rule; ``folder`` (the config's folder) enables the auto_map module-file rule."""
     findings = _dims(config) + _layer_types(config) + _block_size(config) + target_layer_findings(config)
     findings += _dflash2(config)
@@ -25,7 +25,7 @@ def config_findings(config: DrafterConfig, folder: Path | None = None) -> list[F
     return findings
 
 
-def _dims(config: DrafterConfig) -> list[Finding]:
+def _dims(config: DrafterConfig) -> list[RuleFinding]:
     # SGLang DFlashAttention / DFlashMLP build every projection from these (srt/models/dflash.py);
     # DFlashMLP raises on intermediate_size <= 0.
     missing = [
@@ -50,7 +50,7 @@ def _dims(config: DrafterConfig) -> list[Finding]:
     return findings
 
 
-def _layer_types(config: DrafterConfig) -> list[Finding]:
+def _layer_types(config: DrafterConfig) -> list[RuleFinding]:
     types = config.layer_types
     findings = []
     if types and len(types) != config.num_layers:
@@ -88,7 +88,7 @@ def _layer_types(config: DrafterConfig) -> list[Finding]:
     return findings
 
 
-def _block_size(config: DrafterConfig) -> list[Finding]:
+def _block_size(config: DrafterConfig) -> list[RuleFinding]:
     nested, top = config.dflash.get("block_size"), config.raw.get("block_size")
     values = [v for v in (nested, top) if v is not None]
     if not values:
@@ -111,7 +111,7 @@ def _block_size(config: DrafterConfig) -> list[Finding]:
     return []
 
 
-def target_layer_findings(config: DrafterConfig) -> list[Finding]:
+def target_layer_findings(config: DrafterConfig) -> list[RuleFinding]:
     """Target layer ids must be distinct and below the target's last layer.
 
     The engines capture the *input* of layer id + 1: for the last layer there is none (mainline
@@ -135,7 +135,7 @@ def target_layer_findings(config: DrafterConfig) -> list[Finding]:
     return findings
 
 
-def _dflash2(config: DrafterConfig) -> list[Finding]:
+def _dflash2(config: DrafterConfig) -> list[RuleFinding]:
     if not config.dflash2:
         return []
     values = {key: config.get(key) for key in DFLASH2_KEYS}
@@ -175,7 +175,7 @@ def auto_map_modules(config: DrafterConfig) -> list[str]:
     return list(dict.fromkeys(modules))
 
 
-def auto_map_findings(config: DrafterConfig, folder: Path) -> list[Finding]:
+def auto_map_findings(config: DrafterConfig, folder: Path) -> list[RuleFinding]:
     """``AutoModel.from_pretrained(trust_remote_code=True)`` imports the module file from the repo."""
     missing = [m for m in auto_map_modules(config) if not (folder / m).is_file()]
     if not missing:

@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from hubrelease.hub_licenses import HUB_LICENSES
-from hubrelease.lint.findings import Finding, error, warning
+from hubrelease.lint.findings import RuleFinding, error, warning
 
 if TYPE_CHECKING:
     from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
@@ -135,10 +135,10 @@ def _allows(source: str, release: str) -> bool | None:
     return None
 
 
-def license_findings(manifest: Manifest) -> list[Finding]:
+def license_findings(manifest: Manifest) -> list[RuleFinding]:
     """Each source's licence against ``release.license``; a conflict names both licences."""
     release = manifest.release.license
-    findings: list[Finding] = []
+    findings: list[RuleFinding] = []
     if license_class(release) == "undecidable" and release != "other":
         findings.append(
             warning("license", f"the release's licence is {release!r}: users cannot tell what they may do")
@@ -153,7 +153,7 @@ def license_findings(manifest: Manifest) -> list[Finding]:
     return findings
 
 
-def _pair(release: str, what: str, pin: PinnedRepo | PinnedDataset, weights: bool) -> list[Finding]:
+def _pair(release: str, what: str, pin: PinnedRepo | PinnedDataset, weights: bool) -> list[RuleFinding]:
     source = pin.license
     label = f"{what} {pin.repo_id}"
     if source is None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from hubrelease.errors import HubReleaseError
 from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.fsutil import ReleaseFolder
-from hubrelease.lint.findings import FileFinding, Finding, error
+from hubrelease.lint.findings import FileFinding, RuleFinding, error
 
 if TYPE_CHECKING:
     from hubrelease.manifest.models import Manifest
@@ -36,7 +36,7 @@ def gguf_general_findings(manifest: Manifest, root: Path) -> list[FileFinding]:
             model = read_gguf(folder.path(artifact.local_path), keep_key=lambda k: k.startswith("general."))
         except (HubReleaseError, OSError):
             continue  # the drafter lint and verify report an unreadable file
-        found: list[Finding] = []
+        found: list[RuleFinding] = []
         license_id = model.value("general.license")
         if isinstance(license_id, str) and license_id != release.license:
             found.append(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from hubrelease.errors import HubReleaseError
 from hubrelease.fsutil import ReleaseFolder
 from hubrelease.lint.drafter import lint_file
-from hubrelease.lint.findings import FileFinding, Finding, error, warning
+from hubrelease.lint.findings import FileFinding, RuleFinding, error, warning
 from hubrelease.lint.hf_tags import hf_tag_findings
 from hubrelease.lint.licenses import license_findings
 from hubrelease.lint.metadata import card_metadata_findings, gguf_general_findings
@@ -52,7 +52,7 @@ def lint_release(manifest: Manifest, root: Path, target: TargetFacts | None) -> 
     return results
 
 
-def verifier_pin_findings(manifest: Manifest, config: Path) -> list[Finding]:
+def verifier_pin_findings(manifest: Manifest, config: Path) -> list[RuleFinding]:
     """A speculator's verifier is one of the release's pinned targets, at a commit: speculators and vLLM
     fetch it by name at its default branch (``speculators/utils/loading.py:170``), so the manifest and the
     card are where the commit it was built for is stated."""

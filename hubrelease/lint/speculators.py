@@ -9,19 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from hubrelease.formats.speculators import TYPES
-from hubrelease.lint.findings import Finding, error, warning
+from hubrelease.lint.findings import RuleFinding, error, warning
 from hubrelease.manifest.models import is_repo_id
 
 RULE = "speculators"
 
 
-def speculators_findings(config: dict[str, Any]) -> list[Finding]:
+def speculators_findings(config: dict[str, Any]) -> list[RuleFinding]:
     kind = config.get("speculators_model_type")
     if kind not in TYPES:
         return [
             error(RULE, f"speculators_model_type {kind!r} is not a DFlash speculator ({', '.join(TYPES)})")
         ]
-    findings: list[Finding] = []
+    findings: list[RuleFinding] = []
     spec = config.get("speculators_config")
     if not isinstance(spec, dict):
         return [error(RULE, "speculators_config is missing: speculators and vLLM read the verifier from it")]
@@ -79,7 +79,7 @@ def speculators_findings(config: dict[str, Any]) -> list[Finding]:
     return findings
 
 
-def _verifier(verifier: object) -> list[Finding]:
+def _verifier(verifier: object) -> list[RuleFinding]:
     if not isinstance(verifier, dict):
         return [error(RULE, "speculators_config.verifier is missing")]
     name, archs = verifier.get("name_or_path"), verifier.get("architectures")

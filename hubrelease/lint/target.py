@@ -26,7 +26,7 @@ from hubrelease.errors import InputError
 from hubrelease.formats.gguf_header import GGUFSet, array_length, read_gguf
 from hubrelease.formats.safetensors_header import read_json_object
 from hubrelease.fsutil import STATE_DIR, atomic_write_text
-from hubrelease.lint.findings import Finding, error
+from hubrelease.lint.findings import RuleFinding, error
 from hubrelease.revisions import is_commit
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def target_findings(
     mask_token_id: int | None,
     selector_rows: int | None,
     declared_depth: object = None,
-) -> list[Finding]:
+) -> list[RuleFinding]:
     """The drafter (0-based HF layer ids, fc input width, mask id, selector codebook rows) against the target."""
     where = f"the target ({facts.source})"
     findings = []

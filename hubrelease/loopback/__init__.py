@@ -34,7 +34,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from hubrelease.loopback.auth import Access, Grant, Role
+from hubrelease.loopback.auth import Access, Grant, TokenRole
 from hubrelease.loopback.faults import Faults, RequestLog
 from hubrelease.loopback.oidc import TrustedPublishing
 from hubrelease.loopback.store import HubStore, RepoKey
@@ -71,7 +71,7 @@ class LoopbackHub:
         max_header_bytes: int = 64 * 1024,
         max_body: int = 64 * 1024 * 1024,
         max_upload: int = 64 * 1024**3,
-        tokens: Mapping[str, Role | Grant] | None = None,
+        tokens: Mapping[str, TokenRole | Grant] | None = None,
         allow_anonymous: bool = True,
         anonymous_reads: bool = False,
     ) -> None:

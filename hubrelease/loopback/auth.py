@@ -28,8 +28,8 @@ from typing import Literal
 
 from hubrelease.loopback.store import RepoKey, StoreError
 
-Role = Literal["read", "write"]
-ROLES: tuple[Role, ...] = ("read", "write")
+TokenRole = Literal["read", "write"]
+ROLES: tuple[TokenRole, ...] = ("read", "write")
 _SCOPE = re.compile(r"^[A-Za-z0-9][\w.-]*/(?:\*|[A-Za-z0-9][\w.-]*)$")
 
 # Routes that carry no Hub token: signed upload/fetch URLs and the CAS (which checks Xet tokens).
@@ -60,7 +60,7 @@ READ_ONLY_POSTS = frozenset({"paths_info", "validate_yaml", "lfs_duplicate"})
 class Grant:
     """What one token may do: its role, and the repos it covers (``None`` = every repo)."""
 
-    role: Role
+    role: TokenRole
     scopes: tuple[str, ...] | None = None
 
     def covers(self, key: RepoKey) -> bool:
@@ -103,7 +103,7 @@ class Access:
 
     def __init__(
         self,
-        tokens: Mapping[str, Role | Grant] | None = None,
+        tokens: Mapping[str, TokenRole | Grant] | None = None,
         allow_anonymous: bool = True,
         anonymous_reads: bool = False,
     ) -> None:

@@ -59,7 +59,7 @@ ByteSize = Annotated[int, Field(ge=0)]
 """A size in bytes."""
 
 RepoType = Literal["model", "dataset", "space"]
-Role = Literal["recommended", "variant", "benchmark", "data", "doc"]
+ArtifactRole = Literal["recommended", "variant", "benchmark", "data", "doc"]
 BaseModelRelation = Literal["adapter", "merge", "quantized", "finetune"]
 
 
@@ -319,7 +319,7 @@ class Artifact(_Strict):
     """SHA-256 of the content (the field name is the algorithm)."""
     reported_size: str | None = None
     """Size as the source stated it when the exact byte count is unknown (e.g. '737 MB')."""
-    role: Role = "variant"
+    role: ArtifactRole = "variant"
     """recommended | variant | benchmark | data | doc."""
     description: str | None = None
     """Short note for the card's files table."""

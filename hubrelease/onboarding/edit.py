@@ -19,7 +19,7 @@ from hubrelease.fsutil import check_release_path, is_temp_name
 from hubrelease.hashing import StatKey
 from hubrelease.manifest.comments import YamlMap, is_yaml_map, trailing_comment_kept, yaml_map
 from hubrelease.manifest.editor import ManifestEditor
-from hubrelease.manifest.models import HAND_WRITTEN, Manifest, Role
+from hubrelease.manifest.models import HAND_WRITTEN, ArtifactRole, Manifest
 from hubrelease.manifest.root import release_root
 from hubrelease.manifest.roundtrip import upsert_evaluation
 from hubrelease.onboarding.facts import hash_scanned
@@ -66,7 +66,7 @@ def add_files(
     manifest_path: Path,
     files: Sequence[Path],
     *,
-    role: Role | None = None,
+    role: ArtifactRole | None = None,
     path_in_repo: str | None = None,
     root: Path | None = None,
     threads: int | None = None,

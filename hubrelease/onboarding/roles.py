@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from hubrelease.errors import InputError
-from hubrelease.manifest.models import Role
+from hubrelease.manifest.models import ArtifactRole
 from hubrelease.onboarding.facts import FileFacts
 
 WEIGHT_SUFFIXES = (".gguf", ".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".onnx", ".npz")
@@ -20,7 +20,7 @@ DATA_SUFFIXES = (".parquet", ".arrow", ".jsonl", ".csv", ".tsv", ".jsonl.gz", ".
 _BENCH_DIRS = ("bench", "benchmark", "benchmarks", "eval", "evals", "results")
 
 
-def guess_role(name: str) -> Role:
+def guess_role(name: str) -> ArtifactRole:
     """The role a file most likely plays, from its name alone."""
     path = PurePosixPath(name)
     lower = name.lower()
@@ -53,12 +53,14 @@ def artifact_entries(
         if item.evaluation and item.name != recommended:
             evaluations.append({"path": item.name, "size": item.size, "sha256": item.sha256})
             continue
-        role: Role = "recommended" if item.name == recommended else guess_role(item.name)
+        role: ArtifactRole = "recommended" if item.name == recommended else guess_role(item.name)
         artifacts.append(artifact_entry(item, role))
     return artifacts, evaluations
 
 
-def artifact_entry(item: FileFacts, role: Role | None, path_in_repo: str | None = None) -> dict[str, Any]:
+def artifact_entry(
+    item: FileFacts, role: ArtifactRole | None, path_in_repo: str | None = None
+) -> dict[str, Any]:
     """One ``artifacts`` entry in the manifest's key order; ``None`` values are left out.
 
     ``item.name`` is the file's place in the release folder; ``path_in_repo`` its place on the Hub.

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from hubrelease.lazy import exports
 
 if TYPE_CHECKING:
-    from hubrelease.verify.compare import Expected, Observed, compare
+    from hubrelease.verify.compare import ExpectedFile, Observed, compare
     from hubrelease.verify.expected import Expectations, expectations
     from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
     from hubrelease.verify.local import VerifyOptions, verify_manifest, verify_sums_file, verify_tree
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Expectations",
-    "Expected",
+    "ExpectedFile",
     "FileCheck",
     "Finding",
     "Observed",
@@ -36,7 +36,7 @@ __getattr__ = exports(
         "FileCheck": "findings",
         "Finding": "findings",
         "VerifyReport": "findings",
-        "Expected": "compare",
+        "ExpectedFile": "compare",
         "Observed": "compare",
         "compare": "compare",
         "Expectations": "expected",

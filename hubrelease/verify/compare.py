@@ -1,6 +1,6 @@
 """Pins vs observed facts: the one comparison local verify, remote verify and pinned repos use.
 
-A file is pinned by an ``Expected`` (size and sha256 from the manifest, or derived: a fresh render
+A file is pinned by an ``ExpectedFile`` (size and sha256 from the manifest, or derived: a fresh render
 of the card, the manifest itself) and observed as an ``Observed``: its size and a digest, the
 sha256 hashed locally or the Hub's LFS oid, or only the git blob id of a regular file on the Hub
 (then compared with the blob id of the expected content, when that content is at hand).
@@ -16,7 +16,7 @@ Where = Literal["local", "remote"]
 _ON = {"local": "", "remote": " on the Hub"}
 
 
-class Expected(NamedTuple):
+class ExpectedFile(NamedTuple):
     """A file that must exist, with whatever was pinned (or derived) about it."""
 
     name: str
@@ -41,7 +41,7 @@ class Observed(NamedTuple):
     source: FileSource = "hashed"
 
 
-def missing(item: Expected, where: Where, message: str | None = None) -> tuple[FileCheck, Finding]:
+def missing(item: ExpectedFile, where: Where, message: str | None = None) -> tuple[FileCheck, Finding]:
     """The state and finding of a file that is not there."""
     text = message or ("file is missing" if where == "local" else "file is not on the Hub")
     return FileCheck(item.name, "missing", source="remote" if where == "remote" else "none"), Finding.make(
@@ -49,7 +49,7 @@ def missing(item: Expected, where: Where, message: str | None = None) -> tuple[F
     )
 
 
-def size_finding(item: Expected, size: int, where: Where) -> Finding | None:
+def size_finding(item: ExpectedFile, size: int, where: Where) -> Finding | None:
     """A size mismatch (decided before any byte is read), else None."""
     if item.size is None or size == item.size:
         return None
@@ -61,7 +61,7 @@ def size_finding(item: Expected, size: int, where: Where) -> Finding | None:
 
 
 def compare(
-    item: Expected, seen: Observed, where: Where, expected_blob: str | None = None
+    item: ExpectedFile, seen: Observed, where: Where, expected_blob: str | None = None
 ) -> tuple[FileCheck, list[Finding]]:
     """One file's state and findings: size first, then sha256, else the git blob id of the expected content.
 
@@ -102,7 +102,7 @@ def compare(
     return ok._replace(sha256=item.sha256), []
 
 
-def _mismatch(item: Expected, digest: str, expected: str, actual: str, where: Where) -> Finding:
+def _mismatch(item: ExpectedFile, digest: str, expected: str, actual: str, where: Where) -> Finding:
     if item.basis:
         message = f"differs{_ON[where]} from {item.basis}: {digest} {actual}, expected {expected}"
     elif digest == "sha256":

@@ -1,6 +1,6 @@
 """What every published file must be: its pins, or for the card and the manifest the bytes they derive from.
 
-``release_files`` says what a release publishes; here each file gets an ``Expected``. Artifacts,
+``release_files`` says what a release publishes; here each file gets an ``ExpectedFile``. Artifacts,
 evaluation files and a hand-written card carry the manifest's pins. A rendered card must be a fresh
 render of the manifest and the evaluation files (``render-card``), the published manifest the
 manifest itself without its local ``root:``: both are derived here, once, as bytes, so local
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from hubrelease.errors import CheckFailed, HubReleaseError
 from hubrelease.release_files import ReleaseFile, release_files
-from hubrelease.verify.compare import Expected
+from hubrelease.verify.compare import ExpectedFile
 from hubrelease.verify.findings import Finding
 
 if TYPE_CHECKING:
@@ -27,11 +27,11 @@ CARD_BASIS = "a re-render of the manifest and evaluation files"
 
 
 class Expectations(NamedTuple):
-    """Every published file with what it must be, named by its release-folder path (``Expected.name``)."""
+    """Every published file with what it must be, named by its release-folder path (``ExpectedFile.name``)."""
 
     published: tuple[ReleaseFile, ...]
     """Everything the release publishes (``release_files``), checked or not."""
-    files: tuple[tuple[ReleaseFile, Expected], ...]
+    files: tuple[tuple[ReleaseFile, ExpectedFile], ...]
     content: Mapping[str, bytes]
     """Derived bytes by repo path: the rendered card, the published manifest."""
     findings: tuple[Finding, ...]
@@ -49,7 +49,7 @@ def expectations(
     file name). Without a folder the card is not derived (nothing to render it from): a finding
     says so.
     """
-    files: list[tuple[ReleaseFile, Expected]] = []
+    files: list[tuple[ReleaseFile, ExpectedFile]] = []
     content: dict[str, bytes] = {}
     findings: list[Finding] = []
     cacheable = True
@@ -72,12 +72,14 @@ def expectations(
             cacheable = cacheable and _render_inputs_pinned(manifest)
         else:
             require = item.kind != "evaluation"
-            files.append((item, Expected(item.local, item.size, item.sha256, require_digest=require)))
+            files.append((item, ExpectedFile(item.local, item.size, item.sha256, require_digest=require)))
     return Expectations(tuple(published), tuple(files), content, tuple(findings), cacheable)
 
 
-def _derived(item: ReleaseFile, data: bytes, basis: str, optional: bool = False) -> Expected:
-    return Expected(item.local, len(data), hashlib.sha256(data).hexdigest(), basis=basis, optional=optional)
+def _derived(item: ReleaseFile, data: bytes, basis: str, optional: bool = False) -> ExpectedFile:
+    return ExpectedFile(
+        item.local, len(data), hashlib.sha256(data).hexdigest(), basis=basis, optional=optional
+    )
 
 
 def _published_manifest(manifest: Manifest, manifest_path: Path) -> bytes:

@@ -19,7 +19,7 @@ from hubrelease.hashing.pool import HashJob, hash_files
 from hubrelease.hashing.statcache import StatCache, StatKey
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.release_files import HUB_FILES, SIGNATURE_NAME, card_published
-from hubrelease.verify.compare import Expected, Observed, compare, missing, size_finding
+from hubrelease.verify.compare import ExpectedFile, Observed, compare, missing, size_finding
 from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
 
 if TYPE_CHECKING:  # not at run time: a warm verify from verify.plan_cache never loads pydantic
@@ -42,7 +42,7 @@ class VerifyPlan(NamedTuple):
     """Everything a manifest asks verify to check, without the manifest (``verify.plan_cache`` keeps it)."""
 
     folder: Path
-    expected: tuple[Expected, ...]
+    expected: tuple[ExpectedFile, ...]
     known: tuple[Path, ...]
     ignore: tuple[str, ...]
     findings: tuple[Finding, ...] = ()
@@ -160,7 +160,7 @@ def verify_sums_file(
 
     folder = (root or sums_path.parent).resolve()
     entries = parse_sums(text, sums_path)
-    expected = [Expected(e.name, None, e.sha256) for e in entries]
+    expected = [ExpectedFile(e.name, None, e.sha256) for e in entries]
     # A plain checksum list says nothing about other files, as with `sha256sum -c`.
     relaxed = options._replace(check_unlisted=False)
     return verify_tree(folder, expected, relaxed, progress, known={sums_path.resolve()})
@@ -168,7 +168,7 @@ def verify_sums_file(
 
 def verify_tree(
     root: Path,
-    expected: Sequence[Expected],
+    expected: Sequence[ExpectedFile],
     options: VerifyOptions,
     progress: Progress = NULL_PROGRESS,
     *,
@@ -180,7 +180,7 @@ def verify_tree(
         raise InputError("release folder does not exist or is not a folder", path=root)
     findings: list[Finding] = []
     checks: dict[str, FileCheck] = {}
-    pending: list[tuple[Expected, HashJob]] = []
+    pending: list[tuple[ExpectedFile, HashJob]] = []
     folder = ReleaseFolder(root)
     for item in expected:
         observed = _observe(folder, item, options.follow_symlinks)
@@ -235,11 +235,11 @@ def verify_tree(
 
 
 def _observe(
-    folder: ReleaseFolder, item: Expected, follow_symlinks: bool
+    folder: ReleaseFolder, item: ExpectedFile, follow_symlinks: bool
 ) -> HashJob | tuple[FileCheck, Finding] | None:
     """A job to hash the file, or, if it cannot be, its state and the finding that says why (no bytes read).
 
-    None: an optional file (``Expected.optional``) that is not there.
+    None: an optional file (``ExpectedFile.optional``) that is not there.
     """
     path = folder.join(item.name)
     try:

@@ -30,7 +30,7 @@ from typing import Any
 from hubrelease import __version__
 from hubrelease.fsutil import STATE_DIR, atomic_write_text
 from hubrelease.progress import NULL_PROGRESS, Progress
-from hubrelease.verify.compare import Expected
+from hubrelease.verify.compare import ExpectedFile
 from hubrelease.verify.findings import VerifyReport
 from hubrelease.verify.local import VerifyOptions, VerifyPlan, verify_manifest, verify_plan
 
@@ -90,7 +90,7 @@ def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan |
     try:
         plan = VerifyPlan(
             Path(entry["folder"]),
-            tuple(map(Expected._make, entry["expected"])),  # a row of another length: TypeError
+            tuple(map(ExpectedFile._make, entry["expected"])),  # a row of another length: TypeError
             tuple(Path(p) for p in entry["known"]),
             tuple(str(p) for p in entry["ignore"]),
             absent=tuple(str(p) for p in entry["absent"]),

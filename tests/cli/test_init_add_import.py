@@ -11,14 +11,14 @@ import pytest
 from hubrelease.cli.add import RoleChoice
 from hubrelease.hashing import sha256_file
 from hubrelease.loopback import LoopbackHub
-from hubrelease.manifest.models import Role
+from hubrelease.manifest.models import ArtifactRole
 from tests.factories.cli import run_cli
 from tests.factories.hub import api_for
 from tests.factories.onboarding import deny_reading, publish_author_folder, write_author_folder
 
 
 def test_add_role_choices_are_the_manifest_roles() -> None:
-    assert get_args(RoleChoice) == get_args(Role)
+    assert get_args(RoleChoice) == get_args(ArtifactRole)
 
 
 def test_init_then_verify_passes(tmp_path: Path) -> None:

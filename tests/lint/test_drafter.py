@@ -12,7 +12,7 @@ from hubrelease.builders.gguf_drafter import build_gguf_drafter
 from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 from hubrelease.errors import InputError
 from hubrelease.formats.gguf_header import read_gguf
-from hubrelease.lint import Finding, lint_file
+from hubrelease.lint import RuleFinding, lint_file
 from tests.factories.drafters import (
     MASK_TOKEN_ID,
     mutate_gguf,
@@ -55,7 +55,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     return Built(tmp_path_factory.mktemp("lint"))
 
 
-def rules(findings: list[Finding]) -> list[tuple[str, str, str]]:
+def rules(findings: list[RuleFinding]) -> list[tuple[str, str, str]]:
     return [(f.rule_id, f.severity, f.message) for f in findings]
 
 
@@ -70,7 +70,7 @@ def test_clean_builds_pass_in_both_flavours(built: Built) -> None:
 
 def test_finding_is_frozen() -> None:
     with pytest.raises(FrozenInstanceError):
-        Finding("x", "error", "m").rule_id = "y"  # type: ignore[misc]
+        RuleFinding("x", "error", "m").rule_id = "y"  # type: ignore[misc]
 
 
 def test_naive_conversion_of_a_nested_rope_config_is_caught(built: Built) -> None:

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from hubrelease.lint import Finding, lint_file
+from hubrelease.lint import RuleFinding, lint_file
 from tests.factories.drafters import edit_checkpoint, write_checkpoint
 
 
-def rules(findings: list[Finding]) -> list[tuple[str, str, str]]:
+def rules(findings: list[RuleFinding]) -> list[tuple[str, str, str]]:
     return [(f.rule_id, f.severity, f.message) for f in findings]
 
 

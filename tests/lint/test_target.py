@@ -13,7 +13,7 @@ import pytest
 from hubrelease.builders.gguf_drafter import build_gguf_drafter
 from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 from hubrelease.errors import InputError
-from hubrelease.lint import Finding, lint_file
+from hubrelease.lint import RuleFinding, lint_file
 from hubrelease.lint.target import TargetFacts, facts_from_config, read_local_target
 from tests.factories.drafters import TARGET_LAYERS, mutate_gguf, write_checkpoint, write_target_gguf
 from tests.factories.targets import write_target_model
@@ -53,7 +53,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     return Built(tmp_path_factory.mktemp("target-lint"))
 
 
-def _rules(findings: list[Finding]) -> list[tuple[str, str, str]]:
+def _rules(findings: list[RuleFinding]) -> list[tuple[str, str, str]]:
     return [(f.rule_id, f.severity, f.message) for f in findings]
 
 

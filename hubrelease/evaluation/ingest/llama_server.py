@@ -1,4 +1,4 @@
-"""llama-server per-request rows (CSV/JSONL, or raw ``/completion`` responses) -> validated ``Request`` rows.
+"""llama-server per-request rows (CSV/JSONL, or raw ``/completion`` responses) -> validated ``MeasuredRequest`` rows.
 
 A row is one request: prompt_id, arm, boot, repetition, n_max, and the server's ``timings``
 (predicted_n, predicted_ms, draft_n, draft_n_accepted). llama-server omits the draft fields when
@@ -92,7 +92,7 @@ def flatten(record: Record) -> Record:
 
 
 @dataclass(frozen=True)
-class Request:
+class MeasuredRequest:
     """One llama-server request (one row)."""
 
     record: Record
@@ -138,7 +138,9 @@ def _digest(record: Record, key: str) -> str | None:
     return text
 
 
-def parse_run(record: Record, columns: Columns = Columns(), defaults: RowDefaults = RowDefaults()) -> Request:
+def parse_run(
+    record: Record, columns: Columns = Columns(), defaults: RowDefaults = RowDefaults()
+) -> MeasuredRequest:
     """Validate one row (a flat row or a raw ``/completion`` response)."""
     record = flatten(record)
     key = functools.partial(columns.key, record)
@@ -154,7 +156,7 @@ def parse_run(record: Record, columns: Columns = Columns(), defaults: RowDefault
     arm_default = fallback("arm", defaults.arm)
     boot_default = fallback("boot", defaults.boot)
     drafter = record.data.get(key("drafter"))
-    run = Request(
+    run = MeasuredRequest(
         record=record,
         prompt=prompt_default or record.text(key("prompt_id")),
         arm=str(arm_default) if arm_default is not None else record.text(key("arm")),
@@ -197,7 +199,7 @@ def parse_run(record: Record, columns: Columns = Columns(), defaults: RowDefault
     return run
 
 
-def number_repetitions(runs: Sequence[Request]) -> list[Request]:
+def number_repetitions(runs: Sequence[MeasuredRequest]) -> list[MeasuredRequest]:
     """Rows without a repetition column are numbered 1, 2, ... per prompt, arm, boot and n_max, in file order."""
     counts: dict[tuple[str, str, int, int], int] = defaultdict(int)
     numbered = []
@@ -210,9 +212,9 @@ def number_repetitions(runs: Sequence[Request]) -> list[Request]:
     return numbered
 
 
-def check_unique(runs: Sequence[Request]) -> None:
+def check_unique(runs: Sequence[MeasuredRequest]) -> None:
     """Refuse a request measured twice (same prompt, arm, boot, repetition, n_max), e.g. a file given twice."""
-    first: dict[tuple[str, str, int, int, int], Request] = {}
+    first: dict[tuple[str, str, int, int, int], MeasuredRequest] = {}
     for run in runs:
         key = (run.prompt, run.arm, run.boot, run.repetition, run.n_max)
         earlier = first.setdefault(key, run)
@@ -224,7 +226,7 @@ def check_unique(runs: Sequence[Request]) -> None:
             )
 
 
-def missing_cells(runs: Sequence[Request]) -> list[str]:
+def missing_cells(runs: Sequence[MeasuredRequest]) -> list[str]:
     """Per arm, the runs of the full grid boots x n_max x prompts x repetitions that are absent."""
     missing: list[str] = []
     for arm in dict.fromkeys(run.arm for run in runs):
@@ -241,7 +243,7 @@ def missing_cells(runs: Sequence[Request]) -> list[str]:
     return missing
 
 
-def check_grid(runs: Sequence[Request], allow_incomplete: bool) -> list[str]:
+def check_grid(runs: Sequence[MeasuredRequest], allow_incomplete: bool) -> list[str]:
     """Refuse a grid with missing runs (a missing cell moves a mean silently) unless allowed; then warn."""
     missing = missing_cells(runs)
     if not missing:
@@ -254,7 +256,7 @@ def check_grid(runs: Sequence[Request], allow_incomplete: bool) -> list[str]:
 
 
 def check_digests(
-    runs: Sequence[Request], artifacts: Mapping[str, str | None], binaries: Sequence[str]
+    runs: Sequence[MeasuredRequest], artifacts: Mapping[str, str | None], binaries: Sequence[str]
 ) -> None:
     """Every row's drafter and server digests (or 16-character prefixes) must be the release's.
 
@@ -262,7 +264,7 @@ def check_digests(
     without a manifest); with one, the digest must be an artifact's (the one named by the ``drafter``
     column when it names an artifact) and the server digest one of the engine binaries'.
     """
-    first: dict[str, Request] = {}
+    first: dict[str, MeasuredRequest] = {}
     for run in runs:
         if run.drafter_sha is None:
             continue

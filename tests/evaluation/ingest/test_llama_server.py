@@ -14,7 +14,7 @@ from hubrelease.errors import BuildError, FormatError, InputError
 from hubrelease.evaluation.analysis import compare_arms, sweep
 from hubrelease.evaluation.ingest.llama_server import (
     Columns,
-    Request,
+    MeasuredRequest,
     RowDefaults,
     check_unique,
     number_repetitions,
@@ -41,7 +41,7 @@ AB = ComparisonSpec.model_validate(ab_spec_parts()["comparisons"][0])
 SWEEP = SweepSpec.model_validate(ab_spec_parts()["sweeps"][0])
 
 
-def _requests(path: Path) -> list[Request]:
+def _requests(path: Path) -> list[MeasuredRequest]:
     return [parse_run(record) for record in read_records(path)]
 
 
