@@ -49,17 +49,6 @@ class HubReleaseError(Exception):
         (a newline inside a value from a file is shown escaped, never as a line of its own)."""
         return [str(self)]
 
-    def to_dict(self) -> dict[str, object]:
-        """Fields for ``--json`` error output."""
-        return {
-            "error": type(self).__name__,
-            "message": self.message,
-            "path": self.path,
-            "line": self.line,
-            "field": self.field,
-            "exit_code": self.exit_code,
-        }
-
 
 class ManifestError(HubReleaseError):
     """The manifest cannot be parsed or does not validate."""
@@ -106,13 +95,18 @@ class HubError(HubReleaseError):
         self.outcome = outcome
 
     def to_dict(self) -> dict[str, object]:
-        data = super().to_dict()
-        data.update(
-            repo_id=self.repo_id,
-            status=self.status,
-            outcome=None if self.outcome is None else self.outcome.to_dict(),
-        )
-        return data
+        """``error`` in ``push --json``: a push's failure and its outcome (README, "push --json")."""
+        return {
+            "error": type(self).__name__,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "field": self.field,
+            "exit_code": self.exit_code,
+            "repo_id": self.repo_id,
+            "status": self.status,
+            "outcome": None if self.outcome is None else self.outcome.to_dict(),
+        }
 
 
 class HubUnavailable(HubError):

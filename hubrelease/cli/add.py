@@ -66,14 +66,11 @@ def add(
             progress=progress,
         )
     if json_mode:
-        output.emit_json(
-            {
-                "schema_version": 1,
-                "command": "add",
-                "manifest": str(manifest),
-                "files": [c.to_dict() for c in result.changes],
-                "warnings": list(result.warnings),
-            }
+        output.emit_document(
+            "add",
+            manifest=str(manifest),
+            files=[c.to_dict() for c in result.changes],
+            warnings=list(result.warnings),
         )
         return
     for warning in result.warnings:
@@ -100,9 +97,7 @@ def rm(
 
     removed = remove_paths(manifest, paths)
     if json_mode:
-        output.emit_json(
-            {"schema_version": 1, "command": "rm", "manifest": str(manifest), "removed": removed}
-        )
+        output.emit_document("rm", manifest=str(manifest), removed=removed)
         return
     for path in removed:
         output.value_line(f"removed {path}")

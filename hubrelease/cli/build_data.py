@@ -165,16 +165,14 @@ def build_eval(
         recorder.record(evaluation_json(evaluation).encode("utf-8"), recipe)
     warnings = evaluation.provenance.warnings
     if json_mode:
-        output.emit_json(
-            {
-                "schema_version": 1,
-                "out": str(out),
-                "cells": len(evaluation.cells),
-                "comparisons": [c.id for c in evaluation.comparisons],
-                "sweeps": [s.id for s in evaluation.sweeps],
-                "sources": [s.model_dump() for s in evaluation.provenance.sources],
-                "warnings": warnings,
-            }
+        output.emit_document(
+            None,
+            out=str(out),
+            cells=len(evaluation.cells),
+            comparisons=[c.id for c in evaluation.comparisons],
+            sweeps=[s.id for s in evaluation.sweeps],
+            sources=[s.model_dump() for s in evaluation.provenance.sources],
+            warnings=warnings,
         )
     else:
         for warning in warnings:
@@ -256,21 +254,19 @@ def build_dataset_card_command(
             progress=progress,
         )
     if json_mode:
-        output.emit_json(
-            {
-                "schema_version": 1,
-                "out": str(out),
-                "conversations": summary.conversations,
-                "completion_tokens": summary.completion_tokens,
-                "categories": summary.categories,
-                "licenses": summary.licenses,
-                "generators": summary.generators,
-                "content_sha256": summary.content_sha256,
-                "shards": [
-                    {"path": s.path, "rows": s.rows, "bytes": s.file_bytes, "sha256": s.sha256}
-                    for s in summary.shards
-                ],
-            }
+        output.emit_document(
+            None,
+            out=str(out),
+            conversations=summary.conversations,
+            completion_tokens=summary.completion_tokens,
+            categories=summary.categories,
+            licenses=summary.licenses,
+            generators=summary.generators,
+            content_sha256=summary.content_sha256,
+            shards=[
+                {"path": s.path, "rows": s.rows, "bytes": s.file_bytes, "sha256": s.sha256}
+                for s in summary.shards
+            ],
         )
     else:
         output.info_line(

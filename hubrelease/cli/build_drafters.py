@@ -107,11 +107,8 @@ def _cast(dtype: str) -> Cast:
 
 def _report(files: list[BuiltFile], json_mode: bool) -> None:
     if json_mode:
-        output.emit_json(
-            {
-                "schema_version": 1,
-                "files": [{"path": str(f.path), "size": f.size, "sha256": f.sha256} for f in files],
-            }
+        output.emit_document(
+            None, files=[{"path": str(f.path), "size": f.size, "sha256": f.sha256} for f in files]
         )
         return
     for built in files:

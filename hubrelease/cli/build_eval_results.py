@@ -65,11 +65,8 @@ def build_eval_results(
         built.append((BuiltFile.of(path), {"recipe": recipe, "role": "doc"}))
     recorder.record([(b.path, {"size": b.size, "sha256": b.sha256, **fields}) for b, fields in built])
     if json_mode:
-        output.emit_json(
-            {
-                "schema_version": 1,
-                "files": [{"path": str(b.path), "size": b.size, "sha256": b.sha256} for b, _ in built],
-            }
+        output.emit_document(
+            None, files=[{"path": str(b.path), "size": b.size, "sha256": b.sha256} for b, _ in built]
         )
     else:
         for b, _ in built:

@@ -111,17 +111,16 @@ def written_payload(
     command: str, path: Path, manifest: Manifest, warnings: Sequence[str], **extra: object
 ) -> dict[str, object]:
     """The ``--json`` document of a command that wrote a new manifest (init, import)."""
-    return {
-        "schema_version": 1,
-        "command": command,
-        "manifest": str(path),
+    return output.document(
+        command,
+        manifest=str(path),
         **extra,
-        "artifacts": [
+        artifacts=[
             {"path": a.path, "size": a.size, "sha256": a.sha256, "role": a.role} for a in manifest.artifacts
         ],
-        "evaluations": list(manifest.evaluation_paths),
-        "warnings": list(warnings),
-    }
+        evaluations=list(manifest.evaluation_paths),
+        warnings=list(warnings),
+    )
 
 
 def print_written(manifest: Manifest, warnings: Sequence[str], summary: str) -> None:

@@ -55,7 +55,7 @@ def inspect(
 
         summary = summarize(Path(file))
     if json_mode:
-        output.emit_json({"schema_version": 1, **summary})
+        output.emit_document(None, **summary)
         return
     for item in summary["files"]:
         output.value_line(f"{item['path']}  ({item['size']} bytes)")

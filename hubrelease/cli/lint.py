@@ -117,22 +117,20 @@ def _release(manifest_path: Path, facts: TargetFacts | None, endpoint: str | Non
 def _report(file: str, results: list[FileFinding], traffic: dict[str, int], json_mode: bool) -> None:
     errors = sum(r.finding.severity == "error" for r in results)
     if json_mode:
-        output.emit_json(
-            {
-                "schema_version": 1,
-                "path": str(file),
-                "ok": errors == 0,
-                "findings": [
-                    {
-                        "rule_id": r.finding.rule_id,
-                        "severity": r.finding.severity,
-                        "message": r.finding.message,
-                        "file": r.file,
-                    }
-                    for r in results
-                ],
-                **traffic,
-            }
+        output.emit_document(
+            None,
+            path=str(file),
+            ok=errors == 0,
+            findings=[
+                {
+                    "rule_id": r.finding.rule_id,
+                    "severity": r.finding.severity,
+                    "message": r.finding.message,
+                    "file": r.file,
+                }
+                for r in results
+            ],
+            **traffic,
         )
     else:
         for r in results:

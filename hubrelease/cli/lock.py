@@ -61,20 +61,15 @@ def lock(
     if not dry_run:
         _remember_target(manifest, api)
     if json_mode:
-        output.emit_json(
-            {
-                "schema_version": 1,
-                "command": "lock",
-                "manifest": str(manifest),
-                "written": result.written,
-                "changes": [c.to_dict() for c in result.changes],
-                "size_only": list(result.size_only),
-                "no_header_pin": list(result.no_header_pin),
-                "kept_unpinned": list(result.kept_unpinned),
-                "removed_comments": [
-                    {"pin": pin_id, "text": text} for pin_id, text in result.removed_comments
-                ],
-            }
+        output.emit_document(
+            "lock",
+            manifest=str(manifest),
+            written=result.written,
+            changes=[c.to_dict() for c in result.changes],
+            size_only=list(result.size_only),
+            no_header_pin=list(result.no_header_pin),
+            kept_unpinned=list(result.kept_unpinned),
+            removed_comments=[{"pin": pin_id, "text": text} for pin_id, text in result.removed_comments],
         )
         return
     for change in result.changes:

@@ -221,6 +221,24 @@ def value_line(text: str) -> None:
     __getattr__("stdout").print(line, markup=False, highlight=False)
 
 
+SCHEMA_VERSION = 1
+"""What every command's ``--json`` document says first (README "--json output")."""
+
+
+def document(command: str | None, /, **fields: object) -> dict[str, object]:
+    """A command's ``--json`` document: ``schema_version``, ``command`` (None for the documents the README
+    shows without one: lint, inspect, build, render-card), then ``fields`` in the order given."""
+    head: dict[str, object] = {"schema_version": SCHEMA_VERSION}
+    if command is not None:
+        head["command"] = command
+    return head | fields
+
+
+def emit_document(command: str | None, /, **fields: object) -> None:
+    """Write ``document(command, **fields)`` to stdout: the one way a command answers ``--json``."""
+    emit_json(document(command, **fields))
+
+
 def emit_json(payload: Any) -> None:
     """Write one JSON document to stdout (stable key order, UTF-8)."""
     sys.stdout.write(redact(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False)) + "\n")

@@ -49,7 +49,7 @@ def preview(
     output.set_quiet(quiet)
     with output.progress(json_mode) as progress, open_preview(manifest, directory, port, progress) as shown:
         if json_mode:
-            output.emit_json({"schema_version": 1, "command": "preview", **shown.to_dict()})
+            output.emit_document("preview", **shown.to_dict())
         else:
             for problem in shown.problems:
                 output.warn_line(f"{problem.kind}: {problem.message}")

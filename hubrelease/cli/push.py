@@ -109,7 +109,7 @@ def push(
     release = with_release(release, repo_type, revision)
     options = PublishOptions(message, create_pr, tag, private, dry_run, parse_batch_size(batch_size))
     api = hub_session(endpoint, token, quiet, writes=True)
-    payload: dict[str, object] = {"schema_version": 1, "command": "push", "dry_run": dry_run}
+    payload = output.document("push", dry_run=dry_run)
 
     def on_plan(plan: PushPlan, warnings: list[str]) -> None:
         payload.update(plan=plan.to_dict(), warnings=warnings)
@@ -136,7 +136,9 @@ def push(
         return
     assert result.report is not None
     if json_mode:
-        payload.update(result=result.to_dict(), verify=result.report.to_dict(str(manifest)))
+        payload.update(
+            result=result.to_dict(), verify=output.document("verify", **result.report.to_dict(str(manifest)))
+        )
         output.emit_json(payload)
         raise typer.Exit(1 if result.report.has_drift else 0)
     _print_result(done.plan, result)

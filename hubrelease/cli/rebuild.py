@@ -126,7 +126,7 @@ def rebuild(
             release, manifest, root, jobs=jobs or os.cpu_count() or 1, hub=hub, progress=progress
         )
     if json_mode:
-        output.emit_json(report_json(report))
+        output.emit_document(None, **report_json(report))
     else:
         _print(report)
     code = report.exit_code

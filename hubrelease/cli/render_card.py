@@ -36,15 +36,15 @@ to publish a hand-written card instead, set card.template: none and `hubrelease 
 
 def _payload(result: CardCheck, manifest: Path, status: str) -> dict[str, object]:
     data = result.expected.encode("utf-8")
-    return {
-        "schema_version": 1,
-        "manifest": str(manifest),
-        "path": str(result.path),
-        "status": status,
-        "bytes": len(data),
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "diff": result.diff(),
-    }
+    return output.document(
+        None,
+        manifest=str(manifest),
+        path=str(result.path),
+        status=status,
+        bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        diff=result.diff(),
+    )
 
 
 def render_card(
@@ -132,9 +132,7 @@ def _hand_written(
         )
     status = hand_written_status(release, manifest, directory)
     if json_mode:
-        output.emit_json(
-            {"schema_version": 1, "manifest": str(manifest), "path": release.card.output, "status": status}
-        )
+        output.emit_document(None, manifest=str(manifest), path=release.card.output, status=status)
     else:
         output.info_line(f"{release.card.output}: {status} (hand-written, pinned by sha256)")
     if status != "current":

@@ -27,7 +27,7 @@ def render_report(report: VerifyReport, manifest: str, json_mode: bool) -> int:
         if finding.severity in ("error", "warning"):
             output.github_annotation(finding.severity, f"{finding.path}: {finding.message}", finding.path)
     if json_mode:
-        output.emit_json(report.to_dict(manifest))
+        output.emit_document("verify", **report.to_dict(manifest))
         return 1 if report.has_drift else 0
     output.print_rows(
         ("severity", "kind", "path", "detail"),

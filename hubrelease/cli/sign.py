@@ -82,17 +82,14 @@ def sign(
         result = sign_release(release, manifest, root, method, progress)
     signed = result.signed
     if json_mode:
-        output.emit_json(
-            {
-                "schema_version": 1,
-                "command": "sign",
-                "signature": str(result.path),
-                "method": result.method,
-                "written": result.written,
-                "subject": {"name": signed.name, "sha256": signed.root_digest},
-                "ignore_paths": list(signed.ignore_paths),
-                "files": [{"path": path, "sha256": digest} for path, digest in signed.digests.items()],
-            }
+        output.emit_document(
+            "sign",
+            signature=str(result.path),
+            method=result.method,
+            written=result.written,
+            subject={"name": signed.name, "sha256": signed.root_digest},
+            ignore_paths=list(signed.ignore_paths),
+            files=[{"path": path, "sha256": digest} for path, digest in signed.digests.items()],
         )
         return
     size = sum(a.size or 0 for a in release.artifacts)

@@ -13,7 +13,7 @@ The manifest is rewritten through ``manifest.editor``: only the pins section, co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ class LockChange:
     new: str | int | bool | dict[str, int]
 
     def to_dict(self) -> dict[str, object]:
-        return {"pin": self.pin, "field": self.field, "old": self.old, "new": self.new}
+        return asdict(self)
 
 
 @dataclass(frozen=True)

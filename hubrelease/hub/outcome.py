@@ -8,7 +8,7 @@ be read back after a failed attempt: ``hubrelease verify --remote`` says which).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 from hubrelease.errors import HubError
@@ -43,7 +43,7 @@ class Outcome:
 
     def to_dict(self) -> dict[str, object]:
         """``outcome`` in ``push --json`` (result and error alike)."""
-        return {"state": self.state, "repo_id": self.repo_id, "ref": self.ref, "commit": self.commit}
+        return asdict(self)
 
 
 def with_outcome(error: HubError, text: str, outcome: Outcome) -> HubError:

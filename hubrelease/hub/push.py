@@ -51,7 +51,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -125,14 +125,7 @@ class UploadReport:
     retried_batches: int = 0
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "batches": self.batches,
-            "files": self.files,
-            "bytes": self.bytes,
-            "stored_files": self.stored_files,
-            "stored_bytes": self.stored_bytes,
-            "retried_batches": self.retried_batches,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -43,15 +43,7 @@ class AddChange:
     changed_keys: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "status": self.status,
-            "size": self.size,
-            "sha256": self.sha256,
-            "old_size": self.old_size,
-            "old_sha256": self.old_sha256,
-            "changed_keys": list(self.changed_keys),
-        }
+        return asdict(self)  # changed_keys: a tuple, written as a JSON list
 
 
 @dataclass(frozen=True)

@@ -311,9 +311,8 @@ def _manifest_order(manifest: Manifest) -> list[Output]:
 
 
 def report_json(report: RebuildReport) -> dict[str, Any]:
-    """The ``--json`` document (schema_version 1, README: `hubrelease rebuild`)."""
+    """The body of the ``--json`` document (README: `hubrelease rebuild`)."""
     return {
-        "schema_version": 1,
         "manifest": report.manifest,
         "summary": {status: report.count(status) for status in STATUSES},
         "results": [_result_json(r) for r in report.results],

@@ -103,13 +103,7 @@ class FileCheck(NamedTuple):
     source: FileSource = "none"
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "path": self.path,
-            "status": self.status,
-            "size": self.size,
-            "sha256": self.sha256,
-            "source": self.source,
-        }
+        return self._asdict()
 
 
 class VerifyReport(NamedTuple):
@@ -132,10 +126,8 @@ class VerifyReport(NamedTuple):
         return bool(self.errors)
 
     def to_dict(self, manifest: str) -> dict[str, object]:
-        """The documented ``--json`` schema (README, "verify --json")."""
+        """The body of the documented ``verify --json`` document (README, "verify --json")."""
         return {
-            "schema_version": 1,
-            "command": "verify",
             "mode": self.mode,
             "manifest": manifest,
             "root": self.root,
