@@ -27,6 +27,7 @@ import yaml
 
 from hubrelease.errors import InputError
 from hubrelease.evaluation.load import load_evaluation
+from hubrelease.screen import ScreenError, parse_yaml
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResultEntry
@@ -130,7 +131,10 @@ def parse(data: bytes) -> list[EvalResultEntry]:
     """A ``.eval_results`` file read back by huggingface_hub's own parser."""
     from huggingface_hub import parse_eval_result_entries
 
-    loaded: Any = yaml.safe_load(data)
+    try:
+        loaded: Any = parse_yaml(data)
+    except ScreenError as exc:
+        raise InputError(f"an .eval_results file that is not YAML: {exc.problem}", line=exc.line) from None
     if not isinstance(loaded, list):
         raise InputError("an .eval_results file is a YAML list of entries")
     return parse_eval_result_entries(loaded)

@@ -5,7 +5,6 @@ JSON errors become located hubrelease errors here; pydantic's through ``hubrelea
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -14,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from hubrelease.errors import InputError
 from hubrelease.evaluation.models import Evaluation
 from hubrelease.evaluation.records import read_text
+from hubrelease.screen import load_json
 from hubrelease.validation import first_error
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -33,10 +33,4 @@ def load_evaluation(path: str | Path) -> Evaluation:
     """Read and validate an evaluation JSON file."""
     file = Path(path)
     text = read_text(file, "an evaluation JSON file")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}", path=file, line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", path=file) from None
-    return validate_model(Evaluation, data, file)
+    return validate_model(Evaluation, load_json(text, file), file)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hubrelease.errors import FormatError, InputError
+from hubrelease.screen import load_json
 
 
 @dataclass(frozen=True)
@@ -82,12 +82,7 @@ def read_records(path: Path) -> Iterator[Record]:
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise FormatError(f"malformed JSON line: {exc.msg}", path=path, line=number) from None
-        except RecursionError:
-            raise FormatError("malformed JSON line: nested too deeply", path=path, line=number) from None
+        data = load_json(line, path, error=FormatError, what="malformed JSON line", line=number)
         if not isinstance(data, dict):
             raise FormatError("expected a JSON object on each line", path=path, line=number)
         yield Record(path, number, data)

@@ -23,10 +23,13 @@ from pathlib import Path
 
 from hubrelease.errors import FormatError, InputError
 from hubrelease.formats.ggml_types import GGML_TYPES, type_name
+from hubrelease.screen import bounded_product, name_problem
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
 MAX_DIMS = 4
+INT64_MAX = 2**63 - 1
+"""ggml's element counts (``ne``) are int64: a tensor of more elements cannot be loaded."""
 KEEP_ARRAY = 256
 """Arrays up to this many elements are materialised; longer ones are recorded as type + count."""
 
@@ -265,6 +268,15 @@ class _Cursor:
         except UnicodeDecodeError as exc:
             raise self.fail(f"{what} is not valid UTF-8", at=start) from exc
 
+    def name(self, what: str) -> str:
+        """A key or tensor name: a string that is also a name (no NUL, ``screen.name_problem``)."""
+        start = self.pos
+        name = self.string(what)
+        problem = name_problem(name)
+        if problem is not None:
+            raise self.fail(f"{what} {name!r} {problem}", at=start)
+        return name
+
     def skip_strings(self, count: int, what: str) -> None:
         # The hot loop of a 250k-token vocabulary: locals only, one bounds check per element.
         buf, pos, avail, unpack = self.buf, self.pos, self.avail, _U64.unpack_from
@@ -391,7 +403,7 @@ def _parse(cur: _Cursor, keep_array: int, keep_key: Callable[[str], bool] | None
     for index in range(n_kv):
         start = cur.pos
         cur.table = None
-        key = cur.string(f"key #{index}")
+        key = cur.name(f"key #{index}")
         vtype = cur.u32(f"type of {key}")
         keep = 2**63 if keep_key and keep_key(key) else keep_array
         value, elem = cur.value(vtype, key, keep)
@@ -407,11 +419,16 @@ def _parse(cur: _Cursor, keep_array: int, keep_key: Callable[[str], bool] | None
     for index in range(n_tensors):
         start = cur.pos
         cur.table = (tensors_start, index, n_tensors)
-        name = cur.string(f"tensor #{index} name")
+        name = cur.name(f"tensor #{index} name")
         n_dims = cur.u32(f"{name} n_dims")
         if not 1 <= n_dims <= MAX_DIMS:
             raise cur.fail(f"tensor {name!r} has {n_dims} dimensions (1..{MAX_DIMS} allowed)", at=cur.pos - 4)
         shape = tuple(cur.u64(f"{name} dim") for _ in range(n_dims))
+        # ik_llama.cpp refuses a tensor whose element count overflows int64 before sizing it
+        # (ggml/src/ggml.c:31055-31067, gguf_tensor_info_sanitize: INT64_MAX/ne[1] > ne[0], and so
+        # on for ne[2] and ne[3]; mainline's gguf.cpp makes the same check).
+        if max(shape) > INT64_MAX or bounded_product(shape, INT64_MAX) is None:
+            raise cur.fail(f"tensor {name!r}: shape {list(shape)} has more than INT64_MAX elements", at=start)
         type_id = cur.u32(f"{name} type")
         rel = cur.u64(f"{name} offset")
         if name in names:

@@ -9,17 +9,20 @@ The parsing half works on bytes, so a header range-read from the Hub goes throug
 from __future__ import annotations
 
 import hashlib
-import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hubrelease.errors import FormatError, InputError
+from hubrelease.printable import shown
+from hubrelease.screen import U64_DIGITS, ScreenError, bounded_product, load_json, name_problem, parse_json
 
 MAX_HEADER = 100 * 1024 * 1024
 """The safetensors format caps the JSON header at 100 MB; a larger length field is a lie."""
 INDEX_NAME = "model.safetensors.index.json"
+USIZE_MAX = 2**64 - 1
+"""The safetensors crate's shapes, offsets and sizes are ``usize``: a 64-bit machine's bound on all three."""
 DTYPE_SIZES: dict[str, int] = {
     "BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1,
     "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
@@ -127,12 +130,14 @@ def parse_safetensors_header(raw: bytes, size: int, path: Path) -> SafetensorsHe
     raw = raw[:span]
     length = span - 8
     try:
-        header = json.loads(raw[8:])
-    except (ValueError, RecursionError) as exc:
-        # ValueError covers bad UTF-8, bad JSON and integers over Python's 4300-digit limit;
-        # RecursionError is what deeply nested brackets raise.
-        where = 8 + getattr(exc, "pos", getattr(exc, "start", 0))
-        raise FormatError(f"header is not valid JSON at byte offset {where}", path=path) from exc
+        # Every number of a header is a usize to the safetensors crate, so one of more than 20 digits
+        # is refused before Python converts it (3,000 shape dimensions of 4,200 digits took minutes).
+        header = parse_json(raw[8:], int_digits=U64_DIGITS)
+    except ScreenError as exc:
+        where = 8 + (exc.pos or 0)
+        raise FormatError(
+            f"header is not valid JSON: {exc.problem} at byte offset {where}", path=path
+        ) from None
     if not isinstance(header, dict):
         raise FormatError("header is not a JSON object at byte offset 8", path=path)
     metadata = header.pop("__metadata__", None) or {}
@@ -159,12 +164,19 @@ def _tensor(name: str, spec: object, path: Path, base: int) -> SafeTensor:
     ):
         raise FormatError(f"tensor {name!r}: data_offsets must be [begin, end] at byte offset 8", path=path)
     begin, end = offsets
-    count = 1
-    for dim in shape:
-        count *= dim
-    if end - begin != count * DTYPE_SIZES[dtype]:
+    # As the safetensors crate refuses it (safetensors/src/tensor.rs, Metadata::validate: the shape's
+    # product by try_fold(1usize, usize::checked_mul), then checked_mul by the dtype's size, else
+    # ValidationOverflow): an element count or byte size past usize is refused before it is used.
+    count = bounded_product(shape, USIZE_MAX)
+    nbytes = None if count is None else bounded_product((count, DTYPE_SIZES[dtype]), USIZE_MAX)
+    if nbytes is None:
         raise FormatError(
-            f"tensor {name!r}: {dtype}{shape} needs {count * DTYPE_SIZES[dtype]} bytes but data_offsets span "
+            f"tensor {name!r}: shape {shown(shape)} of {dtype} overflows a 64-bit byte count at byte offset 8",
+            path=path,
+        )
+    if end - begin != nbytes:
+        raise FormatError(
+            f"tensor {name!r}: {dtype}{shape} needs {nbytes} bytes but data_offsets span "
             f"{end - begin} at byte offset {base + begin}",
             path=path,
         )
@@ -215,10 +227,7 @@ def read_json_object(path: Path) -> dict[str, Any]:
 
 def parse_json_object(raw: bytes, path: str | Path) -> dict[str, Any]:
     """JSON bytes that must hold an object; ``path`` names the file in errors."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError) as exc:
-        raise FormatError(f"not valid JSON: {exc}", path=path) from exc
+    data = load_json(raw, path, error=FormatError, what="not valid JSON")
     if not isinstance(data, dict):
         raise FormatError("must be a JSON object", path=path)
     return data
@@ -239,6 +248,9 @@ def index_shards(data: dict[str, Any], index: Path) -> list[str]:
         raise FormatError("index has no weight_map of tensor name -> file", path=index, field="weight_map")
     shards = sorted(set(weight_map.values()))
     for shard in shards:
+        problem = name_problem(shard)
+        if problem is not None:
+            raise FormatError(f"weight_map's file name {shard!r} {problem}", path=index, field="weight_map")
         if "/" in shard or "\\" in shard or shard.startswith("."):
             raise FormatError(
                 f"weight_map names a file outside the folder: {shard!r}", path=index, field="weight_map"

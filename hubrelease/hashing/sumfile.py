@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hubrelease.errors import InputError
+from hubrelease.screen import name_problem
 
 _GNU = re.compile(r"^(\\?)([0-9a-fA-F]{64}) [ *](.+)$")
 _BSD = re.compile(r"^(\\?)SHA256 \((.+)\) = ([0-9a-fA-F]{64})$")
@@ -67,7 +68,11 @@ def parse_sums(text: str, path: Path) -> list[SumEntry]:
             escaped, name, digest = bsd.groups()
         else:
             raise InputError("not a sha256sum line ('<64 hex>  <name>')", path=path, line=number)
-        entries.append(SumEntry(digest.lower(), _unescape(name) if escaped else name, number))
+        name = _unescape(name) if escaped else name
+        problem = name_problem(name)  # no file is named so; the OS would refuse the NUL
+        if problem is not None:
+            raise InputError(f"file name {name!r} {problem}", path=path, line=number)
+        entries.append(SumEntry(digest.lower(), name, number))
     if not entries:
         raise InputError("no checksum lines found", path=path)
     return entries

@@ -28,6 +28,7 @@ from hubrelease.formats.safetensors_header import read_json_object
 from hubrelease.fsutil import STATE_DIR, atomic_write_text
 from hubrelease.lint.findings import RuleFinding, error
 from hubrelease.revisions import is_commit
+from hubrelease.screen import ScreenError, parse_json
 
 if TYPE_CHECKING:
     from hubrelease.manifest.models import Manifest
@@ -128,9 +129,9 @@ def pinned_source(manifest: Manifest) -> PinnedSource | None:
 
 
 def _remembered(root: Path) -> dict[str, object]:
-    try:
-        data = json.loads((root / TARGETS_CACHE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # a corrupt or hostile cache is forgotten and filled again
+        data = parse_json((root / TARGETS_CACHE).read_bytes())
+    except (OSError, ScreenError):
         return {}
     return data if isinstance(data, dict) else {}
 

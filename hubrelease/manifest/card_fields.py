@@ -14,6 +14,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from hubrelease.manifest.models import BaseModelRelation, is_repo_id
+from hubrelease.screen import ScreenError, parse_yaml
 
 _RELATION: TypeAdapter[str] = TypeAdapter(BaseModelRelation)
 _OTHER_LICENSE_KEYS = ("license_name", "license_link")
@@ -22,12 +23,16 @@ _OTHER_LICENSE_KEYS = ("license_name", "license_link")
 def card_release_fields(readme: Path, repo_type: str) -> tuple[dict[str, Any], list[str]]:
     """``release`` fields stated by the card at ``readme`` and warnings about values left out."""
     from huggingface_hub import DatasetCard, ModelCard
+    from huggingface_hub.repocard import REGEX_YAML_BLOCK
 
     card_class = DatasetCard if repo_type == "dataset" else ModelCard
     try:
+        block = REGEX_YAML_BLOCK.search(readme.read_text(encoding="utf-8"))
+        if block is not None:  # screened first: huggingface_hub's safe_load and card data expand aliases
+            parse_yaml(block.group(2))
         card = card_class.load(readme, repo_type=repo_type, ignore_metadata_errors=True)
         data = card.data.to_dict()
-    except (ValueError, TypeError, AttributeError, OSError, yaml.YAMLError) as exc:
+    except (ValueError, TypeError, AttributeError, OSError, yaml.YAMLError, ScreenError) as exc:
         # huggingface_hub's card data constructors assume well-typed keys (``tags: 5`` is a TypeError).
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return {}, [f"{readme.name}: front matter not readable ({reason}); card metadata not imported"]

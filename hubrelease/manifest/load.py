@@ -4,9 +4,10 @@ This is the only module that catches YAML and pydantic errors. Loading parses wi
 (PyYAML's C parser) and keeps its node tree, whose marks give every error its line; ruamel.yaml's
 round-trip loader is used for what needs comments (``manifest.roundtrip``) and for the exact wording of
 YAML syntax errors. Either way, before anything walks the data, ``_check_shape`` refuses what would
-make walking it expensive or impossible: aliases that expand past ``MAX_NODES`` (a 3 KB "billion
-laughs" file grows without bound in pydantic), nesting deeper than ``MAX_DEPTH``, non-scalar keys;
-integers past Python's 4,300-digit conversion limit are refused where they are read.
+make walking it expensive or impossible: aliases that expand past ``screen.MAX_NODES`` (a 3 KB
+"billion laughs" file grows without bound in pydantic), nesting deeper than ``screen.MAX_DEPTH``,
+non-scalar keys; integers past ``screen.MAX_INT_DIGITS`` are refused where they are read. The limits
+are ``hubrelease.screen``'s, the same for every JSON and YAML reader.
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ if TYPE_CHECKING:
 
 from hubrelease.errors import InputError, ManifestError
 from hubrelease.manifest.models import Manifest
+from hubrelease.screen import (
+    MAX_INT_DIGITS,
+    TOO_DEEP,
+    content_problem,
+    digits_line,
+    too_many_digits,
+    yaml_shape_problem,
+)
 from hubrelease.validation import first_error
 
 
@@ -36,10 +45,6 @@ def _yaml() -> YAML:
     # Quoted scalars keep their quote style, so an edit (add, rm, lock) rewrites only what it changed.
     yaml.preserve_quotes = True
     return yaml
-
-
-_INT_DIGITS = 4300  # Python's default int/str conversion limit (sys.get_int_max_str_digits)
-_TOO_MANY_DIGITS = f"an integer with more than {_INT_DIGITS:,} digits"
 
 
 def read_text(path: Path) -> str:
@@ -75,11 +80,9 @@ def parse_tree(text: str, path: Path) -> CommentedMap:
     except YAMLError as exc:
         raise ManifestError(f"invalid YAML: {' '.join(str(exc).split())}", path=path) from None
     except RecursionError:
-        raise ManifestError("invalid YAML: nested too deeply", path=path) from None
+        raise ManifestError(TOO_DEEP, path=path) from None
     except ValueError:  # ruamel's int() of a number past Python's digit limit
-        digits = re.search(f"[0-9_]{{{_INT_DIGITS + 1},}}", text)
-        line = text.count("\n", 0, digits.start()) + 1 if digits else None
-        raise ManifestError(_TOO_MANY_DIGITS, path=path, line=line) from None
+        raise ManifestError(too_many_digits(), path=path, line=digits_line(text)) from None
     if not isinstance(tree, CommentedMap):
         raise ManifestError("the manifest must be a YAML mapping", path=path, line=1)
     _check_shape(tree, path, lambda loc: line_of(tree, loc) or tree.lc.line + 1)
@@ -107,57 +110,19 @@ def line_of(tree: Any, loc: Sequence[str | int]) -> int | None:
 
 SCHEMA_COMMAND = "hubrelease schema"
 """The command that lists a manifest's keys, named by an unknown-key error."""
-MAX_NODES = 1_000_000
-"""Most values a manifest may hold once aliases are expanded (a 25,000-artifact manifest has ~100,000)."""
-MAX_DEPTH = 64
-"""Deepest nesting of mappings and lists (the schema itself is 5 levels deep)."""
 
 
 def _check_shape(data: dict[Any, Any], path: Path, line_for: Callable[[list[str | int]], int | None]) -> None:
-    """Refuse alias bombs, deep nesting and complex keys, naming the top-level field that holds them.
-
-    One pass over the distinct containers (aliases are shared objects, memoized by id), so the
-    cost is that of the file, never of its expansion.
-    """
+    """Refuse alias bombs, deep nesting and complex keys (``screen.yaml_shape_problem``), naming the
+    top-level field that holds them."""
     memo: dict[int, tuple[int, int]] = {}  # id -> (values once expanded, depth)
     for key, value in data.items():
-        problem = _shape_problem(value, memo) if isinstance(key, str) else "keys must be plain strings"
+        problem = yaml_shape_problem(value, memo) if isinstance(key, str) else "keys must be plain strings"
         if problem is not None:
             field = key if isinstance(key, str) else "(top level)"
             raise ManifestError(
                 problem, path=path, line=line_for([field] if isinstance(key, str) else []), field=field
             )
-
-
-def _shape_problem(root: Any, memo: dict[int, tuple[int, int]]) -> str | None:
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    open_ids: set[int] = set()  # containers whose children are still being measured (depth-first)
-    while stack:
-        node, children_done = stack.pop()
-        if not isinstance(node, (dict, list)) or id(node) in memo:
-            continue
-        children = list(node.values()) if isinstance(node, dict) else node
-        if not children_done:
-            if id(node) in open_ids:
-                return "a YAML alias refers to a value that contains it"
-            if isinstance(node, dict) and any(isinstance(k, (tuple, list, dict)) for k in node):
-                return "complex (non-scalar) YAML keys are not allowed"
-            open_ids.add(id(node))
-            stack.append((node, True))
-            stack.extend((child, False) for child in children if isinstance(child, (dict, list)))
-            continue
-        size, depth = 1, 1
-        for child in children:
-            child_size, child_depth = memo.get(id(child), (1, 0))
-            size += child_size
-            depth = max(depth, child_depth + 1)
-        if size > MAX_NODES:
-            return f"YAML aliases expand to more than {MAX_NODES:,} values (an alias bomb?)"
-        if depth > MAX_DEPTH:
-            return f"nested more than {MAX_DEPTH} levels deep"
-        memo[id(node)] = (size, depth)
-        open_ids.discard(id(node))
-    return None
 
 
 def _node_line(root: pyyaml.Node, loc: Sequence[str | int]) -> int | None:
@@ -266,8 +231,8 @@ class _FastLoader(getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)):  # type: i
 
     def construct_yaml_int(self, node: Any) -> int:
         text = str(self.construct_scalar(node))
-        if len(text) > _INT_DIGITS:
-            raise _Refused(None, None, _TOO_MANY_DIGITS, node.start_mark)
+        if len(text) > MAX_INT_DIGITS:
+            raise _Refused(None, None, too_many_digits(), node.start_mark)
         for prefix, base in (("0x", 16), ("0o", 8)):
             if text.startswith(prefix):
                 return int(text[2:], base)
@@ -313,7 +278,9 @@ def parse_nodes(text: str, path: Path) -> tuple[pyyaml.MappingNode, dict[Any, An
             return None  # "\ud800": ruamel reads it, so the path check can say what is wrong with it
         if "unhashable key" in problem:
             problem = "complex (non-scalar) YAML keys are not allowed"
-        elif not isinstance(exc, _Refused) and "maximum nesting depth" not in problem:
+        elif "maximum nesting depth" in problem:  # libyaml's own limit, past the screen's
+            problem = TOO_DEEP
+        elif not isinstance(exc, _Refused):
             problem = f"invalid YAML: {problem}"
         raise ManifestError(problem, path=path, line=mark.line + 1 if mark else None) from None
     except pyyaml.YAMLError as exc:
@@ -332,18 +299,23 @@ def screen_yaml(
     """Plain data of YAML ``text`` that is not a manifest, and a location -> 1-based line function.
 
     The manifest's screening for other YAML inputs (``build eval --spec``): syntax errors, alias
-    bombs, deep nesting, complex keys, huge integers and a non-mapping top level are one
-    ``ManifestError`` line; no key is checked. Texts ruamel reads differently from libyaml (YAML 1.1
+    bombs, deep nesting, complex keys, huge integers, a non-mapping top level, a NUL in a key and a
+    lone surrogate anywhere are one ``ManifestError`` line; no key is checked. Texts ruamel reads differently from libyaml (YAML 1.1
     line breaks, lone surrogate escapes) go to ``parse_slow`` (ruamel, with the caller's wording),
     whose mapping is then shape-checked the same way.
     """
     parsed = parse_nodes(text, path)
     if parsed is not None:
         root, data = parsed
-        return data, lambda loc: _node_line(root, loc)
-    tree = parse_slow(text)
-    _check_shape(tree, path, lambda loc: line_of(tree, loc) or 1)
-    return to_plain(tree), lambda loc: line_of(tree, loc)
+        located = data, lambda loc: _node_line(root, loc)
+    else:
+        tree = parse_slow(text)
+        _check_shape(tree, path, lambda loc: line_of(tree, loc) or 1)
+        located = to_plain(tree), lambda loc: line_of(tree, loc)
+    problem = content_problem(located[0], strings="\\" in text)  # only an escape makes a NUL or a surrogate
+    if problem is not None:
+        raise ManifestError(problem, path=path)
+    return located
 
 
 def _screen(text: str, path: Path) -> None:

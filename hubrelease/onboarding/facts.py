@@ -6,7 +6,6 @@ Nothing here writes a manifest; ``init`` and ``edit`` turn these facts into entr
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from hubrelease.errors import HubReleaseError
 from hubrelease.hashing import HashJob, StatCache, hash_files
 from hubrelease.onboarding.scan import ScannedFile, Skipped
 from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.screen import ScreenError, parse_json
 
 # Keys every evaluation JSON has at the top level; a JSON file with all of them is meant to be one.
 _EVALUATION_KEYS = frozenset({"schema_version", "run", "provenance"})
@@ -97,8 +97,8 @@ def detect_evaluation(path: Path) -> tuple[bool, str | None]:
     try:
         if path.stat().st_size > _EVALUATION_MAX_BYTES:
             return False, None
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        data = parse_json(path.read_bytes())
+    except (OSError, ScreenError):
         return False, None
     if not isinstance(data, dict) or not data.keys() >= _EVALUATION_KEYS:
         return False, None

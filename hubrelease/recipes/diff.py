@@ -8,7 +8,6 @@ JSON) are compared one by one: the card's numbers come from them.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hubrelease.errors import HubReleaseError
+from hubrelease.screen import ScreenError, parse_json
 
 _CHUNK = 1 << 20
 
@@ -128,8 +128,8 @@ def _safetensors(published: Path, rebuilt: Path) -> str:
 def load_json(path: Path) -> Any:
     """A JSON file's value, None when it is not JSON."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        return parse_json(path.read_bytes())
+    except ScreenError:
         return None
 
 

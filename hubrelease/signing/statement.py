@@ -12,13 +12,13 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from hubrelease.errors import CheckFailed, InputError
 from hubrelease.fsutil import STATE_DIR
+from hubrelease.screen import ScreenError, parse_json
 from hubrelease.signing import SIGNATURE_NAME, missing_extra
 
 try:
@@ -109,12 +109,12 @@ def from_statement(data: dict[str, object], where: Path) -> SignedFiles:
 def read_unverified(path: Path) -> SignedFiles:
     """The statement inside a bundle, without checking who signed it (push compares it with its plan)."""
     try:
-        bundle = json.loads(path.read_bytes())
+        bundle = parse_json(path.read_bytes())
         envelope = bundle["dsseEnvelope"]
         if envelope["payloadType"] != "application/vnd.in-toto+json":
             raise ValueError(f"DSSE payload type {envelope['payloadType']!r}, not in-toto JSON")
-        data = json.loads(base64.b64decode(envelope["payload"], validate=True))
-    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        data = parse_json(base64.b64decode(envelope["payload"], validate=True))
+    except (KeyError, TypeError, ValueError, binascii.Error, ScreenError) as exc:
         raise InputError(f"not a Sigstore bundle with a DSSE envelope: {_reason(exc)}", path=path) from None
     if not isinstance(data, dict):
         raise InputError("the DSSE payload is not an in-toto statement", path=path)

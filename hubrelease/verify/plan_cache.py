@@ -30,6 +30,7 @@ from typing import Any
 from hubrelease import __version__
 from hubrelease.fsutil import STATE_DIR, atomic_write_text
 from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.screen import ScreenError, parse_json
 from hubrelease.verify.compare import ExpectedFile
 from hubrelease.verify.findings import VerifyReport
 from hubrelease.verify.local import VerifyOptions, VerifyPlan, verify_manifest, verify_plan
@@ -76,8 +77,8 @@ def _cache_file(manifest_path: Path) -> Path:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        stored = parse_json(path.read_bytes())
+    except (OSError, ScreenError):  # a corrupt cache is rebuilt
         return {}
     return stored if isinstance(stored, dict) and stored.get("format") == _FORMAT else {}
 

@@ -83,7 +83,7 @@ def test_deeply_nested_json_is_one_error(tmp_path: Path) -> None:
     path.write_text("[" * 100_000, encoding="utf-8")
     with pytest.raises(InputError) as info:
         load_evaluation(path)
-    assert str(info.value) == f"{path}: invalid JSON: nested too deeply"
+    assert str(info.value) == f"{path}: invalid JSON: nested more than 64 levels deep"
 
 
 def test_schema_eval_prints_the_evaluation_schema() -> None:

@@ -34,4 +34,4 @@ def test_deeply_nested_json_line_is_one_error(tmp_path: Path) -> None:
     path.write_text('{"ok": 1}\n' + "[" * 100_000 + "\n", encoding="utf-8")
     with pytest.raises(FormatError) as info:
         list(read_records(path))
-    assert str(info.value) == f"{path}:2: malformed JSON line: nested too deeply"
+    assert str(info.value) == f"{path}:2: malformed JSON line: nested more than 64 levels deep"

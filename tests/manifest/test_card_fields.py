@@ -55,7 +55,7 @@ def test_broken_front_matter_is_a_warning(tmp_path: Path) -> None:
     fields, warnings = card_release_fields(write(tmp_path, "---\nlicense: [unclosed\n---\n# x\n"), "model")
     assert fields == {}
     assert warnings == [
-        "README.md: front matter not readable (while parsing a flow sequence); card metadata not imported"
+        "README.md: front matter not readable (invalid YAML: did not find expected ',' or ']'); card metadata not imported"
     ]
 
 

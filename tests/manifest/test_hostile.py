@@ -55,7 +55,7 @@ HOSTILE = {
         GOOD + "card:\n  variables:\n    x: " + "[" * 1000 + "]" * 1000 + "\n",
         11,
         None,
-        "nesting depth",
+        "nested more than 64 levels deep",
     ),
     "100-deep block nesting": (
         GOOD + "card:\n  variables:\n" + "".join("  " * (i + 2) + f"k{i}:\n" for i in range(100)),

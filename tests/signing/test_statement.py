@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,18 @@ def test_a_file_that_is_no_model_signature_is_one_line(tmp_path: Path, text: str
     with pytest.raises(InputError, match=reason) as caught:
         read_unverified(path)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "payload", [b"[" * 100_000 + b"]" * 100_000, b'{"a": ' + b"9" * 5000 + b"}"], ids=["deep", "digits"]
+)
+def test_a_hostile_bundle_or_payload_is_one_input_error(tmp_path: Path, payload: bytes) -> None:
+    """On main a 100,000-deep bundle was RecursionError (exit 3); the screen refuses both here."""
+    envelope = {"payloadType": "application/vnd.in-toto+json", "payload": base64.b64encode(payload).decode()}
+    for name, raw in (
+        ("bundle.sig", payload),
+        ("payload.sig", json.dumps({"dsseEnvelope": envelope}).encode()),
+    ):
+        (tmp_path / name).write_bytes(raw)
+        with pytest.raises(InputError, match="not a Sigstore bundle with a DSSE envelope"):
+            read_unverified(tmp_path / name)
