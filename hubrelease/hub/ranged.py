@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 import httpx2
 from huggingface_hub import HfApi, hf_hub_url
 from huggingface_hub.errors import EntryNotFoundError
-
-# Public as huggingface_hub.utils.*; imported from their modules because mypy cannot see lazy exports.
 from huggingface_hub.utils import build_hf_headers, hf_raise_for_status, http_stream_backoff
 
 from hubrelease.errors import HubUnavailable, NotFoundError

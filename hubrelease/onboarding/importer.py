@@ -3,8 +3,8 @@
 One ``repo_info`` fixes the revision to a commit; the recursive tree listing (``hub.metadata``) gives
 every file's size, git blob id and, for LFS files, the sha256. A regular (non-LFS) file has no
 sha256 on the Hub, only a git blob id; regular files are small by construction (the Hub moves
-anything big to LFS), so their bytes are fetched, one GET each, to compute the sha256, and the
-blob id is checked so the digest is the Hub's content. LFS GGUF and safetensors files get their
+anything big to LFS), so their bytes are fetched (``hub.download``: one GET each, checked against
+the blob id) to compute the sha256 of the Hub's content. LFS GGUF and safetensors files get their
 tensor composition from range reads of their headers (``hub.remote_headers``, 1-2 requests each).
 The README's front matter is parsed with
 huggingface_hub's ``ModelCard`` / ``DatasetCard``.
@@ -13,19 +13,15 @@ huggingface_hub's ``ModelCard`` / ``DatasetCard``.
 from __future__ import annotations
 
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from huggingface_hub import HfApi, hf_hub_url
-from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
-from huggingface_hub.utils.sha import git_hash
-
-from hubrelease.errors import FormatError, HubUnavailable, InputError
+from hubrelease.errors import FormatError, InputError
 from hubrelease.fsutil import atomic_write_bytes
 from hubrelease.hashing import sha256_file
-from hubrelease.hub.client import metadata, read_errors
+from hubrelease.hub.client import metadata
+from hubrelease.hub.download import download, read_checked
 from hubrelease.hub.metadata import RemoteFile, list_files, resolve_commit
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.remote_verify import verify_remote
@@ -40,10 +36,11 @@ from hubrelease.release_files import HUB_FILES
 from hubrelease.revisions import is_commit
 from hubrelease.verify.findings import VerifyReport
 
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+
 # The Hub refuses regular files above 10 MiB; anything bigger that is not LFS is pinned by size only.
 REGULAR_FETCH_LIMIT = 10 << 20
-# Parallel downloads of small regular files, as many as huggingface_hub's snapshot_download uses.
-FETCH_THREADS = 8
 # The name push publishes a manifest under by default; import restores it when the repo holds one.
 MANIFEST_NAME = "hubrelease.yaml"
 
@@ -116,12 +113,12 @@ def import_repo(
                 f"{README}: {remote[README].size} bytes in LFS, not fetched; card metadata not imported"
             )
     with tempfile.TemporaryDirectory(prefix="hubrelease-import-") as tmp:
-        local = _fetch(api, repo_id, commit, repo_type, [remote[n] for n in small], Path(tmp))
+        local = download(api, repo_id, commit, repo_type, [remote[n] for n in small], Path(tmp))
         fetched = sum(path.stat().st_size for path in local.values())
         facts: list[FileFacts] = []
         headers = RemoteRepo(api, repo_id, commit, repo_type)
         for name in wanted:
-            item, note = _describe(remote[name], local.get(name), repo_id, headers)
+            item, note = _describe(remote[name], local.get(name), headers)
             facts.append(item)
             if note:
                 warnings.append(note)
@@ -167,12 +164,7 @@ def _restore(
     broken published manifest is one error line, not a bad file on disk.
     """
     label = f"{repo_id}@{commit[:12]}:{remote.path}"
-    with tempfile.TemporaryDirectory(prefix="hubrelease-import-") as tmp:
-        data = _fetch(api, repo_id, commit, repo_type, [remote], Path(tmp))[remote.path].read_bytes()
-    if git_hash(data) != remote.blob_id:
-        raise HubUnavailable(
-            f"{label}: the Hub sent bytes that are not git blob {remote.blob_id}", repo_id=repo_id
-        )
+    data = read_checked(api, repo_id, commit, repo_type, remote)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -186,40 +178,9 @@ def _restore(
     return ImportResult(manifest, out, commit, revision, len(data), warnings, True, report)
 
 
-def _fetch(
-    api: HfApi, repo_id: str, commit: str, repo_type: str, files: list[RemoteFile], folder: Path
-) -> dict[str, Path]:
-    """Download small files of one commit into ``folder``, one GET each, ``FETCH_THREADS`` at a time.
-
-    Not ``hf_hub_download``: it sends a HEAD before every GET (9,014 requests for 5,000 files),
-    while the tree listing already gave each file's size and git blob id, checked afterwards.
-    """
-    headers = build_hf_headers(token=api.token)
-
-    def one(remote: RemoteFile) -> tuple[str, Path]:
-        target = folder.joinpath(*PurePosixPath(remote.path).parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        url = hf_hub_url(repo_id, remote.path, repo_type=repo_type, revision=commit, endpoint=api.endpoint)
-        with read_errors(repo_id, commit), get_session().stream("GET", url, headers=headers) as response:
-            hf_raise_for_status(response)
-            with open(target, "wb") as handle:
-                for chunk in response.iter_bytes():
-                    handle.write(chunk)
-                    if handle.tell() > remote.size:
-                        raise HubUnavailable(
-                            f"{remote.path}: the Hub sent more than the {remote.size} bytes it lists",
-                            repo_id=repo_id,
-                        )
-        return remote.path, target
-
-    with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
-        return dict(pool.map(one, files))
-
-
-def _describe(
-    remote: RemoteFile, local: Path | None, repo_id: str, headers: RemoteRepo
-) -> tuple[FileFacts, str | None]:
-    """Facts of one file: LFS from metadata (and model headers by range reads); regular files from their bytes."""
+def _describe(remote: RemoteFile, local: Path | None, headers: RemoteRepo) -> tuple[FileFacts, str | None]:
+    """Facts of one file: LFS from metadata (and model headers by range reads); regular files from their
+    bytes (downloaded already checked against the listed git blob id)."""
     if remote.sha256 is not None:
         try:
             pinned = header_pin(headers, remote.path)
@@ -231,10 +192,6 @@ def _describe(
     if local is None:
         note = f"{remote.path}: regular file of {remote.size} bytes not fetched; pinned by size only"
         return FileFacts(remote.path, remote.size, None), note
-    if git_hash(local.read_bytes()) != remote.blob_id:
-        raise HubUnavailable(
-            f"{remote.path}: the Hub sent bytes that are not git blob {remote.blob_id}", repo_id=repo_id
-        )
     composition, header_note = inspect_composition(local)
     evaluation, eval_note = detect_evaluation(local)
     notes = [f"{remote.path}: {n}" for n in (header_note, eval_note) if n]

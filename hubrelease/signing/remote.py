@@ -14,18 +14,20 @@ import hashlib
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from huggingface_hub import HfApi
-from huggingface_hub.utils.sha import git_hash
-
+from hubrelease.hub.download import is_content, read_whole
 from hubrelease.hub.metadata import RemoteFile, list_files
 from hubrelease.hub.plan import REGULAR_FILE_MAX
-from hubrelease.hub.ranged import RangedFile, Traffic
+from hubrelease.hub.ranged import Traffic
 from hubrelease.signing import SIGNATURE_NAME
 from hubrelease.signing.release import signature_findings
 from hubrelease.signing.statement import ignored
 from hubrelease.signing.verifiers import SignaturePolicy
 from hubrelease.verify.findings import Finding
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
 
 MAX_SIGNATURE_BYTES = 64 << 20
 """A statement of 25,000 files (the Hub's per-commit cap) is about 5 MB of base64: far below this."""
@@ -62,7 +64,7 @@ def verify_remote_signature(
         )
     with tempfile.TemporaryDirectory() as scratch:
         signature = Path(scratch) / SIGNATURE_NAME
-        signature.write_bytes(_fetch(api, repo_id, commit, repo_type, remote_sig, traffic))
+        signature.write_bytes(read_whole(api, repo_id, commit, repo_type, remote_sig, traffic))
         return signature_findings(signature, policy, observed), traffic
 
 
@@ -79,16 +81,9 @@ def _regular_sha256(
     copy = local.get(entry.path)
     if copy is not None and copy.is_file() and copy.stat().st_size == entry.size:
         data = copy.read_bytes()
-        if git_hash(data) == entry.blob_id:
+        if is_content(data, entry):
             return hashlib.sha256(data).hexdigest()
     if entry.size > REGULAR_FILE_MAX:
         return None  # not a regular file the Hub would keep: reported as not matching, never fetched
-    data = _fetch(api, repo_id, commit, repo_type, entry, traffic)
-    return hashlib.sha256(data).hexdigest() if git_hash(data) == entry.blob_id else None
-
-
-def _fetch(
-    api: HfApi, repo_id: str, commit: str, repo_type: str, entry: RemoteFile, traffic: Traffic
-) -> bytes:
-    """The whole (small, size-checked) file: one ranged read, never past its listed size."""
-    return RangedFile(api, repo_id, entry.path, commit, repo_type, traffic).read_to(entry.size)
+    data = read_whole(api, repo_id, commit, repo_type, entry, traffic)
+    return hashlib.sha256(data).hexdigest() if is_content(data, entry) else None
