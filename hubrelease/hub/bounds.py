@@ -146,14 +146,18 @@ def _install() -> None:
 
 
 def _client() -> httpx2.Client:
-    # Private: huggingface_hub has no public way to get its default client (its hooks: offline mode,
-    # request ids) to build on; scripts/deps_matrix.sh runs the gate at both ends of its range.
+    # Private, hence huggingface_hub's bound below its next minor (pyproject.toml): it exports
+    # set_client_factory and get_session but not the default factory, whose client ours builds on
+    # (utils/_http.py hf_request_event_hook: offline mode, request ids, the download counter); a copy
+    # of it here would drift silently, where a rename would fail this import at once.
     from huggingface_hub.utils._http import default_client_factory
 
     client = default_client_factory()
     # httpx2 has no total timeout and reads a status line and headers before any hook runs: the
     # deadline is applied to each socket read instead, through the connection pools' network backend
     # (httpcore2's ConnectionPool keeps it as ``_network_backend`` and hands it to each new connection).
+    # Private attributes of both (httpx2 gives no way to pass a backend to the pools it builds), hence
+    # their bounds below the next minor in pyproject.toml, tested at both ends by deps_matrix.sh.
     for transport in (client._transport, *client._mounts.values()):
         pool = getattr(transport, "_pool", None)
         if pool is not None:
