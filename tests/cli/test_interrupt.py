@@ -10,25 +10,17 @@ import hashlib
 import os
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 from hubrelease.loopback import LoopbackHub, RepoKey
+from tests.factories.cli import finish, spawn
 from tests.factories.hub import api_for, unique_repo
 from tests.factories.waiting import wait_until
 
-HUBRELEASE = [sys.executable, "-c", "from hubrelease.cli.app import main; main()"]
-
 
 def _hubrelease(*args: str | Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [*HUBRELEASE, *map(str, args)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        text=True,
-    )
+    return spawn(*args, env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
 def test_ctrl_c_while_hashing_exits_130_with_one_line_and_no_temp_files(tmp_path: Path) -> None:
@@ -45,8 +37,8 @@ def test_ctrl_c_while_hashing_exits_130_with_one_line_and_no_temp_files(tmp_path
     # until a hashing thread has big.bin open (Linux /proc)
     assert wait_until(lambda: proc.poll() is not None or _has_open(proc.pid, big))
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate()
-    assert proc.returncode == 130, err
+    code, _, err = finish(proc)
+    assert code == 130, err
     assert err.strip().splitlines() == ["error: interrupted"]
     assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".hubrelease-tmp-")]
 
@@ -82,9 +74,9 @@ def test_ctrl_c_during_a_push_upload_exits_130_at_once_and_commits_nothing(tmp_p
 
         hub.faults.trip_after(1, interrupt)
         procs.append(_hubrelease("push", manifest, "--endpoint", hub.url))
-        _, err = procs[0].communicate()
+        code, _, err = finish(procs[0])
         assert uploading.is_set(), err
-        assert procs[0].returncode == 130, err
+        assert code == 130, err
         assert err.strip().splitlines()[-1] == "error: interrupted"
         if hub.store.exists(RepoKey("model", repo)):  # push creates the repo before uploading
             assert "big.safetensors" not in api_for(hub).list_repo_files(repo)

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from hubrelease.fsutil import STATE_DIR
-from tests.factories.cli import run_cli, verify_json
+from tests.factories.cli import finish, run_cli, spawn, verify_json
 from tests.factories.releases import write_release
 
 
@@ -150,12 +148,7 @@ def test_a_terminal_shows_the_first_findings_and_how_many_more(tmp_path: Path) -
 
     manifest = _many_missing(tmp_path, TTY_ROWS + 7)
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from hubrelease.cli.app import main; main()", "verify", str(manifest)],
-        stdout=follower,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "COLUMNS": "120", "TERM": "dumb"},
-    )
+    proc = spawn("verify", manifest, env={**os.environ, "COLUMNS": "120", "TERM": "dumb"}, stdout=follower)
     os.close(follower)
     chunks = []
     while True:
@@ -166,7 +159,7 @@ def test_a_terminal_shows_the_first_findings_and_how_many_more(tmp_path: Path) -
         if not chunk:
             break
         chunks.append(chunk)
-    assert proc.wait(timeout=60) == 1
+    assert finish(proc)[0] == 1
     os.close(leader)
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode())
     lines = text.replace("\r\n", "\n").strip().splitlines()

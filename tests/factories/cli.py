@@ -2,22 +2,30 @@
 
 Every test that calls hubrelease in-process goes through ``invoke`` (typer's ``Result``, for tests that
 look at the exception or the output streams) or ``run_cli`` (the three values a shell sees); tests
-that need a real process (signals, Python's own top level) start ``hubrelease`` with subprocess.
+that need a real process (signals, Python's own top level, a terminal, interpreter exit) go through
+``spawn`` / ``finish`` / ``run_process``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from typer.testing import CliRunner, Result
 
 from hubrelease.cli.app import app
 
 _runner = CliRunner()
+ENTRY_POINT = Path(sys.executable).parent / "hubrelease"
+"""The installed console script, as a user's shell runs it."""
+PROCESS_CEILING_S = 600.0
+"""How long a child ``hubrelease`` may run before its test gives up on it: a guard against a hang, not
+a time limit on the work (the slowest child, a push that retries its batch, takes seconds)."""
 
 
 def invoke(
@@ -42,3 +50,46 @@ def verify_json(manifest: Path, *extra: str) -> tuple[int, dict[str, Any]]:
 def findings(report: dict[str, Any]) -> list[tuple[str, str, str]]:
     """A verify report's findings as (kind, path, message)."""
     return [(f["kind"], f["path"], f["message"]) for f in report["findings"]]
+
+
+def spawn(
+    *args: str | Path,
+    env: Mapping[str, str] | None = None,
+    stdout: int | IO[Any] = subprocess.PIPE,
+    setup: str | None = None,
+) -> subprocess.Popen[str]:
+    """``hubrelease ARGS...`` in a process of its own, stderr (and by default stdout) piped as text.
+
+    ``env`` replaces the environment (default: this process's). ``setup`` is Python the child runs
+    before the CLI (then it is ``python -c``, not the console script), to change what no flag reaches.
+    """
+    command = [str(ENTRY_POINT)]
+    if setup is not None:
+        command = [sys.executable, "-c", f"{setup}\nfrom hubrelease.cli.app import main\nmain()"]
+    return subprocess.Popen(
+        [*command, *map(str, args)],
+        env=dict(os.environ if env is None else env),
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    """Wait for a ``spawn``-ed process: (exit code, stdout, stderr); killed and failed past the ceiling."""
+    try:
+        out, err = proc.communicate(timeout=PROCESS_CEILING_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(
+            f"hubrelease still running after {PROCESS_CEILING_S:g} s: {err[-2000:]}"
+        ) from None
+    return proc.returncode, out or "", err or ""
+
+
+def run_process(
+    *args: str | Path, env: Mapping[str, str] | None = None, setup: str | None = None
+) -> tuple[int, str, str]:
+    """``spawn`` and ``finish``: what a shell sees of ``hubrelease ARGS...`` run as its own process."""
+    return finish(spawn(*args, env=env, setup=setup))

@@ -10,14 +10,13 @@ userinfo; none may appear in anything printed, and the exit code is the same wit
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from hubrelease.loopback import LoopbackHub
-from tests.factories.cli import invoke
-from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo, upload_files
+from tests.factories.cli import invoke, run_process
+from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release
 
 ENV_CANARY = "hf_EnvCanary0123456789abcdefghijklmn"
@@ -88,17 +87,13 @@ def test_debug_traceback_of_a_real_process_is_redacted_and_keeps_the_exit_code(
     env = {**hf_env(hub, tmp_path / "hf"), "HF_TOKEN": ENV_CANARY}
     codes = []
     for debug in ("", "1"):
-        result = subprocess.run(
-            [str(VENV_BIN / "hubrelease"), "verify", str(manifest), "--remote", "--endpoint", hub.url],
-            env={**env, "HUBRELEASE_DEBUG": debug},
-            capture_output=True,
-            text=True,
-            check=False,
+        code, out, err = run_process(
+            "verify", manifest, "--remote", "--endpoint", hub.url, env={**env, "HUBRELEASE_DEBUG": debug}
         )
-        codes.append(result.returncode)
-    assert codes == [4, 4], result.stderr
-    assert "Traceback (most recent call last)" in result.stderr and "HfHubHTTPError" in result.stderr
-    _assert_no_canary(result.stdout + result.stderr)
+        codes.append(code)
+    assert codes == [4, 4], err
+    assert "Traceback (most recent call last)" in err and "HfHubHTTPError" in err
+    _assert_no_canary(out + err)
 
 
 def test_debug_traceback_of_an_internal_error_is_redacted_and_exits_3(

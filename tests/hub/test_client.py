@@ -16,9 +16,10 @@ from huggingface_hub import constants
 from hubrelease.errors import InputError
 from hubrelease.hub.client import embedded_hub, hub_api, local_hub_root
 from hubrelease.loopback import LoopbackHub
-from tests.factories.cli import invoke
+from tests.factories.cli import finish, invoke, run_process, spawn
 from tests.factories.hub import raw_request, unique_repo
 from tests.factories.releases import write_release
+from tests.factories.waiting import CEILING_S
 
 
 def test_local_endpoint_starts_one_embedded_hub_in_the_configured_folder(
@@ -65,16 +66,10 @@ def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
     assert (
         help_text.exit_code == 0 and "hubrelease hub serve --root ./hub-data --port 8765" in help_text.stdout
     )
-    # The serving loop itself runs in a child (it blocks until SIGINT); importing only the hub
-    # command keeps the child's start-up short.
+    # The serving loop itself runs in a child (it blocks until SIGINT).
     (tmp_path / "tokens").write_text("hf_serve_reader read  # a comment\n")
     args = ["--root", str(tmp_path / "root"), "--token-file", str(tmp_path / "tokens")]
-    serve = f"from hubrelease.cli.hub import hub_app; hub_app({args!r})"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", serve],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = spawn("hub", "serve", *args, stdout=subprocess.DEVNULL)
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
@@ -91,8 +86,8 @@ def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
         assert proc.stderr.readline() == "GET /api/models/acme/none 404 in=0 out=60\n"
     finally:
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=10)
-    assert proc.returncode == 0
+        code, _, err = finish(proc)
+    assert code == 0
     assert "stopped" in err and "hf_serve_reader" not in err
     refused = invoke(["hub", "serve", "--root", str(tmp_path / "root")])
     assert refused.exit_code == 2
@@ -122,7 +117,7 @@ def test_stopping_the_hub_frees_workers_held_by_idle_kept_alive_connections(tmp_
     hub.stop()
     joined = threading.Thread(target=hub._httpd.pool.shutdown, kwargs={"wait": True})
     joined.start()
-    joined.join(30)
+    joined.join(CEILING_S)
     connection.close()
     assert not joined.is_alive()
 
@@ -130,12 +125,9 @@ def test_stopping_the_hub_frees_workers_held_by_idle_kept_alive_connections(tmp_
 def test_a_command_on_the_embedded_hub_exits_when_it_is_done(tmp_path: Path) -> None:
     env = {**os.environ, "HUBRELEASE_LOCAL_HUB": str(tmp_path / "local")}
     command = ["inspect", "hf://acme/nothing/model.gguf", "--endpoint", "local"]
-    done = subprocess.run(
-        [sys.executable, "-c", "from hubrelease.cli.app import main; main()", *command],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,  # the embedded Hub's idle timeout is 75 s: a hang fails here instead of passing late
-    )
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ")
+    # The embedded Hub's idle timeout (75 s) made longer than the ceiling: a worker left waiting on a
+    # kept-alive connection holds the process open past it, so a regression fails instead of passing late.
+    setup = "import functools, hubrelease.loopback as lb\nlb.LoopbackHub = functools.partial(lb.LoopbackHub, idle_timeout=1e6)"
+    code, _, err = run_process(*command, env=env, setup=setup)
+    assert code == 2, err
+    assert err.count("\n") == 1 and err.startswith("error: ")

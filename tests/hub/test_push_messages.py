@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from typer.testing import Result
 
 from hubrelease.loopback import LoopbackHub, RepoKey
-from tests.factories.cli import invoke
+from tests.factories.cli import invoke, run_process
 from tests.factories.hub import hf_env, unique_repo
 from tests.factories.releases import write_release
 
@@ -110,15 +108,11 @@ def test_repeated_drops_reach_exit_4_after_a_bounded_number_of_tries(
     hub.requests.clear()
     env = hf_env(hub, tmp_path / "home")
     env.pop("HF_XET_CLIENT_RETRY_MAX_ATTEMPTS", None)  # push's own bound applies
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "hubrelease"), "push", str(manifest), "--endpoint", hub.url],
-        env=env | {"HF_TOKEN": hub.owner_token},
-        capture_output=True,
-        text=True,
-        timeout=600,
+    code, _, err = run_process(
+        "push", manifest, "--endpoint", hub.url, env=env | {"HF_TOKEN": hub.owner_token}
     )
-    assert done.returncode == 4, done.stderr[-2000:]
-    last = done.stderr.strip().splitlines()[-1]
+    assert code == 4, err[-2000:]
+    last = err.strip().splitlines()[-1]
     assert last.startswith(f"error: {repo}: batch 1/1 did not upload after 3 attempt(s) (")
     assert last.endswith(
         f"nothing landed: {repo}@main is unchanged at {head[:12]}; re-run push: what the Hub holds already is not sent again"
@@ -126,4 +120,4 @@ def test_repeated_drops_reach_exit_4_after_a_bounded_number_of_tries(
     # 3 batch attempts x hf_xet's 3 tries (push's bound) x its 3 upload-grant attempts per try, at most.
     tries = hub.requests.count("xet_xorb")
     assert 3 <= tries <= 27, tries
-    assert "upload of batch 1/1 was lost (" in done.stderr and "(attempt 3 of 3)" in done.stderr
+    assert "upload of batch 1/1 was lost (" in err and "(attempt 3 of 3)" in err

@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from hubrelease.hub.plan import build_plan, read_remote
@@ -18,6 +17,7 @@ from hubrelease.hub.push import push_release
 from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.loopback.faults import DATA_ROUTES
 from hubrelease.manifest import load_manifest
+from tests.factories.cli import finish, spawn
 from tests.factories.hub import api_for, hf_env, unique_repo
 from tests.factories.releases import write_release
 
@@ -40,14 +40,7 @@ def _cli(hub: LoopbackHub, manifest: Path, home: Path, *args: str) -> subprocess
     """``hubrelease push`` in its own process (so it can be SIGKILLed), with its own HF_HOME."""
     env = hf_env(hub, home)
     env["HUBRELEASE_PUSH_BATCH_SIZE"] = "1MiB"
-    command = [str(Path(sys.executable).parent / "hubrelease"), "push", str(manifest), "--endpoint", hub.url]
-    return subprocess.Popen(
-        [*command, "--token", hub.owner_token, *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return spawn("push", manifest, "--endpoint", hub.url, "--token", hub.owner_token, *args, env=env)
 
 
 def test_a_push_killed_mid_upload_re_run_with_a_fresh_hf_home_sends_at_most_the_batch_in_flight(
@@ -61,8 +54,7 @@ def test_a_push_killed_mid_upload_re_run_with_a_fresh_hf_home_sends_at_most_the_
     hub.requests.clear()
     first = _cli(hub, manifest, tmp_path / "home-1")
     hub.faults.trip_after(int(3.5 * MIB), lambda: os.kill(first.pid, signal.SIGKILL))
-    first.communicate(timeout=600)
-    assert first.returncode == -signal.SIGKILL
+    assert finish(first)[0] == -signal.SIGKILL
     killed_at = _xorb_bytes(hub)
     # Three batches registered; the fourth in flight, its xorb received (in the server's 1 MiB reads)
     # but dropped unanswered, so never stored.
@@ -71,8 +63,8 @@ def test_a_push_killed_mid_upload_re_run_with_a_fresh_hf_home_sends_at_most_the_
 
     hub.requests.clear()
     second = _cli(hub, manifest, tmp_path / "home-2", "--json")  # a fresh HF_HOME, as on a CI runner
-    out, err = second.communicate(timeout=600)
-    assert second.returncode == 0, err[-3000:]
+    code, out, err = finish(second)
+    assert code == 0, err[-3000:]
     resent = _xorb_bytes(hub)
     # The fourth batch again (1 MiB of chunks plus xorb headers), then the two never sent.
     assert 3 * MIB <= resent < 3 * MIB + 4096, resent
