@@ -19,13 +19,11 @@ from typing import IO, Any
 from typer.testing import CliRunner, Result
 
 from hubrelease.cli.app import app
+from tests.factories.waiting import PROCESS_CEILING_S
 
 _runner = CliRunner()
 ENTRY_POINT = Path(sys.executable).parent / "hubrelease"
 """The installed console script, as a user's shell runs it."""
-PROCESS_CEILING_S = 600.0
-"""How long a child ``hubrelease`` may run before its test gives up on it: a guard against a hang, not
-a time limit on the work (the slowest child, a push that retries its batch, takes seconds)."""
 
 
 def invoke(

@@ -15,7 +15,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 
 from hubrelease.loopback import LoopbackHub
 from hubrelease.loopback.faults import RequestRecord
-from tests.factories.waiting import wait_until
+from tests.factories.waiting import CEILING_S, wait_until
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -36,7 +36,7 @@ def raw_request(
     """One HTTP request without huggingface_hub in the way (status, lower-cased headers, body)."""
     request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=CEILING_S) as response:
             return response.status, {k.lower(): v for k, v in response.headers.items()}, response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
@@ -45,7 +45,7 @@ def raw_request(
 def head(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str]]:
     """A HEAD without following redirects (an LFS file's resolve answers 302, as on the Hub)."""
     parts = urlsplit(url)
-    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=CEILING_S)
     try:
         connection.request(
             "HEAD", parts.path + (f"?{parts.query}" if parts.query else ""), headers=headers or {}

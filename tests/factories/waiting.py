@@ -11,7 +11,10 @@ import time
 from collections.abc import Callable
 
 CEILING_S = 120.0
-"""How long a wait may take before the waiting test gives up."""
+"""How long a wait may take before the waiting test gives up (a condition, a socket read, a thread)."""
+PROCESS_CEILING_S = 600.0
+"""How long a child process may run before its test kills it and fails: a guard against a hang, not a
+time limit on the work (the slowest child, a push that retries its batch, takes seconds)."""
 
 
 def wait_until(condition: Callable[[], bool], ceiling: float = CEILING_S) -> bool:

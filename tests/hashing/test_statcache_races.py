@@ -28,6 +28,7 @@ from hubrelease.manifest import load_manifest
 from hubrelease.verify import VerifyOptions, verify_manifest
 from tests.factories.clock_fs import FakeClockFS
 from tests.factories.releases import write_release
+from tests.factories.waiting import CEILING_S
 
 
 def _job(path: Path) -> HashJob:
@@ -49,7 +50,7 @@ def test_same_size_rewrite_in_the_same_tick_while_another_file_hashes_is_not_tru
 
     def racing_sha(path: str | Path, on_bytes: Callable[[int], None] | None = None, **kwargs: Any) -> str:
         if Path(path).name == "big.bin":
-            assert small_hashed.wait(10)
+            assert small_hashed.wait(CEILING_S)
             fs.advance()  # the clock moves on while the big file is still hashing
             return real_sha(path, on_bytes, **kwargs)
         digest = real_sha(path, on_bytes, **kwargs)

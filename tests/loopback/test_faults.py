@@ -12,6 +12,7 @@ from huggingface_hub.errors import HfHubHTTPError
 from hubrelease.loopback import LoopbackHub
 from hubrelease.loopback.faults import COMMIT_IN_PROGRESS, METADATA_ROUTES
 from tests.factories.hub import api_for, raw_request, unique_repo, upload_files
+from tests.factories.waiting import CEILING_S
 
 FILES = {f"f{i}.txt": f"file {i}\n".encode() for i in range(5)}
 
@@ -114,7 +115,7 @@ def test_create_pr_opens_from_parent_commit_without_412(hub: LoopbackHub) -> Non
 def test_no_control_characters_reach_response_headers(hub: LoopbackHub) -> None:
     repo = unique_repo()
     api_for(hub).create_repo(repo)
-    with socket.create_connection(("127.0.0.1", hub.port), timeout=10) as conn:
+    with socket.create_connection(("127.0.0.1", hub.port), timeout=CEILING_S) as conn:
         conn.sendall(
             f"GET /{repo}/resolve/main/a%0Db%0Ax HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
         )

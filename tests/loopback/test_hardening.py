@@ -5,21 +5,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import select
 import socket
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx2
 import pytest
 from huggingface_hub import CommitOperationAdd
 
-from hubrelease.loopback import MAX_ERRORS, LoopbackHub, RepoKey
+from hubrelease.loopback import MAX_ERRORS, LoopbackHub, RepoKey, gate
 from hubrelease.loopback.faults import RequestLog, RequestRecord
+from hubrelease.loopback.gate import Body, ConnReader
 from hubrelease.loopback.lfs import upload_href
+from hubrelease.loopback.store import StoreError
 from tests.factories.hub import api_for, raw_request, unique_repo
-from tests.factories.waiting import wait_until
+from tests.factories.waiting import CEILING_S, wait_until
 
 
 def _ndjson(*lines: dict[str, object]) -> bytes:
@@ -86,7 +88,7 @@ def test_bodies_over_the_cap_are_413_and_commits_are_streamed(tmp_path: Path) ->
 
 
 def test_malformed_content_length_is_400(hub: LoopbackHub) -> None:
-    with socket.create_connection(("127.0.0.1", hub.port), timeout=10) as conn:
+    with socket.create_connection(("127.0.0.1", hub.port), timeout=CEILING_S) as conn:
         conn.sendall(b"POST /api/validate-yaml HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")
         assert conn.makefile("rb").readline().startswith(b"HTTP/1.1 400")
 
@@ -103,7 +105,7 @@ def test_malformed_content_length_is_400(hub: LoopbackHub) -> None:
 )
 def test_stalled_requests_are_cut_off(tmp_path: Path, request_bytes: bytes) -> None:
     with LoopbackHub(tmp_path / "root", request_timeout=0.3, idle_timeout=0.3, header_timeout=0.3) as hub:
-        with socket.create_connection(("127.0.0.1", hub.port), timeout=10) as conn:
+        with socket.create_connection(("127.0.0.1", hub.port), timeout=CEILING_S) as conn:
             conn.sendall(request_bytes)
             while conn.recv(4096):  # the server answers or not, then closes: recv returns b""
                 pass
@@ -118,7 +120,7 @@ def test_worker_threads_are_bounded(tmp_path: Path) -> None:
 
     before = serving()
     with LoopbackHub(tmp_path / "root", max_workers=3) as hub:  # idle ones give way to queued ones
-        idle = [socket.create_connection(("127.0.0.1", hub.port), timeout=10) for _ in range(12)]
+        idle = [socket.create_connection(("127.0.0.1", hub.port), timeout=CEILING_S) for _ in range(12)]
         try:
             assert wait_until(lambda: hub._httpd.gate.open_connections == 12)  # the server holds them all
             assert serving() - before <= 3
@@ -131,7 +133,7 @@ def test_worker_threads_are_bounded(tmp_path: Path) -> None:
 def test_accepted_connections_disable_nagle(tmp_path: Path) -> None:
     hub = LoopbackHub(tmp_path / "root")
     try:
-        with socket.create_connection(("127.0.0.1", hub.port), timeout=10):
+        with socket.create_connection(("127.0.0.1", hub.port), timeout=CEILING_S):
             accepted, _ = hub._httpd.get_request()
             with accepted:
                 assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
@@ -167,7 +169,7 @@ def _slow_client(
     hub: LoopbackHub, head: bytes = b"GET /api/models/acme/x HTTP/1.1\r\nHost: x\r\nX-Slow: "
 ) -> socket.socket:
     """A slowloris client: a request head begun and never finished."""
-    conn = socket.create_connection(("127.0.0.1", hub.port), timeout=30)
+    conn = socket.create_connection(("127.0.0.1", hub.port), timeout=CEILING_S)
     conn.sendall(head)
     return conn
 
@@ -205,20 +207,22 @@ def test_a_request_head_must_arrive_within_the_header_deadline(tmp_path: Path) -
             assert conn.makefile("rb").readline().startswith(b"HTTP/1.1 431")
 
 
-def test_a_body_slower_than_the_minimum_rate_is_refused(tmp_path: Path) -> None:
-    with (
-        LoopbackHub(tmp_path / "root", request_timeout=0.5, min_upload_rate=1_000_000) as hub,
-        socket.create_connection(("127.0.0.1", hub.port), timeout=30) as conn,
-    ):
-        conn.sendall(b"POST /api/validate-yaml HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
-        answer = b""
-        for _ in range(200):  # a byte every 50 ms: never silent long enough for request_timeout
-            try:
-                conn.sendall(b" ")
-            except OSError:
-                break
-            readable, _, _ = select.select([conn], [], [], 0.05)
-            if readable:
-                answer = conn.recv(4096)
-                break
-        assert answer.startswith(b"HTTP/1.1 408")
+def test_a_body_slower_than_the_minimum_rate_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the gate's own clock, not the machine's: a loaded test process that pauses between bytes
+    must not turn the rate refusal into a silence timeout. A ``StoreError`` reaches the wire as its
+    status (the 413 above goes the same way)."""
+    now = [0.0]
+    monkeypatch.setattr(gate, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        theirs.sendall(b"x" * 10)
+        body = Body(
+            ConnReader(ours, b""), 100_000, limit=1 << 20, min_rate=1_000, grace=60.0, counted=lambda _: None
+        )
+        view = memoryview(bytearray(4))
+        now[0] = 60.0  # the grace over: 4 bytes at 1,000 bytes/s may take 4 ms more, so this read is in time
+        assert body.readinto(view) == 4
+        now[0] = 60.009  # 8 bytes in 60.009 s: past 60 s + 8 / 1,000 bytes/s
+        with pytest.raises(StoreError, match="request body slower than 1000 bytes/s") as refused:
+            body.readinto(view)
+        assert refused.value.status == 408 and body.broken

@@ -24,6 +24,7 @@ from huggingface_hub.errors import (
 from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.loopback.lfs import upload_href
 from tests.factories.hub import api_for, head, hf_env, raw_request, unique_repo
+from tests.factories.waiting import CEILING_S, PROCESS_CEILING_S
 
 BIG = os.urandom(300_000)  # above the test server's multipart threshold: 5 parts of 64 kB
 SMALL_LFS = os.urandom(5_000)
@@ -127,7 +128,7 @@ def test_an_empty_file_is_served_and_its_connection_stays_usable(hub: LoopbackHu
 
     api, repo, _ = _empty_repo(hub)
     api.upload_file(path_or_fileobj=b"", path_in_repo="empty.txt", repo_id=repo)
-    connection = http.client.HTTPConnection("127.0.0.1", hub.port, timeout=10)
+    connection = http.client.HTTPConnection("127.0.0.1", hub.port, timeout=CEILING_S)
     try:
         for _ in range(3):  # one connection, kept alive between the requests
             connection.request("GET", f"/{repo}/resolve/main/empty.txt")
@@ -266,7 +267,7 @@ def test_malformed_requests_are_400_not_server_errors(hub: LoopbackHub) -> None:
         f"{hub.url}/{repo}/resolve/main/.gitattributes", headers={"Range": "bytes=5-2"}
     )
     assert status == 416
-    with socket.create_connection(("127.0.0.1", hub.port), timeout=10) as conn:
+    with socket.create_connection(("127.0.0.1", hub.port), timeout=CEILING_S) as conn:
         conn.sendall(
             b"POST /api/validate-yaml HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
         )
@@ -356,7 +357,7 @@ def test_datasets_load_dataset_through_hf_endpoint(hub: LoopbackHub, tmp_path: P
         env=hf_env(hub, tmp_path / "hf"),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=PROCESS_CEILING_S,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {

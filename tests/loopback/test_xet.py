@@ -18,6 +18,7 @@ from huggingface_hub import CommitOperationAdd, RepoFile
 from hubrelease.loopback import LoopbackHub, xetformat
 from hubrelease.loopback.xetstore import XetStore
 from tests.factories.hub import api_for, head, hf_env, raw_request, unique_repo
+from tests.factories.waiting import PROCESS_CEILING_S
 
 # Random bytes, then 400 kB of zeros: the zeros chunk into identical chunks, which a xorb stores once
 # and the file's terms reference several times.
@@ -216,7 +217,7 @@ def test_global_dedup_probe_lets_another_client_skip_stored_chunks(hub: Loopback
             env=hf_env(hub, tmp_path / f"home-{name}"),
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=PROCESS_CEILING_S,
         )
         assert done.returncode == 0, done.stderr[-2000:]
         sent.append(hub.requests.bytes_in("xet_xorb"))
@@ -252,7 +253,7 @@ def test_dedup_probe_answers_with_every_xorb_of_the_registering_shard(
             env=hf_env(hub, tmp_path / f"home-{home}"),
             capture_output=True,
             text=True,
-            timeout=600,
+            timeout=PROCESS_CEILING_S,
         )
         assert done.returncode == 0, done.stderr[-2000:]
         sent.append((hub.requests.count("xet_xorb"), hub.requests.bytes_in("xet_xorb")))
