@@ -30,6 +30,15 @@ if TYPE_CHECKING:
     from hubrelease.loopback import LoopbackHub
 
 
+@pytest.fixture
+def no_backoff_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """huggingface_hub's and hubrelease's waits between retries skipped: the retries still happen."""
+    from tests.factories.hub import HF_BACKOFF_SLEEP
+
+    monkeypatch.setattr(HF_BACKOFF_SLEEP, lambda _: None)
+    monkeypatch.setattr("hubrelease.hub.client.sleep", lambda _: None)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's HF cache, token, or CI annotations; console width is fixed."""

@@ -18,6 +18,10 @@ from hubrelease.loopback.faults import RequestRecord
 from tests.factories.waiting import CEILING_S, wait_until
 
 VENV_BIN = Path(sys.executable).parent
+HF_BACKOFF_SLEEP = "huggingface_hub.utils._http.time.sleep"
+"""The sleep between huggingface_hub's retries (http_backoff: 1-8 s, 5 tries), patched out so a test
+sees the retries without waiting for them. Private: huggingface_hub has no setting for its backoff;
+the module path holds across the range pyproject.toml allows (scripts/deps_matrix.sh)."""
 
 
 def unique_repo(prefix: str = "drafter") -> str:

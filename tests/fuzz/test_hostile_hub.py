@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hubrelease.hub.bounds import DEADLINE_ENV, TIMEOUT_ENV
 from hubrelease.loopback import LoopbackHub
 from tests.factories.hostile_hub import ROUTES, Forged, HostileHub, Published, publish, read_commands
+from tests.factories.hub import HF_BACKOFF_SLEEP
 from tests.fuzz.harness import fuzz, run_case
 
 HEADERS = (
@@ -113,7 +114,7 @@ def test_forged_answers(
     bounds = {DEADLINE_ENV: "2", TIMEOUT_ENV: "1"}
     with (
         mock.patch.dict(os.environ, bounds),
-        mock.patch("huggingface_hub.utils._http.time.sleep", lambda _: None),
+        mock.patch(HF_BACKOFF_SLEEP, lambda _: None),
         mock.patch("hubrelease.hub.client.sleep", lambda _: None),
         HostileHub(loopback_hub, "forged", route=route, forged=forged) as hostile,
     ):

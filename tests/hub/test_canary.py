@@ -26,10 +26,9 @@ URL_CANARY = "urlcanary9876"
 
 @pytest.mark.parametrize("status", [400, 403, 500])
 def test_no_hub_command_prints_a_token_the_hub_echoes(
-    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int, no_backoff_sleep: None
 ) -> None:
     monkeypatch.setenv("HF_TOKEN", ENV_CANARY)
-    monkeypatch.setattr("huggingface_hub.utils._http.time.sleep", lambda _: None)
     target = unique_repo("target")
     upload_files(api_for(hub), target, {"config.json": b"{}"})
     repo = unique_repo()

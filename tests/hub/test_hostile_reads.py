@@ -21,12 +21,10 @@ from tests.factories.hostile_hub import MAX_DRIP, HostileHub, Published, publish
 
 
 @pytest.fixture
-def published(hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Published:
+def published(hub: LoopbackHub, tmp_path: Path, no_backoff_sleep: None) -> Published:
     """``hostile_hub.publish``, with huggingface_hub's backoff sleeps skipped (its retries still
     happen). The time bounds stay at their defaults except in the cases about time (``TIMED``), so
     every other case must end by the bound it is about."""
-    monkeypatch.setattr("huggingface_hub.utils._http.time.sleep", lambda _: None)
-    monkeypatch.setattr("hubrelease.hub.client.sleep", lambda _: None)
     return publish(hub, tmp_path)
 
 

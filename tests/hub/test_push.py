@@ -59,12 +59,6 @@ def _head(hub: LoopbackHub, repo: str) -> str:
     return hub.store.resolve(RepoKey("model", repo), "main")
 
 
-@pytest.fixture
-def no_backoff_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
-    """huggingface_hub retries failed uploads 5 times with 1-8 s sleeps; tests do not wait for them."""
-    monkeypatch.setattr("huggingface_hub.utils._http.time.sleep", lambda _: None)
-
-
 def test_push_then_hf_download_cache_verify_and_checksums_agree(hub: LoopbackHub, tmp_path: Path) -> None:
     repo = unique_repo()
     manifest = write_release(
