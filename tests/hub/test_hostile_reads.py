@@ -32,7 +32,7 @@ TIMED = {"drip", "stall"}
 """Cases a time bound ends: remote reads get 1 s in all, 0.5 s per read (the server sends a byte
 every 0.2 s: the total deadline, not the per-read timeout, has to end the drip)."""
 SAYS = {
-    "content_range_digits": ("without a usable Content-Range", "sent bytes that are not git blob"),
+    "content_range_digits": ("without a usable Content-Range",),
     "bad_gzip": ("the Hub's answer cannot be decoded",),
     "redirect_loop": ("the Hub's answer is a redirect loop",),
     "short_body": ("the Hub's answer broke off",),
@@ -46,8 +46,7 @@ SAYS = {
     "huge_array": ("header declares at least 8,796,093,022,",),
     "huge_count": ("header declares at least 893,353,197,",),
 }
-"""What the one line says for each case (content_range_digits on ``import``: the 206 answer to the
-config's plain GET is not the config's git blob)."""
+"""What the one line says for each case."""
 
 CASES = [
     ("content_range_digits", "resolve", 4),
