@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import yaml
+
+from tests.factories.cli import run_program
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,9 +67,7 @@ def test_pre_commit_hooks_declare_files_and_a_minimum_version() -> None:
 def test_release_workflow_is_zizmor_clean() -> None:
     zizmor = str(Path(sys.executable).parent / "zizmor")
     workflows = str(ROOT / ".github" / "workflows")
-    done = subprocess.run(
+    done = run_program(
         [zizmor, "--offline", "--persona=pedantic", "--no-progress", workflows],
-        capture_output=True,
-        text=True,
     )
     assert done.returncode == 0 and "No findings to report" in done.stdout, done.stdout + done.stderr

@@ -11,19 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.factories.cli import run_program
+
 REPO = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     """``lint-imports`` on the ``hubrelease`` package found first on the path: ``root``'s."""
-    return subprocess.run(
+    return run_program(
         [str(LINT_IMPORTS), "--no-cache", "--config", str(REPO / "pyproject.toml")],
         cwd=root,
         env={**os.environ, "PYTHONPATH": str(root)},
-        capture_output=True,
-        text=True,
-        check=False,
     )
 
 

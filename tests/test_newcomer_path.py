@@ -5,7 +5,6 @@ huggingface_hub client and `hf` CLI against the loopback Hub."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from typer.testing import Result
 from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.editor import ManifestEditor
-from tests.factories.cli import invoke
+from tests.factories.cli import invoke, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo, upload_files
 from tests.factories.seeds import SEEDS, small_seed
 
@@ -82,11 +81,10 @@ def test_newcomer_path_closes_the_round_trip(
     # hf download of the release verifies clean against its own published manifest.
     download = tmp_path / "download"
     env = {**hf_env(loopback_hub, tmp_path / "hf-home"), "HF_TOKEN": loopback_hub.owner_token}
-    subprocess.run(
+    run_program(
         [str(VENV_BIN / "hf"), "download", repo, "--local-dir", str(download)],
         env=env,
         check=True,
-        capture_output=True,
     )
     attributes = download / ".gitattributes"
     if not attributes.exists():  # the real Hub adds one to every repo; hf download brings it
@@ -122,11 +120,11 @@ def test_a_manifest_outside_its_folder_is_published_without_root(
     pushed = _run("push", manifest, "--endpoint", loopback_hub.url)
     assert pushed.exit_code == 0, pushed.stderr + pushed.stdout
     download = tmp_path / "download"
-    subprocess.run(
+    run_program(
         [str(VENV_BIN / "hf"), "download", repo, "--local-dir", str(download)],
         env={**hf_env(loopback_hub, tmp_path / "hf-home"), "HF_TOKEN": loopback_hub.owner_token},
-        check=True, capture_output=True,
-    )  # fmt: skip
+        check=True,
+    )
     published = download / "hubrelease.yaml"
     assert "root:" not in published.read_text(encoding="utf-8")
     assert load_manifest(published).root is None

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import yaml
 from hubrelease.card import check_card
 from hubrelease.manifest import load_manifest
 from tests.factories.cards import ab_evaluation, matrix_evaluation, write_card_release
-from tests.factories.cli import run_cli
+from tests.factories.cli import run_cli, run_program
 
 SEEDS = ("ornith-1.5-dflash2", "ornith-1.0-dflash-gguf")
 _DRAW = (
@@ -31,8 +30,10 @@ _HOSTILE_RC = (
 
 
 def _draw(manifest: Path, env: dict[str, str]) -> dict[str, bytes]:
-    done = subprocess.run(
-        [sys.executable, "-c", _DRAW, str(manifest)], env=env, capture_output=True, text=True, check=True
+    done = run_program(
+        [sys.executable, "-c", _DRAW, str(manifest)],
+        env=env,
+        check=True,
     )
     return {path: bytes.fromhex(svg) for path, svg in json.loads(done.stdout).items()}
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from typer.core import TyperGroup
 
 from hubrelease.cli.app import COMMANDS, _registered, app
 from hubrelease.loopback import LoopbackHub
-from tests.factories.cli import invoke
+from tests.factories.cli import invoke, run_program
 
 
 def _commands() -> list[list[str]]:
@@ -67,7 +66,7 @@ def test_help_and_argument_parsing_load_neither_rich_nor_pydantic() -> None:
         "        pass\n"
         "print(sorted(m for m in ('rich', 'pydantic', 'typer.rich_utils', 'typer._adapters') if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    done = run_program([sys.executable, "-c", probe], check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 

@@ -3,7 +3,8 @@
 Every test that calls hubrelease in-process goes through ``invoke`` (typer's ``Result``, for tests that
 look at the exception or the output streams) or ``run_cli`` (the three values a shell sees); tests
 that need a real process (signals, Python's own top level, a terminal, interpreter exit) go through
-``spawn`` / ``finish`` / ``run_process``.
+``spawn`` / ``finish`` / ``run_process``; any other program (``hf``, ``model_signing``, a ``python -c``
+probe) through ``run_program``. Each waits within ``PROCESS_CEILING_S``.
 """
 
 from __future__ import annotations
@@ -113,3 +114,23 @@ def run_process(
 ) -> tuple[int, str, str]:
     """``spawn`` and ``finish``: what a shell sees of ``hubrelease ARGS...`` run as its own process."""
     return finish(spawn(*args, env=env, setup=setup))
+
+
+def run_program(
+    command: Sequence[str | Path],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run to its end, stdout and stderr captured as text; past ``PROCESS_CEILING_S``
+    ``subprocess.TimeoutExpired`` fails the test (a hang guard, not a time limit)."""
+    return subprocess.run(
+        [os.fspath(part) for part in command],
+        env=None if env is None else dict(env),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_CEILING_S,
+        check=check,
+    )

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from hubrelease.errors import InputError
 from hubrelease.hashing import format_sums, looks_like_sums, parse_sums, sha256_file
+from tests.factories.cli import run_program
 
 
 def test_written_file_passes_sha256sum_c(tmp_path: Path) -> None:
@@ -20,7 +20,7 @@ def test_written_file_passes_sha256sum_c(tmp_path: Path) -> None:
     (tmp_path / "SUMS").write_text(format_sums((n, sha256_file(tmp_path / n)) for n in names))
     sha256sum = shutil.which("sha256sum")
     assert sha256sum is not None
-    done = subprocess.run([sha256sum, "-c", "SUMS"], cwd=tmp_path, capture_output=True, text=True)
+    done = run_program([sha256sum, "-c", "SUMS"], cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -29,10 +29,11 @@ def test_reads_coreutils_output_including_escaped_and_bsd_forms(tmp_path: Path) 
     (tmp_path / "plain").write_bytes(b"y")
     sha256sum = shutil.which("sha256sum")
     assert sha256sum is not None
-    gnu = subprocess.run(
-        [sha256sum, "back\\slash", "plain"], cwd=tmp_path, capture_output=True, text=True
+    gnu = run_program(
+        [sha256sum, "back\\slash", "plain"],
+        cwd=tmp_path,
     ).stdout
-    bsd = subprocess.run([sha256sum, "--tag", "plain"], cwd=tmp_path, capture_output=True, text=True).stdout
+    bsd = run_program([sha256sum, "--tag", "plain"], cwd=tmp_path).stdout
     assert looks_like_sums(gnu)
     entries = parse_sums(gnu + bsd, tmp_path / "SUMS")
     assert [e.name for e in entries] == ["back\\slash", "plain", "plain"]

@@ -16,7 +16,7 @@ from huggingface_hub import constants
 from hubrelease.errors import InputError
 from hubrelease.hub.client import embedded_hub, hub_api, local_hub_root
 from hubrelease.loopback import LoopbackHub
-from tests.factories.cli import finish, invoke, run_process, spawn
+from tests.factories.cli import finish, invoke, run_process, run_program, spawn
 from tests.factories.hub import raw_request, unique_repo
 from tests.factories.releases import write_release
 from tests.factories.waiting import CEILING_S
@@ -50,7 +50,7 @@ def test_the_hub_client_loads_nothing_of_the_loopback_server() -> None:
         "print('hubrelease.loopback' in sys.modules)\n"
     )
     env = {**os.environ, "HUBRELEASE_LOCAL_HUB": str(Path(os.environ["HF_HOME"]) / "probe-hub")}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    done = run_program([sys.executable, "-c", probe], check=True, env=env)
     assert done.stdout.split() == ["[]", "True"]  # the probe's second line shows it can see the import
 
 

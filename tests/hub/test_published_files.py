@@ -7,7 +7,6 @@ would: a new commit), and on an ``hf download --local-dir`` folder of the releas
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from hubrelease.loopback import LoopbackHub
 from hubrelease.loopback.faults import FILE_ROUTES
 from tests.factories.cards import matrix_evaluation, release_pins, write_card_release
-from tests.factories.cli import run_cli
+from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 
 HEADLINE = ("115.2 tok/s", "215.2 tok/s")  # the card's claim (tests/factories/cards.py: 80 -> 115.2)
@@ -123,10 +122,9 @@ def _errors_of(report: str) -> list[tuple[str, str]]:
 
 def _download(hub: LoopbackHub, repo: str, tmp_path: Path) -> Path:
     folder = tmp_path / "download"
-    done = subprocess.run(
+    done = run_program(
         ["hf", "download", repo, "--local-dir", str(folder), "--quiet"],
         env=hf_env(hub, tmp_path / "hf"),
-        capture_output=True,
     )
     assert done.returncode == 0, done.stderr
     assert (folder / ".cache" / "huggingface").is_dir()  # hf's own metadata: never published, ignored

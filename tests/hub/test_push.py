@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from hubrelease.hub.plan import PushPlan, build_plan, read_remote
 from hubrelease.hub.push import PushResult, push_release
 from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
-from tests.factories.cli import invoke
+from tests.factories.cli import invoke, run_program
 from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release
 
@@ -73,11 +72,12 @@ def test_push_then_hf_download_cache_verify_and_checksums_agree(hub: LoopbackHub
     tagged = invoke(["verify", str(manifest), "--remote", "--revision", "v1", "--endpoint", hub.url])
     assert tagged.exit_code == 0 and tagged.stdout.startswith("OK (remote at v1): 5 files")
     env = hf_env(hub, tmp_path / "hf")
-    download = subprocess.run(
-        ["hf", "download", repo, "--revision", "v1", "--quiet"], env=env, capture_output=True
+    download = run_program(
+        ["hf", "download", repo, "--revision", "v1", "--quiet"],
+        env=env,
     )
     assert download.returncode == 0, download.stderr
-    verify = subprocess.run(["hf", "cache", "verify", repo, "--revision", "v1"], env=env, capture_output=True)
+    verify = run_program(["hf", "cache", "verify", repo, "--revision", "v1"], env=env)
     assert verify.returncode == 0, verify.stderr
     checked = api_for(hub).verify_repo_checksums(repo, revision=commit, cache_dir=tmp_path / "hf" / "hub")
     assert checked.checked_count == 6 and not checked.mismatches  # 4 artifacts, manifest, .gitattributes
@@ -85,7 +85,7 @@ def test_push_then_hf_download_cache_verify_and_checksums_agree(hub: LoopbackHub
         tmp_path / "hf" / "hub" / f"models--{repo.replace('/', '--')}" / "snapshots" / commit / "config.json"
     )
     cached.resolve().write_bytes(cached.read_bytes().upper())  # same size, different bytes
-    broken = subprocess.run(["hf", "cache", "verify", repo, "--revision", "v1"], env=env, capture_output=True)
+    broken = run_program(["hf", "cache", "verify", repo, "--revision", "v1"], env=env)
     assert broken.returncode == 1
 
 

@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import socket
-import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -23,8 +22,9 @@ from huggingface_hub.errors import (
 
 from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.loopback.lfs import upload_href
+from tests.factories.cli import run_program
 from tests.factories.hub import api_for, head, hf_env, raw_request, unique_repo
-from tests.factories.waiting import CEILING_S, PROCESS_CEILING_S
+from tests.factories.waiting import CEILING_S
 
 BIG = os.urandom(300_000)  # above the test server's multipart threshold: 5 parts of 64 kB
 SMALL_LFS = os.urandom(5_000)
@@ -352,12 +352,9 @@ def test_datasets_load_dataset_through_hf_endpoint(hub: LoopbackHub, tmp_path: P
         f"ds = datasets.load_dataset({repo!r}, split='train')\n"
         "print(json.dumps(ds.to_dict()))\n"
     )
-    done = subprocess.run(
+    done = run_program(
         [sys.executable, "-c", script],
         env=hf_env(hub, tmp_path / "hf"),
-        capture_output=True,
-        text=True,
-        timeout=PROCESS_CEILING_S,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {

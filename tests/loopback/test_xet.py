@@ -6,7 +6,6 @@ import hashlib
 import json
 import os
 import random
-import subprocess
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -17,8 +16,8 @@ from huggingface_hub import CommitOperationAdd, RepoFile
 
 from hubrelease.loopback import LoopbackHub, xetformat
 from hubrelease.loopback.xetstore import XetStore
+from tests.factories.cli import run_program
 from tests.factories.hub import api_for, head, hf_env, raw_request, unique_repo
-from tests.factories.waiting import PROCESS_CEILING_S
 
 # Random bytes, then 400 kB of zeros: the zeros chunk into identical chunks, which a xorb stores once
 # and the file's terms reference several times.
@@ -212,12 +211,9 @@ def test_global_dedup_probe_lets_another_client_skip_stored_chunks(hub: Loopback
     sent = []
     for name in ("one", "two"):
         hub.requests.clear()
-        done = subprocess.run(
+        done = run_program(
             [sys.executable, "-c", script, unique_repo(), str(tmp_path / f"{name}.bin"), hub.owner_token],
             env=hf_env(hub, tmp_path / f"home-{name}"),
-            capture_output=True,
-            text=True,
-            timeout=PROCESS_CEILING_S,
         )
         assert done.returncode == 0, done.stderr[-2000:]
         sent.append(hub.requests.bytes_in("xet_xorb"))
@@ -248,12 +244,9 @@ def test_dedup_probe_answers_with_every_xorb_of_the_registering_shard(
     sent = []
     for home in ("one", "two"):
         hub.requests.clear()
-        done = subprocess.run(
+        done = run_program(
             [sys.executable, "-c", script, repo, str(weights), hub.owner_token],
             env=hf_env(hub, tmp_path / f"home-{home}"),
-            capture_output=True,
-            text=True,
-            timeout=PROCESS_CEILING_S,
         )
         assert done.returncode == 0, done.stderr[-2000:]
         sent.append((hub.requests.count("xet_xorb"), hub.requests.bytes_in("xet_xorb")))

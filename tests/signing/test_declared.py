@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from hubrelease.loopback import LoopbackHub
 from hubrelease.signing import SIGNATURE_NAME
-from tests.factories.cli import run_cli
+from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, hf_env, unique_repo
 from tests.factories.releases import write_release
 from tests.factories.signing import KeyPair, ec_key_pair
@@ -65,7 +64,7 @@ def test_the_cards_commands_verify_the_release_as_printed(tmp_path: Path, loopba
     env = hf_env(loopback_hub, tmp_path / "hf-home")
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env['PATH']}"
     for line in (download, check):  # run exactly what the card prints, in a reader's folder
-        done = subprocess.run(shlex.split(line), cwd=tmp_path, env=env, capture_output=True, text=True)
+        done = run_program(shlex.split(line), cwd=tmp_path, env=env)
         assert done.returncode == 0, (line, done.stdout, done.stderr)
     assert "Verification succeeded" in done.stdout
     code, out, err = run_cli("verify", tmp_path / name / "hubrelease.yaml", "--signature")  # the declared key

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -24,7 +23,7 @@ from model_signing._cli import main as model_signing_cli
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.loopback import LoopbackHub
 from hubrelease.signing import SIGNATURE_NAME
-from tests.factories.cli import run_cli
+from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
 from tests.factories.signing import KeyPair, ec_key_pair
 
@@ -145,11 +144,9 @@ def _sign_push_download(folder: Path, loopback_hub: LoopbackHub) -> Signed:
     assert files == {*PUBLISHED, SIGNATURE_NAME, ".gitattributes"}
     env = hf_env(loopback_hub, folder / "hf-home")
     download = folder / "download"
-    done = subprocess.run(
+    done = run_program(
         ["hf", "download", repo, "--revision", commit, "--local-dir", str(download), "--quiet"],
         env=env,
-        capture_output=True,
-        text=True,
     )
     assert done.returncode == 0, done.stderr
     assert (download / ".cache" / "huggingface").is_dir()  # what --local-dir leaves, ignored by the signature
@@ -157,13 +154,11 @@ def _sign_push_download(folder: Path, loopback_hub: LoopbackHub) -> Signed:
 
 
 def test_model_signing_cli_accepts_the_download_and_hubrelease_agrees(signed: Signed) -> None:
-    done = subprocess.run(
+    done = run_program(
         [
             str(VENV_BIN / "model_signing"), "verify", "key", str(signed.download),
             "--signature", str(signed.download / SIGNATURE_NAME), "--public_key", str(signed.keys.public),
-        ],
-        capture_output=True,
-        text=True,
+        ]
     )  # fmt: skip
     assert done.returncode == 0 and "Verification succeeded" in done.stdout, done.stdout + done.stderr
     assert _hubrelease_local(signed.download, signed.keys) == (0, set())

@@ -4,7 +4,6 @@ of the manifest against the manifest, through the same size-then-digest path and
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.verify.plan_cache import CACHE_NAME
 from tests.factories.cards import write_card_release
-from tests.factories.cli import run_cli
+from tests.factories.cli import run_cli, run_program
 from tests.factories.releases import write_release
 
 
@@ -118,7 +117,7 @@ def test_a_rendered_card_over_pinned_evaluations_is_not_rendered_again(tmp_path:
         f"try:\n    app(['verify', {str(manifest)!r}])\nexcept SystemExit as exit:\n    code = exit.code\n"
         "print(code, sorted(m for m in ('jinja2', 'hubrelease.card.render') if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    done = run_program([sys.executable, "-c", probe], check=True)
     assert done.stdout.strip().splitlines()[-1] == "0 []"
     card = tmp_path / "README.md"
     card.write_bytes(card.read_bytes().replace(b"115.2 tok/s", b"215.2 tok/s"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.verify import plan_cache
 from hubrelease.verify.plan_cache import CACHE_NAME
-from tests.factories.cli import invoke, verify_json
+from tests.factories.cli import invoke, run_program, verify_json
 from tests.factories.releases import write_release
 
 
@@ -28,7 +27,7 @@ def test_warm_verify_loads_no_pydantic_and_no_yaml(tmp_path: Path) -> None:
         f"try:\n    app(['verify', {str(manifest)!r}])\nexcept SystemExit as exit:\n    code = exit.code\n"
         f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    done = run_program([sys.executable, "-c", probe], check=True)
     assert done.stdout.strip().splitlines()[-1] == "0 []"
 
 
