@@ -1,8 +1,7 @@
 """hubrelease: publish ML model releases to the Hugging Face Hub with integrity you can check.
 
-Layers, left to right (imports only point left): ``manifest`` -> ``hashing`` + ``formats`` ->
-``verify`` / ``lint`` -> ``builders`` / ``evaluation`` -> ``card`` -> ``hub`` -> ``cli``.
-Only ``cli`` prints or exits.
+The rooms and their floors (imports point only down) are README "Architecture", checked by the
+import contracts in pyproject.toml. Only ``cli`` prints or exits.
 """
 
 __version__ = "0.1.0"

@@ -13,7 +13,14 @@ from typing import Any
 
 
 def exports(package: str, names: dict[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for ``package``: ``names`` maps each export to its submodule."""
+    """A module ``__getattr__`` for ``package``: ``names`` maps each export to its submodule.
+
+    An export may not share its submodule's name (``card.render.render``): importing the submodule sets
+    the package attribute to the module, so the export would name the module from then on.
+    """
+    clash = set(names) & set(names.values())
+    if clash:
+        raise ValueError(f"{package}: exports named like their submodule: {sorted(clash)}")
 
     def __getattr__(name: str) -> Any:
         module = names.get(name)

@@ -11,8 +11,8 @@ import shlex
 from dataclasses import dataclass
 
 from hubrelease.manifest.models import Manifest
+from hubrelease.release_files import SIGNATURE_NAME
 
-SIGNATURE_FILE = "model.sig"  # hubrelease.signing.SIGNATURE_NAME, without importing the signing package
 _METHOD = {
     "key": "an EC key",
     "certificate": "a certificate chain",
@@ -54,7 +54,7 @@ def signature_check(manifest: Manifest, manifest_name: str) -> SignatureCheck | 
         "--local-dir",
         folder,
     ]
-    verify = ["model_signing", "verify", signing.method, folder, "--signature", f"{folder}/{SIGNATURE_FILE}"]
+    verify = ["model_signing", "verify", signing.method, folder, "--signature", f"{folder}/{SIGNATURE_NAME}"]
     published = {a.local_path: a.path for a in manifest.artifacts}
 
     def where(

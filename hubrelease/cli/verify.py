@@ -22,7 +22,7 @@ from hubrelease.cli.options import (
 )
 from hubrelease.cli.report import render_report
 from hubrelease.errors import InputError
-from hubrelease.signing import SIGNATURE_NAME
+from hubrelease.release_files import SIGNATURE_NAME
 
 if TYPE_CHECKING:
     from hubrelease.signing.verifiers import SignaturePolicy

@@ -1,16 +1,22 @@
 """Everything that talks to the Hub: client factory, lock, remote verify, push plan and push.
 
 The loopback Hub server is a package apart (``hubrelease.loopback``), which none of these modules imports
-at module level; the CLI needs only these calls.
+at module level; the CLI needs only these calls. Exports load lazily (``hubrelease.lazy``): a command that
+reads one file's header from the Hub (``hub.remote_headers``) does not load push, lock and the plan.
 """
 
-from hubrelease.hub.client import hub_api
-from hubrelease.hub.lock import LockResult, lock_manifest
-from hubrelease.hub.plan import PushPlan, build_plan, read_remote
-from hubrelease.hub.preflight import check_pins, preflight
-from hubrelease.hub.publish import PublishOptions, PublishResult
-from hubrelease.hub.push import PushResult, push_release
-from hubrelease.hub.remote_verify import verify_remote
+from typing import TYPE_CHECKING
+
+from hubrelease.lazy import exports
+
+if TYPE_CHECKING:
+    from hubrelease.hub.client import hub_api
+    from hubrelease.hub.lock import LockResult, lock_manifest
+    from hubrelease.hub.plan import PushPlan, build_plan, read_remote
+    from hubrelease.hub.preflight import check_pins
+    from hubrelease.hub.publish import PublishOptions, PublishResult
+    from hubrelease.hub.push import PushResult, push_release
+    from hubrelease.hub.remote_verify import verify_remote
 
 __all__ = [
     "LockResult",
@@ -22,8 +28,25 @@ __all__ = [
     "check_pins",
     "hub_api",
     "lock_manifest",
-    "preflight",
     "push_release",
     "read_remote",
     "verify_remote",
 ]
+
+__getattr__ = exports(
+    __name__,
+    {
+        "LockResult": "lock",
+        "PublishOptions": "publish",
+        "PublishResult": "publish",
+        "PushPlan": "plan",
+        "PushResult": "push",
+        "build_plan": "plan",
+        "check_pins": "preflight",
+        "hub_api": "client",
+        "lock_manifest": "lock",
+        "push_release": "push",
+        "read_remote": "plan",
+        "verify_remote": "remote_verify",
+    },
+)

@@ -20,7 +20,7 @@ from hubrelease.loopback.store import StoreError
 from hubrelease.loopback.wire import Request, Response, error_response, json_response
 
 if TYPE_CHECKING:
-    from hubrelease.loopback import LoopbackHub
+    from hubrelease.loopback.server import LoopbackHub
 
 View = Callable[[Request], Response]
 _API = r"^/api/(?P<t>models|datasets|spaces)/(?P<ns>[^/]+)/(?P<name>[^/]+)"

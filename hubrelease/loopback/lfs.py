@@ -19,7 +19,7 @@ from hubrelease.loopback.store import RepoKey, StoreError
 from hubrelease.loopback.wire import Request, Response, json_response
 
 if TYPE_CHECKING:
-    from hubrelease.loopback import LoopbackHub
+    from hubrelease.loopback.server import LoopbackHub
 
 _OID = re.compile(r"^[0-9a-f]{64}$")
 LFS_CONTENT_TYPE = "application/vnd.git-lfs+json"

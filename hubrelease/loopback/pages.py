@@ -31,7 +31,7 @@ from hubrelease.loopback.store import RepoKey, StoreError
 from hubrelease.loopback.wire import Request, Response
 
 if TYPE_CHECKING:
-    from hubrelease.loopback import LoopbackHub
+    from hubrelease.loopback.server import LoopbackHub
 
 CARD = "README.md"
 MANIFEST = "hubrelease.yaml"

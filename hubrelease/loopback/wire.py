@@ -14,9 +14,9 @@ from hubrelease.loopback.auth import may_read
 from hubrelease.loopback.store import REPO_TYPES, RepoKey, StoreError
 
 if TYPE_CHECKING:
-    from hubrelease.loopback import LoopbackHub
     from hubrelease.loopback.auth import Grant
     from hubrelease.loopback.gate import Body
+    from hubrelease.loopback.server import LoopbackHub
 
 
 @dataclass

@@ -1,1 +1,4 @@
-"""Onboarding: describe files you already have (`init`, `add`, `rm`) or a repo already on the Hub (`import`)."""
+"""Onboarding: describe files you already have (`init`, `add`, `rm`) or a repo already on the Hub (`import`).
+
+Nothing is exported here: each command imports the module it runs.
+"""

@@ -8,16 +8,17 @@ the manifest's verified digests instead of hashing the published tree a second t
 This module holds names only: model-signing and sigstore (the optional extra
 ``hubrelease[sign]``) load in ``statement``, ``signers`` and ``verifiers``, which only ``sign``,
 ``verify --signature`` and a push that carries a ``model.sig`` import.
+The signature's file name is ``release_files.SIGNATURE_NAME`` (hub and verify name it without
+importing signing). Exports load lazily (``hubrelease.lazy``).
 """
 
-from hubrelease.errors import InputError
-from hubrelease.release_files import SIGNATURE_NAME
+from typing import TYPE_CHECKING
 
-__all__ = ["SIGNATURE_NAME", "missing_extra"]
+from hubrelease.lazy import exports
 
+if TYPE_CHECKING:
+    from hubrelease.signing.extra import missing_extra
 
-def missing_extra(exc: ModuleNotFoundError) -> InputError:
-    """The one line for a missing optional extra (or pyOpenSSL, which model-signing 1.1.1 imports undeclared)."""
-    return InputError(
-        f"signing needs the optional extra: pip install 'hubrelease[sign]' ({exc.name} is not installed)"
-    )
+__all__ = ["missing_extra"]
+
+__getattr__ = exports(__name__, {"missing_extra": "extra"})

@@ -16,7 +16,7 @@ from hubrelease.fsutil import atomic_write_text, relative_inside
 from hubrelease.hashing import sha256_file
 from hubrelease.manifest.models import Manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
-from hubrelease.signing import SIGNATURE_NAME
+from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.signers import SigningMethod, public_key_pem, sign_statement
 from hubrelease.signing.statement import (
     IGNORE_PATHS,

@@ -20,7 +20,7 @@ from hubrelease.hub.download import is_content, read_whole
 from hubrelease.hub.metadata import RemoteFile, list_files
 from hubrelease.hub.plan import REGULAR_FILE_MAX
 from hubrelease.hub.ranged import Traffic
-from hubrelease.signing import SIGNATURE_NAME
+from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.release import signature_findings
 from hubrelease.signing.statement import ignored
 from hubrelease.signing.verifiers import SignaturePolicy

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hubrelease.errors import HubReleaseError, InputError
-from hubrelease.signing import missing_extra
+from hubrelease.signing.extra import missing_extra
 
 try:
     from model_signing._signing import sign_certificate, sign_ec_key, sign_sigstore

@@ -18,8 +18,9 @@ from typing import NamedTuple
 
 from hubrelease.errors import CheckFailed, InputError
 from hubrelease.fsutil import STATE_DIR
+from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.screen import ScreenError, parse_json
-from hubrelease.signing import SIGNATURE_NAME, missing_extra
+from hubrelease.signing.extra import missing_extra
 
 try:
     from model_signing import manifest as oms_manifest

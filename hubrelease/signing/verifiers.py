@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hubrelease.errors import HubReleaseError, InputError
-from hubrelease.signing import missing_extra
+from hubrelease.signing.extra import missing_extra
 from hubrelease.signing.signers import SigstoreUnavailable
 from hubrelease.signing.statement import SignedFiles, signed_files
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from hubrelease.lazy import exports
 
 if TYPE_CHECKING:
-    from hubrelease.verify.compare import ExpectedFile, Observed, compare
+    from hubrelease.verify.compare import ExpectedFile, Observed
     from hubrelease.verify.expected import Expectations, expectations
     from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
     from hubrelease.verify.local import VerifyOptions, verify_manifest, verify_sums_file, verify_tree
@@ -22,7 +22,6 @@ __all__ = [
     "Observed",
     "VerifyOptions",
     "VerifyReport",
-    "compare",
     "expectations",
     "verify_manifest",
     "verify_manifest_file",
@@ -38,7 +37,6 @@ __getattr__ = exports(
         "VerifyReport": "findings",
         "ExpectedFile": "compare",
         "Observed": "compare",
-        "compare": "compare",
         "Expectations": "expected",
         "expectations": "expected",
         "VerifyOptions": "local",

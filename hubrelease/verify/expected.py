@@ -113,7 +113,7 @@ def _render(
     if drifted:
         # A render of other bytes than the pinned ones proves nothing; the evaluation's finding says why.
         return Finding.make("not_checked", item.path, f"not re-rendered: {drifted[0]} is not as pinned")
-    from hubrelease.card import render
+    from hubrelease.card.render import render
 
     try:
         return render(manifest_path, folder, charts=False).text.encode("utf-8")  # charts verify as artifacts

@@ -15,10 +15,11 @@ import httpx2
 import pytest
 from huggingface_hub import CommitOperationAdd
 
-from hubrelease.loopback import MAX_ERRORS, LoopbackHub, RepoKey, gate
+from hubrelease.loopback import LoopbackHub, RepoKey, gate
 from hubrelease.loopback.faults import RequestLog, RequestRecord
 from hubrelease.loopback.gate import Body, ConnReader
 from hubrelease.loopback.lfs import upload_href
+from hubrelease.loopback.server import MAX_ERRORS
 from hubrelease.loopback.store import StoreError
 from tests.factories.hub import api_for, raw_request, unique_repo
 from tests.factories.waiting import CEILING_S, wait_until

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hubrelease.loopback import LoopbackHub
-from hubrelease.signing import SIGNATURE_NAME
+from hubrelease.release_files import SIGNATURE_NAME
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, hf_env, unique_repo
 from tests.factories.releases import write_release

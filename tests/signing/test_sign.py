@@ -15,7 +15,7 @@ import hubrelease.hashing.pool as pool_module
 import hubrelease.signing.release as release_module
 from hubrelease.hashing import sha256_file
 from hubrelease.loopback import LoopbackHub
-from hubrelease.signing import SIGNATURE_NAME
+from hubrelease.release_files import SIGNATURE_NAME
 from tests.factories.cli import run_cli
 from tests.factories.hub import api_for, unique_repo
 from tests.factories.releases import write_release

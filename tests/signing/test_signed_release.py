@@ -22,7 +22,7 @@ from model_signing._cli import main as model_signing_cli
 
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.loopback import LoopbackHub
-from hubrelease.signing import SIGNATURE_NAME
+from hubrelease.release_files import SIGNATURE_NAME
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
 from tests.factories.signing import KeyPair, ec_key_pair

@@ -1,28 +1,26 @@
-"""Readers of benchmark tools' output, one module per tool behind one interface (``interface.Source``).
+"""Readers of benchmark tools' output, one module per tool behind one interface (``interface.Source``);
+``sources.SOURCES`` lists them in the order records are tried.
 
-``SOURCES`` lists them in the order records are tried: llama-server rows (they have ``predicted_n``),
-``vllm bench serve`` results (``model_id`` + ``num_prompts``), then SGLang bench_serving lines.
+Exports load lazily (``hubrelease.lazy``): ``ServingOptions`` alone does not load every tool's reader.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from hubrelease.evaluation.ingest.interface import ServingOptions, ServingSource, Source
-from hubrelease.evaluation.ingest.llama_server import LlamaServerRows
-from hubrelease.evaluation.ingest.sglang import BenchServing
-from hubrelease.evaluation.ingest.vllm import VllmBenchServe
-from hubrelease.evaluation.records import Record
+from hubrelease.lazy import exports
 
-SOURCES: tuple[Source, ...] = (LlamaServerRows(), VllmBenchServe(), BenchServing())
-"""Every tool ``build eval`` reads, in recognition order."""
-
-
-def source_of(record: Record) -> Source:
-    """The tool that wrote ``record``; one line naming the record when none does."""
-    for source in SOURCES:
-        if source.recognises(record):
-            return source
-    tools = ", ".join(s.tool for s in SOURCES)
-    raise record.error(f"not a record of any tool build eval reads ({tools})", "completed")
-
+if TYPE_CHECKING:
+    from hubrelease.evaluation.ingest.interface import ServingOptions, ServingSource, Source
+    from hubrelease.evaluation.ingest.sources import SOURCES, source_of
 
 __all__ = ["SOURCES", "ServingOptions", "ServingSource", "Source", "source_of"]
+
+__getattr__ = exports(
+    __name__,
+    {
+        "ServingOptions": "interface",
+        "ServingSource": "interface",
+        "Source": "interface",
+        "SOURCES": "sources",
+        "source_of": "sources",
+    },
+)
