@@ -3,8 +3,8 @@
 A hostile or broken server must not keep a command waiting, fetching or looping: huggingface_hub's
 own client has no timeout (``timeout=None``), follows 20 redirects, sleeps as long as a 429's
 ``Retry-After`` says (100,001 s for ``Retry-After: 100000``) and follows ``Link: rel="next"``
-forever. While ``remote_reads`` is active, huggingface_hub's shared ``httpx2`` client (every read
-goes through it: ``set_client_factory`` installs ours) enforces:
+forever. Between ``start`` and ``stop`` (the CLI's, per command), huggingface_hub's shared ``httpx2``
+client (every read goes through it: ``set_client_factory`` installs ours) enforces:
 
 - a total deadline for the command's reads, ``HUBRELEASE_REMOTE_DEADLINE`` seconds (default
   ``DEFAULT_DEADLINE``), checked before each request and at each read from a socket (so a server
@@ -25,7 +25,6 @@ Each bound ends the command with one ``HubUnavailable`` line (exit 4: the server
 
 from __future__ import annotations
 
-import contextlib
 import os
 import ssl
 import threading
@@ -122,16 +121,6 @@ def stop() -> None:
     global _active
     with _lock:
         _active = None
-
-
-@contextlib.contextmanager
-def remote_reads() -> Iterator[Bounds]:
-    """``start`` ... ``stop`` around a block (library use; the CLI starts and stops per command)."""
-    bounds = start()
-    try:
-        yield bounds
-    finally:
-        stop()
 
 
 def _install() -> None:

@@ -59,13 +59,13 @@ class ArtifactRecorder:
     """Records a drafter build's outputs as artifacts of a manifest checked beforehand."""
 
     target: _Target
-    out_rel: str
 
     @classmethod
     def prepare(cls, manifest_path: Path, out: Path) -> ArtifactRecorder:
         """Check ``manifest_path`` and that ``out`` (a file or folder to build) lands in its release folder."""
         target = _Target.load(manifest_path)
-        return cls(target, target.relative(out))
+        target.relative(out)  # refuses an ``out`` outside the release folder, before the build
+        return cls(target)
 
     @property
     def root(self) -> Path:
