@@ -4,7 +4,7 @@ One ``repo_info`` fixes the revision to a commit; the recursive tree listing (``
 every file's size, git blob id and, for LFS files, the sha256. A regular (non-LFS) file has no
 sha256 on the Hub, only a git blob id; regular files are small by construction (the Hub moves
 anything big to LFS), so their bytes are fetched (``hub.download``: one GET each, checked against
-the blob id) to compute the sha256 of the Hub's content. LFS GGUF and safetensors files get their
+the listing) to compute the sha256 of the Hub's content. LFS GGUF and safetensors files get their
 tensor composition from range reads of their headers (``hub.remote_headers``, 1-2 requests each).
 The README's front matter is parsed with
 huggingface_hub's ``ModelCard`` / ``DatasetCard``.
@@ -23,6 +23,7 @@ from hubrelease.hashing import sha256_file
 from hubrelease.hub.client import metadata
 from hubrelease.hub.download import download, read_checked
 from hubrelease.hub.metadata import RemoteFile, list_files, resolve_commit
+from hubrelease.hub.plan import REGULAR_FILE_MAX
 from hubrelease.hub.remote_headers import RemoteRepo, header_pin
 from hubrelease.hub.remote_verify import verify_remote
 from hubrelease.manifest import load_manifest_text
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
 # The Hub refuses regular files above 10 MiB; anything bigger that is not LFS is pinned by size only.
-REGULAR_FETCH_LIMIT = 10 << 20
+REGULAR_FETCH_LIMIT = REGULAR_FILE_MAX
 # The name push publishes a manifest under by default; import restores it when the repo holds one.
 MANIFEST_NAME = "hubrelease.yaml"
 
