@@ -281,10 +281,15 @@ def info_line(message: str) -> None:
 
 
 class _Notices(logging.Handler):
-    """hubrelease's library notices (``logging.getLogger("hubrelease...")``: rate-limit waits...)."""
+    """hubrelease's library notices (``logging.getLogger("hubrelease...")``): warnings always, info
+    (a rate-limit wait as it starts) only when someone watches, as progress is; in a log, each
+    case stays one line (the error that ends a command after its waits counts them)."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        warn_line(record.getMessage())
+        if record.levelno >= logging.WARNING:
+            warn_line(record.getMessage())
+        elif interactive():
+            info_line(record.getMessage())
 
 
 _library_log = logging.getLogger("hubrelease")

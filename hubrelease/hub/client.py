@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 log = logging.getLogger("hubrelease.hub")
-"""Notices the user must see (rate-limit waits, retries); the CLI prints them on stderr."""
+"""Notices for the user: warnings the CLI prints on stderr; info (a rate-limit wait as it starts)
+only on a terminal, since a command that gives up says in its one error line how often it waited."""
 DEFAULT_RATE_LIMIT_WAIT = 30
 # A metadata read waits at most this long in total for rate limits before giving up with exit 4:
 # the Hub's API window is 5 minutes (huggingface.co/docs/hub/rate-limits, hub-api.md 5).
@@ -255,8 +256,9 @@ def metadata(repo_id: str, revision: str | None, call: Callable[[], T]) -> T:
 
     huggingface_hub sends these requests without its backoff (plain session GET/POST), so one
     429 would end a remote verify. The wait is bounded (``MAX_RATE_LIMIT_RETRIES`` waits,
-    ``MAX_RATE_LIMIT_WAIT`` seconds in total), each wait announced through ``log``; past the
-    bound the rate limit is ``HubUnavailable`` (exit 4).
+    ``MAX_RATE_LIMIT_WAIT`` seconds in total), each wait announced through ``log`` at info level;
+    past the bound the rate limit is ``HubUnavailable`` (exit 4), one line counting the 429s and
+    the seconds waited.
     """
     waited = attempt = 0
     while True:
@@ -267,13 +269,16 @@ def metadata(repo_id: str, revision: str | None, call: Callable[[], T]) -> T:
             if wait is None or attempt >= MAX_RATE_LIMIT_RETRIES or waited + wait > MAX_RATE_LIMIT_WAIT:
                 error = to_hub_error(exc, repo_id, revision)
                 if wait is not None:
-                    error.message += f" (rate limited: waited {waited}s, the Hub asks for {wait}s more)"
+                    times = f"{attempt + 1} times" if attempt else "once"
+                    error.message += (
+                        f" (rate limited {times}: waited {waited}s, the Hub asks for {wait}s more)"
+                    )
                 raise error from None
         except _HUB_FAILURES as exc:
             raise to_hub_error(exc, repo_id, revision) from None
         except _MALFORMED as exc:
             raise malformed_answer(exc, repo_id) from None
-        log.warning("rate limited by the Hub (%s): waiting %ds before retrying", repo_id, wait)
+        log.info("rate limited by the Hub (%s): waiting %ds before retrying", repo_id, wait)
         sleep(wait)
         waited += wait
         attempt += 1

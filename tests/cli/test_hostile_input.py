@@ -20,18 +20,10 @@ import pytest
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.lint.target import TARGETS_CACHE, TargetFacts, remember_target
 from hubrelease.verify.plan_cache import CACHE_NAME
-from tests.factories.bench_runs import (
-    ab_spec_parts,
-    eval_spec,
-    llama_rows,
-    sglang_line,
-    sglang_server_info,
-    write_csv,
-    write_jsonl,
-)
-from tests.factories.cards import matrix_evaluation
+from tests.factories.bench_runs import ab_spec_parts, eval_spec
 from tests.factories.cli import invoke
 from tests.factories.drafters import write_raw_gguf
+from tests.factories.hostile_input import READERS, write_safetensors
 from tests.factories.releases import write_release
 
 BIG = "9" * 5000
@@ -40,49 +32,17 @@ SURROGATE = '"\\ud800"'
 Case = Callable[[Path], list[str]]
 
 
-def with_extra(document: dict[str, object], raw: str) -> str:
-    """``document`` as JSON text with ``"extra": RAW`` appended: raw text json.dumps cannot write."""
-    return json.dumps(document)[:-1] + f', "extra": {raw}}}'
+def reader(name: str, raw: str) -> Case:
+    """The input of ``READERS[name]`` with ``raw`` as the value of a key of its own."""
+    return lambda root: READERS[name](root, raw, "extra")
 
 
-def bench_serving(raw: str) -> Case:
+def spec_text(text: Callable[[dict[str, object]], str], name: str) -> Case:
     def case(root: Path) -> list[str]:
-        info = sglang_server_info(algorithm="DFLASH", draft="acme/drafter")
-        runs = [sglang_line(max_concurrency=c, tag="dflash2", server_info=info) for c in (1, 4)]
-        (root / "df.jsonl").write_text(with_extra(runs[0], raw) + "\n" + json.dumps(runs[1]) + "\n")
-        return ["build", "eval", str(root / "df.jsonl"), "--hardware", "GPU", "--out", str(root / "o.json")]
-
-    return case
-
-
-def llama_server(raw: str) -> Case:
-    def case(root: Path) -> list[str]:
-        rows = [json.dumps(r) for r in llama_rows(arms={"A": [1, 4], "B": [2, 3]}, n_max_values=(0, 3))]
-        rows[0] = with_extra(json.loads(rows[0]), raw)
-        (root / "ab.jsonl").write_text("\n".join(rows) + "\n")
-        args = ["build", "eval", str(root / "ab.jsonl"), "--hardware", "GPU", "--target", "acme/t"]
-        return [
-            *args,
-            "--baseline",
-            "A",
-            "--treatment",
-            "B",
-            "--primary",
-            "n_max=3",
-            "--out",
-            str(root / "o.json"),
-        ]
-
-    return case
-
-
-def spec(text: Callable[[dict[str, object]], str], name: str = "spec.json") -> Case:
-    def case(root: Path) -> list[str]:
-        write_csv(root / "ab.csv", llama_rows(arms={"A": [1, 4], "B": [2, 3]}, n_max_values=(0, 3)))
-        write_jsonl(root / "sweep.jsonl", llama_rows(arms={"S": [1]}, n_max_values=(0, 3)))
+        args = READERS["spec"](root, "1", "extra")
+        (root / "spec.json").unlink()
         (root / name).write_text(text(eval_spec(**ab_spec_parts())))
-        args = ["build", "eval", str(root / "ab.csv"), str(root / "sweep.jsonl")]
-        return [*args, "--spec", str(root / name), "--out", str(root / "o.json")]
+        return [str(root / name) if arg == str(root / "spec.json") else arg for arg in args]
 
     return case
 
@@ -95,20 +55,9 @@ def labelled(document: dict[str, object]) -> str:
     return json.dumps(document).replace('"SURROGATE"', SURROGATE)
 
 
-def render_card(raw: str) -> Case:
-    def case(root: Path) -> list[str]:
-        (root / "evaluation.json").write_text(with_extra(matrix_evaluation(), raw))
-        extra: dict[str, object] = {"evaluations": ["evaluation.json"]}
-        manifest = write_release(root, {"model.safetensors": b"\0" * 16}, extra_manifest=extra)
-        return ["render-card", str(manifest), "--check"]
-
-    return case
-
-
 def safetensors(header: str) -> Case:
     def case(root: Path) -> list[str]:
-        raw = header.encode()
-        (root / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + b"\0" * 4)
+        write_safetensors(root / "model.safetensors", header)
         return ["inspect", str(root / "model.safetensors")]
 
     return case
@@ -116,12 +65,11 @@ def safetensors(header: str) -> Case:
 
 def index(weight_map: str) -> Case:
     def case(root: Path) -> list[str]:
-        safetensors('{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}')(root)
-        (root / "model.safetensors").rename(root / "model-1.safetensors")
+        args = READERS["index"](root, "1", "extra")
         (root / "model.safetensors.index.json").write_text(
             '{"metadata": {}, "weight_map": ' + weight_map + "}"
         )
-        return ["inspect", str(root / "model.safetensors.index.json")]
+        return args
 
     return case
 
@@ -161,20 +109,20 @@ def shape(dims: str) -> str:
 
 
 CASES: dict[str, tuple[Case, str]] = {
-    "bench_serving 5,000-digit integer": (bench_serving(BIG), "more than 4,300 digits"),
-    "bench_serving lone surrogate": (bench_serving(SURROGATE), "lone surrogate"),
-    "llama-server 5,000-digit integer": (llama_server(BIG), "more than 4,300 digits"),
-    "llama-server 100,000-deep": (llama_server(DEEP), "nested more than 64 levels deep"),
-    "spec 5,000-digit integer": (spec(lambda d: with_extra(d, BIG)), "more than 4,300 digits"),
-    "spec 100,000-deep": (spec(lambda d: with_extra(d, DEEP)), "nested more than 64 levels deep"),
+    "bench_serving 5,000-digit integer": (reader("bench_serving", BIG), "more than 4,300 digits"),
+    "bench_serving lone surrogate": (reader("bench_serving", SURROGATE), "lone surrogate"),
+    "llama-server 5,000-digit integer": (reader("llama_server", BIG), "more than 4,300 digits"),
+    "llama-server 100,000-deep": (reader("llama_server", DEEP), "nested more than 64 levels deep"),
+    "spec 5,000-digit integer": (reader("spec", BIG), "more than 4,300 digits"),
+    "spec 100,000-deep": (reader("spec", DEEP), "nested more than 64 levels deep"),
     "spec YAML 5,000-digit integer": (
-        spec(lambda d: f"title: {BIG}\n", "spec.yaml"),
+        spec_text(lambda d: f"title: {BIG}\n", "spec.yaml"),
         "more than 4,300 digits",
     ),
-    "spec label lone surrogate": (spec(labelled), "lone surrogate"),
-    "render-card 5,000-digit integer": (render_card(BIG), "more than 4,300 digits"),
-    "render-card 100,000-deep": (render_card(DEEP), "nested more than 64 levels deep"),
-    "render-card lone surrogate": (render_card(SURROGATE), "lone surrogate"),
+    "spec label lone surrogate": (spec_text(labelled, "spec.json"), "lone surrogate"),
+    "render-card 5,000-digit integer": (reader("render-card", BIG), "more than 4,300 digits"),
+    "render-card 100,000-deep": (reader("render-card", DEEP), "nested more than 64 levels deep"),
+    "render-card lone surrogate": (reader("render-card", SURROGATE), "lone surrogate"),
     "safetensors 3,000 dims of 4,200 digits": (
         safetensors(shape(",".join(["9" * 4200] * 3000))),
         "more than 20 digits",

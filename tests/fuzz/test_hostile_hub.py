@@ -120,3 +120,22 @@ def test_forged_answers(
     ):
         run_case([*command, "--endpoint", hostile.url], codes=(0, 1, 2, 4))
     assert sum(hostile.requests.values()) <= MAX_REQUESTS, (command, forged, hostile.requests)
+
+
+def test_a_429_without_retry_after_is_one_line_counting_the_waits(
+    loopback_hub: LoopbackHub, published: Published
+) -> None:
+    """Found by this tier: ``verify --remote`` printed three "waiting 30s" warnings before its error line."""
+    waits: list[float] = []
+    with (
+        mock.patch.dict(os.environ, {DEADLINE_ENV: "2", TIMEOUT_ENV: "1"}),
+        mock.patch("hubrelease.hub.client.sleep", waits.append),
+        HostileHub(
+            loopback_hub, "forged", route="repo_info", forged=Forged(real=False, status=429)
+        ) as hostile,
+    ):
+        result = run_case(
+            ["verify", str(published.manifest), "--remote", "--endpoint", hostile.url], codes=(4,)
+        )
+    assert waits == [30, 30, 30]  # huggingface_hub's default when a 429 names no wait
+    assert "(rate limited 4 times: waited 90s, the Hub asks for 30s more)" in result.stderr
