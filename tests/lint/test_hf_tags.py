@@ -25,7 +25,8 @@ TARGET_GGUF = REPO / "manifests" / "example-target" / "tiny-qwen3-f16.gguf"
 def test_tags_and_resolution_as_llama_cpp_reads_names() -> None:
     assert split_info("gguf/Drafter-Q8_0.gguf") == ("gguf/Drafter-Q8_0", "Q8_0", 1, 1)
     assert split_info("m-Q4_K_M-00002-of-00003.gguf") == ("m-Q4_K_M", "Q4_K_M", 2, 3)
-    assert split_info("Ornith-DFLASH-m1-q4.gguf").tag == "Q4"  # type: ignore[union-attr]
+    lower = split_info("Ornith-DFLASH-m1-q4.gguf")
+    assert lower is not None and lower.tag == "Q4"
     assert split_info("config.json") is None
     paths = sorted(
         ["m-Q4_K_M-00001-of-00002.gguf", "m-Q4_K_M-00002-of-00002.gguf", "m-Q8_0.gguf", "mmproj-f16.gguf"]

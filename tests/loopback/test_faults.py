@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Callable
 
 import pytest
 from huggingface_hub import CommitOperationAdd
@@ -55,7 +56,9 @@ def test_rate_limit_on_every_metadata_route_and_not_on_commits(hub: LoopbackHub)
         (lambda hub: hub.faults.forbidden(), 403, "You don't have the rights"),
     ],
 )
-def test_commit_refusals_change_nothing(hub: LoopbackHub, arm, status: int, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_commit_refusals_change_nothing(
+    hub: LoopbackHub, arm: Callable[[LoopbackHub], object], status: int, message: str
+) -> None:
     api, repo = api_for(hub), unique_repo()
     head = upload_files(api, repo, FILES)
     arm(hub)

@@ -15,6 +15,7 @@ import pytest
 from huggingface_hub import (
     CommitOperationAdd,
     CommitOperationCopy,
+    RepoFile,
     constants,
     get_hf_file_metadata,
     hf_hub_download,
@@ -112,7 +113,7 @@ def test_repo_info_and_tree_fields(hub: LoopbackHub) -> None:
     assert info.card_data is not None and info.card_data["license"] == "apache-2.0"
     [entry] = [e for e in api.list_repo_tree(repo, expand=True) if e.path == "README.md"]
     assert entry.last_commit is not None and entry.last_commit.title == "card"
-    assert entry.security is not None and entry.security["status"] == "safe"  # type: ignore[union-attr]
+    assert isinstance(entry, RepoFile) and entry.security is not None and entry.security["status"] == "safe"
 
 
 def test_lz4_chunks_are_bounded_before_they_are_allocated() -> None:
@@ -186,7 +187,9 @@ def test_gitignore_and_gitattributes_decide_at_preupload(hub: LoopbackHub) -> No
         "w.weights",
         "w.safetensors",
     }
-    assert files["w.weights"].lfs is not None and files["w.safetensors"].lfs is None  # type: ignore[union-attr]
+    tracked, untracked = files["w.weights"], files["w.safetensors"]
+    assert isinstance(tracked, RepoFile) and isinstance(untracked, RepoFile)
+    assert tracked.lfs is not None and untracked.lfs is None
 
 
 def test_a_copy_from_another_repo(hub: LoopbackHub, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from huggingface_hub import CommitOperationAdd
 
@@ -23,7 +24,7 @@ def _repo(hub: LoopbackHub, files: list[str]) -> str:
     return repo
 
 
-def _ask(hub: LoopbackHub, repo: str, tag: str) -> tuple[int, dict[str, object]]:
+def _ask(hub: LoopbackHub, repo: str, tag: str) -> tuple[int, dict[str, Any]]:
     headers = {**LLAMA_CPP, "Authorization": f"Bearer {hub.owner_token}"}
     status, _, body = raw_request(f"{hub.url}/v2/{repo}/manifests/{tag}", headers=headers)
     return status, json.loads(body)
@@ -39,14 +40,14 @@ def test_tag_names_the_file_and_its_lfs_pins(hub: LoopbackHub) -> None:
     assert gguf["size"] == len(b"GGUF drafter-q8_0.gguf")
     mmproj = payload["mmprojFile"]
     assert isinstance(mmproj, dict) and mmproj["rfilename"] == "mmproj-f16.gguf"
-    assert _ask(hub, repo, "F16")[1]["ggufFile"]["rfilename"] == "drafter-F16.gguf"  # type: ignore[index]
+    assert _ask(hub, repo, "F16")[1]["ggufFile"]["rfilename"] == "drafter-F16.gguf"
 
 
 def test_latest_prefers_q4_k_m_then_any_and_unknown_tags_are_refused(hub: LoopbackHub) -> None:
     repo = _repo(hub, ["a-Q8_0.gguf", "b-Q4_K_M-00001-of-00002.gguf", "b-Q4_K_M-00002-of-00002.gguf"])
-    assert _ask(hub, repo, "latest")[1]["ggufFile"]["rfilename"] == "b-Q4_K_M-00001-of-00002.gguf"  # type: ignore[index]
+    assert _ask(hub, repo, "latest")[1]["ggufFile"]["rfilename"] == "b-Q4_K_M-00001-of-00002.gguf"
     only_q8 = _repo(hub, ["a-Q8_0.gguf"])
-    assert _ask(hub, only_q8, "latest")[1]["ggufFile"]["rfilename"] == "a-Q8_0.gguf"  # type: ignore[index]
+    assert _ask(hub, only_q8, "latest")[1]["ggufFile"]["rfilename"] == "a-Q8_0.gguf"
     assert _ask(hub, only_q8, "Q6_K") == (400, {"error": NO_TAG})
     assert _ask(hub, _repo(hub, ["model.safetensors"]), "latest") == (400, {"error": NOT_GGUF})
 

@@ -161,7 +161,8 @@ def test_idle_connections_outlive_the_clients_keepalive(tmp_path: Path) -> None:
     # with "Server disconnected without sending a response" (seen with a 5 s server timeout).
     hub = LoopbackHub(tmp_path / "root")
     try:
-        assert hub.idle_timeout > httpx2.Limits().keepalive_expiry  # type: ignore[operator]
+        expiry = httpx2.Limits().keepalive_expiry
+        assert expiry is not None and hub.idle_timeout > expiry
     finally:
         hub.stop()
 

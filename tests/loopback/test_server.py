@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import httpx2
 import pytest
-from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, RepoFile
 from huggingface_hub.errors import (
     HfHubHTTPError,
     RemoteEntryNotFoundError,
@@ -75,7 +75,10 @@ def test_commit_lands_with_lfs_multipart_and_metadata(hub: LoopbackHub) -> None:
     assert big.lfs is not None and big.lfs.sha256 == hashlib.sha256(BIG).hexdigest() and big.size == len(BIG)
     paths = api.get_paths_info(repo, ["config.json", "weights/small.gguf", "weights", "missing.txt"])
     assert [p.path for p in paths] == ["config.json", "weights/small.gguf", "weights"]
-    assert paths[0].blob_id == hashlib.sha1(b'blob 9\x00{"a": 1}\n').hexdigest()  # type: ignore[union-attr]
+    assert (
+        isinstance(paths[0], RepoFile)
+        and paths[0].blob_id == hashlib.sha1(b'blob 9\x00{"a": 1}\n').hexdigest()
+    )
 
 
 def test_tree_is_paginated_with_link_header(hub: LoopbackHub) -> None:
