@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import Result
 
 from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
@@ -18,10 +17,6 @@ from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo, upload_f
 from tests.factories.seeds import SEEDS, small_seed
 
 
-def _run(*args: object) -> Result:
-    return invoke([str(a) for a in args])
-
-
 @pytest.mark.parametrize("name", SEEDS)
 def test_committed_seed_pushes_with_its_unpinned_pins(
     name: str, repo_root: Path, tmp_path: Path, loopback_hub: LoopbackHub
@@ -29,7 +24,7 @@ def test_committed_seed_pushes_with_its_unpinned_pins(
     manifest = small_seed(repo_root, name, tmp_path, loopback_hub)
     release = load_manifest(manifest)
     assert any(p.unpinned for p in release.pins.targets)  # pushed as committed: no `lock`
-    pushed = _run("push", manifest, "--endpoint", loopback_hub.url, "--json")
+    pushed = invoke(["push", manifest, "--endpoint", loopback_hub.url, "--json"])
     assert pushed.exit_code == 0, pushed.stderr + pushed.stdout
     card = (manifest.parent / "README.md").read_text(encoding="utf-8")
     assert "not pinned to a commit" in card
@@ -38,7 +33,7 @@ def test_committed_seed_pushes_with_its_unpinned_pins(
         target = release.pins.targets[0]
         # The mutable target moves on: verify --remote checks the pinned sizes at its branch head.
         upload_files(api_for(loopback_hub), target.repo_id, {target.files[0].path: b"re-uploaded, longer\n"})
-        drift = _run("verify", manifest, "--remote", "--endpoint", loopback_hub.url)
+        drift = invoke(["verify", manifest, "--remote", "--endpoint", loopback_hub.url])
         assert drift.exit_code == 1
         assert "size mismatch on the Hub" in drift.stdout and target.files[0].path in drift.stdout
 
@@ -55,13 +50,13 @@ def test_newcomer_path_closes_the_round_trip(
     repo = unique_repo("newcomer")
     # init outside the folder: the manifest records root, and add resolves FILE as typed.
     outside = tmp_path / "outside.yaml"
-    assert _run("init", folder, "--out", outside, "--repo-id", repo, "--license", "mit").exit_code == 0
+    assert invoke(["init", folder, "--out", outside, "--repo-id", repo, "--license", "mit"]).exit_code == 0
     (folder / "notes.md").write_text("notes\n")
-    assert _run("add", outside, folder / "notes.md").exit_code == 0
-    assert _run("verify", outside).exit_code == 0
+    assert invoke(["add", outside, folder / "notes.md"]).exit_code == 0
+    assert invoke(["verify", outside]).exit_code == 0
     # init inside the folder: the hand-written README is the card, pinned, not an artifact.
     manifest = folder / "hubrelease.yaml"
-    init = _run("init", folder, "--repo-id", repo, "--license", "mit")
+    init = invoke(["init", folder, "--repo-id", repo, "--license", "mit"])
     assert init.exit_code == 0, init.stderr
     release = load_manifest(manifest)
     assert release.card is not None and release.card.hand_written
@@ -70,13 +65,13 @@ def test_newcomer_path_closes_the_round_trip(
     editor = ManifestEditor.open(manifest)
     editor.section("card")["card"] = {"template": "safetensors_drafter", "summary": "A drafter."}
     editor.save()
-    refused = _run("render-card", manifest)
+    refused = invoke(["render-card", manifest])
     assert refused.exit_code == 2 and "was not written by render-card" in refused.stderr
     assert (folder / "README.md").read_text() == "# My drafter\n\nWritten by hand.\n"
-    assert _run("render-card", manifest, "--force").exit_code == 0
-    assert _run("render-card", manifest).exit_code == 0  # its own card: replaced freely
-    assert _run("verify", manifest).exit_code == 0
-    pushed = _run("push", manifest, "--endpoint", loopback_hub.url)
+    assert invoke(["render-card", manifest, "--force"]).exit_code == 0
+    assert invoke(["render-card", manifest]).exit_code == 0  # its own card: replaced freely
+    assert invoke(["verify", manifest]).exit_code == 0
+    pushed = invoke(["push", manifest, "--endpoint", loopback_hub.url])
     assert pushed.exit_code == 0, pushed.stderr + pushed.stdout
     # hf download of the release verifies clean against its own published manifest.
     download = tmp_path / "download"
@@ -89,16 +84,16 @@ def test_newcomer_path_closes_the_round_trip(
     attributes = download / ".gitattributes"
     if not attributes.exists():  # the real Hub adds one to every repo; hf download brings it
         attributes.write_text("*.safetensors filter=lfs diff=lfs merge=lfs -text\n")
-    verified = _run("verify", download / "hubrelease.yaml")
+    verified = invoke(["verify", download / "hubrelease.yaml"])
     assert verified.exit_code == 0, verified.stdout + verified.stderr
     # import restores the published manifest; a push of the unchanged import changes nothing.
     imported = download / "hubrelease.yaml"
     before = imported.read_bytes()
-    result = _run("import", repo, "--out", imported, "--force", "--endpoint", loopback_hub.url)
+    result = invoke(["import", repo, "--out", imported, "--force", "--endpoint", loopback_hub.url])
     assert result.exit_code == 0, result.stderr
     assert "restored the published manifest" in result.stderr
     assert imported.read_bytes() == before
-    again = _run("push", imported, "--endpoint", loopback_hub.url)
+    again = invoke(["push", imported, "--endpoint", loopback_hub.url])
     assert again.exit_code == 0, again.stderr + again.stdout
     assert "nothing to push" in again.stderr
 
@@ -113,11 +108,11 @@ def test_a_manifest_outside_its_folder_is_published_without_root(
     manifest = tmp_path / "manifests" / "hubrelease.yaml"
     manifest.parent.mkdir()
     repo = unique_repo("rooted")
-    assert _run("init", folder, "--out", manifest, "--repo-id", repo, "--license", "mit").exit_code == 0
+    assert invoke(["init", folder, "--out", manifest, "--repo-id", repo, "--license", "mit"]).exit_code == 0
     assert load_manifest(manifest).root == "../release"
-    assert _run("render-card", manifest).exit_code == 0  # written into the release folder, not beside M
+    assert invoke(["render-card", manifest]).exit_code == 0  # written into the release folder, not beside M
     assert (folder / "README.md").is_file() and not (manifest.parent / "README.md").exists()
-    pushed = _run("push", manifest, "--endpoint", loopback_hub.url)
+    pushed = invoke(["push", manifest, "--endpoint", loopback_hub.url])
     assert pushed.exit_code == 0, pushed.stderr + pushed.stdout
     download = tmp_path / "download"
     run_program(
@@ -128,6 +123,6 @@ def test_a_manifest_outside_its_folder_is_published_without_root(
     published = download / "hubrelease.yaml"
     assert "root:" not in published.read_text(encoding="utf-8")
     assert load_manifest(published).root is None
-    verified = _run("verify", published)
+    verified = invoke(["verify", published])
     assert verified.exit_code == 0, verified.stdout
-    assert "nothing to push" in _run("push", manifest, "--endpoint", loopback_hub.url).stderr
+    assert "nothing to push" in invoke(["push", manifest, "--endpoint", loopback_hub.url]).stderr

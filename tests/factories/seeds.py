@@ -7,8 +7,6 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from typer.testing import Result
-
 from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.load import parse_tree
@@ -17,10 +15,6 @@ from tests.factories.cli import invoke
 from tests.factories.hub import api_for, upload_files
 
 SEEDS = ("ornith-1.0-dflash-gguf", "ornith-1.5-dflash2")
-
-
-def _cli(*args: object) -> Result:
-    return invoke([str(a) for a in args])
 
 
 def small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) -> Path:
@@ -61,13 +55,15 @@ def small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) -> 
         for old, new in replaced.items():
             text = text.replace(old, new)
         (folder / evaluation).write_text(text)
-    added = _cli(
-        "add",
-        manifest,
-        *(folder / a.local_path for a in seed.artifacts),
-        *(folder / e for e in seed.evaluation_paths),
+    added = invoke(
+        [
+            "add",
+            manifest,
+            *(folder / a.local_path for a in seed.artifacts),
+            *(folder / e for e in seed.evaluation_paths),
+        ]
     )
     assert added.exit_code == 0, added.stderr
-    rendered = _cli("render-card", manifest)
+    rendered = invoke(["render-card", manifest])
     assert rendered.exit_code == 0, rendered.stderr
     return manifest
