@@ -163,7 +163,8 @@ def run_hf_fetch(work: Path, published: Published) -> list[Result]:
     env = dict(os.environ, MODEL_ENDPOINT=f"{published.url}/", LLAMA_CACHE=str(cache))
     env.pop("HF_TOKEN", None)
     args = ["-hf", f"{published.target_repo}:F16", "-hfd", f"{published.drafter_repo}:Q8_0",
-            "--spec-type", "draft-dflash", "--spec-draft-n-max", str(llama_server.DRAFT_MAX), "-lv", "4"]  # fmt: skip
+            "--spec-type", "draft-dflash", "--spec-draft-n-max", str(llama_server.DRAFT_MAX), "-lv", "4",
+            *llama_server.mainline_cpu_args()]  # fmt: skip
     r = llama_server.serve(
         Path(server), args, " ".join(args[:6]), ("DFlash extract_layers", "DFlash2 conv kernel"), env
     )

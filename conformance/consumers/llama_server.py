@@ -44,7 +44,26 @@ def spec_args(engine: Engine, draft: Path) -> list[str]:
     # -lv 4: the model loader's info lines (which DFlash modules it built) are below the default threshold.
     return [
         "--model-draft", str(draft), "--spec-type", "draft-dflash", "--spec-draft-n-max", str(DRAFT_MAX), "-lv", "4",
+        *mainline_cpu_args(),
     ]  # fmt: skip
+
+
+def mainline_cpu_args() -> list[str]:
+    """``--no-repack`` on a CPU with AMX int8, and only there.
+
+    On such a CPU mainline 0c1e57098 puts Q8_0 weights in its AMX buffer type
+    (``ggml/src/ggml-cpu/ggml-cpu.cpp:46-49``) and its AMX matmul (``ggml/src/ggml-cpu/amx/mmq.cpp:2342``,
+    ``ggml_backend_amx_mul_mat``) segfaults on a Q8_0 drafter of these shapes: also on the file
+    llama.cpp's own ``convert_hf_to_gguf.py`` writes (seen on an Intel Xeon with ``amx_int8``; the
+    AMD EPYC of earlier runs has no AMX). ``--no-repack`` clears the extra buffer types
+    (``common/arg.cpp:2421-2428``, ``no_extra_bufts``), so the engine's plain CPU kernels read the file;
+    each result that used it says so after its command.
+    """
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8").split()
+    except OSError:
+        return []
+    return ["--no-repack"] if "amx_int8" in flags else []
 
 
 def _get(url: str, timeout: float) -> int:
@@ -116,6 +135,8 @@ def serve(
     """``run`` with any model arguments (``-hf REPO:TAG -hfd ...`` too) and environment; ``label``
     is how the result names the command."""
     port = _free_port()
+    if "--no-repack" in model_args:
+        label += " --no-repack (AMX CPU)"
     argv = [str(server.resolve()), *model_args]
     argv += ["--host", "127.0.0.1", "--port", str(port), "-c", "1024", "-t", "2", "-np", "1", "--no-warmup"]
     # In a scratch folder: ik's server writes llama.log into its working directory.
