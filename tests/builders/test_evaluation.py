@@ -15,6 +15,7 @@ from hubrelease.errors import BuildError
 from hubrelease.evaluation import load_evaluation
 from hubrelease.evaluation.spec import load_spec
 from tests.factories.bench_runs import (
+    ab_rows,
     ab_spec_parts,
     eval_spec,
     llama_rows,
@@ -33,7 +34,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write_jsonl(
         Path("df.jsonl"), [sglang_line(max_concurrency=c, tag="dflash2", accept_length=4.0) for c in (1, 4)]
     )
-    write_csv(Path("ab.csv"), llama_rows(arms={"A": [1, 4], "B": [2, 3]}, n_max_values=(0, 3)))
+    write_csv(Path("ab.csv"), ab_rows())
     write_jsonl(Path("sweep.jsonl"), llama_rows(arms={"S": [1]}, n_max_values=(0, 3)))
     write_spec(Path("spec.json"), eval_spec(**ab_spec_parts()))
     Path("prompts.jsonl").write_text('{"prompt": "hi"}\n', encoding="utf-8")

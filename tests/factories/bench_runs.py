@@ -165,6 +165,25 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]], fields: Sequence[str] 
     return path
 
 
+def ab_rows() -> list[dict[str, Any]]:
+    """The llama-server A/B the tests share: arm A (seeds 1, 4) against B (2, 3) at n_max 0 and 3."""
+    return llama_rows(arms={"A": [1, 4], "B": [2, 3]}, n_max_values=(0, 3))
+
+
+def ab_eval_args(source: str | Path, out: str | Path) -> list[str]:
+    """``build eval`` of ``ab_rows()`` written to ``source``: B against A, n_max=3 primary."""
+    return [
+        "build", "eval", str(source), "--hardware", "GPU", "--target", "acme/t",
+        "--baseline", "A", "--treatment", "B", "--primary", "n_max=3", "--out", str(out),
+    ]  # fmt: skip
+
+
+def dflash_runs(**overrides: Any) -> list[dict[str, Any]]:
+    """Two bench_serving lines of one DFLASH configuration (concurrency 1 and 4), as SGLang writes them."""
+    info = sglang_server_info(algorithm="DFLASH", draft="acme/drafter")
+    return [sglang_line(max_concurrency=c, tag="dflash2", server_info=info, **overrides) for c in (1, 4)]
+
+
 def eval_spec(**overrides: Any) -> dict[str, Any]:
     """A minimal valid ``build eval`` spec: run metadata and two serving configurations."""
     spec: dict[str, Any] = {

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.factories.bench_runs import eval_spec, llama_rows, sglang_line, write_csv, write_jsonl, write_spec
+from tests.factories.bench_runs import (
+    ab_rows,
+    eval_spec,
+    sglang_line,
+    write_csv,
+    write_jsonl,
+    write_spec,
+)
 from tests.factories.cli import run_cli
 from tests.factories.datasets import conversations, write_parquet_shards, write_tokenizer
 from tests.factories.drafters import write_checkpoint, write_target_gguf, write_training_checkpoint
@@ -78,7 +85,7 @@ def write_built_release(root: Path) -> Path:
         "--spec", bench / "serving-spec.json", "--flushed-cache",
         "--out", release / "serving-evaluation.json", *m, "--record",
     )  # fmt: skip
-    write_csv(bench / "ab.csv", llama_rows(arms={"A": [1, 4], "B": [2, 3]}, n_max_values=(0, 3)))
+    write_csv(bench / "ab.csv", ab_rows())
     _ok(
         "build", "eval", bench / "ab.csv", "--hardware", "Test GPU", "--target", "acme/target",
         "--baseline", "A", "--treatment", "B", "--primary", "n_max=3",

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.factories.bench_runs import (
+    ab_eval_args,
+    ab_rows,
     ab_spec_parts,
+    dflash_runs,
     eval_spec,
     llama_rows,
-    sglang_line,
-    sglang_server_info,
     write_csv,
     write_jsonl,
 )
@@ -39,32 +40,20 @@ Build = Callable[[Path, str, str], list[str]]
 
 
 def bench_serving(root: Path, raw: str, place: str) -> list[str]:
-    info = sglang_server_info(algorithm="DFLASH", draft="acme/drafter")
-    runs = [sglang_line(max_concurrency=c, tag="dflash2", server_info=info) for c in (1, 4)]
+    runs = dflash_runs()
     (root / "df.jsonl").write_text(splice(runs[0], raw, place) + "\n" + json.dumps(runs[1]) + "\n")
     return ["build", "eval", str(root / "df.jsonl"), "--hardware", "GPU", "--out", str(root / "o.json")]
 
 
 def llama_server(root: Path, raw: str, place: str) -> list[str]:
-    rows = llama_rows(arms={"A": [1, 4], "B": [2, 3]}, n_max_values=(0, 3))
+    rows = ab_rows()
     lines = [splice(rows[0], raw, place), *(json.dumps(r) for r in rows[1:])]
     (root / "ab.jsonl").write_text("\n".join(lines) + "\n")
-    args = ["build", "eval", str(root / "ab.jsonl"), "--hardware", "GPU", "--target", "acme/t"]
-    return [
-        *args,
-        "--baseline",
-        "A",
-        "--treatment",
-        "B",
-        "--primary",
-        "n_max=3",
-        "--out",
-        str(root / "o.json"),
-    ]
+    return ab_eval_args(root / "ab.jsonl", root / "o.json")
 
 
 def spec(root: Path, raw: str, place: str) -> list[str]:
-    write_csv(root / "ab.csv", llama_rows(arms={"A": [1, 4], "B": [2, 3]}, n_max_values=(0, 3)))
+    write_csv(root / "ab.csv", ab_rows())
     write_jsonl(root / "sweep.jsonl", llama_rows(arms={"S": [1]}, n_max_values=(0, 3)))
     (root / "spec.json").write_text(splice(eval_spec(**ab_spec_parts()), raw, place))
     args = [

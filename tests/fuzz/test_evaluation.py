@@ -20,11 +20,13 @@ from hypothesis import strategies as st
 
 from tests.factories.bench_runs import (
     LLAMA_FIELDS,
+    ab_eval_args,
+    ab_rows,
     ab_spec_parts,
+    dflash_runs,
     eval_spec,
     llama_rows,
     sglang_line,
-    sglang_server_info,
     write_csv,
     write_jsonl,
 )
@@ -34,18 +36,11 @@ from tests.fuzz.harness import fuzz, run_case
 from tests.fuzz.values import set_path, values
 
 SGLANG_KEYS = (*sglang_line().keys(), "server_info", "nonsense")
-AB_ROWS = llama_rows(arms={"A": [1, 4], "B": [2, 3]}, n_max_values=(0, 3))
+AB_ROWS = ab_rows()
 
 
 def _write(path: Path, text: str) -> None:
     path.write_bytes(text.encode("utf-8", errors="surrogatepass"))
-
-
-def _sglang_runs(folder: Path) -> list[dict[str, Any]]:
-    info = sglang_server_info(algorithm="DFLASH", draft="acme/drafter")
-    return [
-        sglang_line(max_concurrency=c, tag="dflash2", accept_length=4.0, server_info=info) for c in (1, 4)
-    ]
 
 
 @fuzz(40)
@@ -58,7 +53,7 @@ def _sglang_runs(folder: Path) -> list[dict[str, Any]]:
 def test_bench_serving_jsonl(key: str, value: Any, line: int, garble: tuple[int, bytes] | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        runs = _sglang_runs(folder)
+        runs = dflash_runs(accept_length=4.0)
         set_path(runs[line], (key,), value)
         text = "".join(json.dumps(r, allow_nan=True) + "\n" for r in runs)
         path = folder / "df.jsonl"
@@ -102,18 +97,7 @@ def test_llama_server_rows(
             writer.writerows(rows)
             path = folder / "ab.csv"
             _write(path, ("\ufeff" if bom else "") + buffer.getvalue())
-        args: list[str | Path] = [
-            "build",
-            "eval",
-            path,
-            "--hardware",
-            "GPU",
-            "--target",
-            "acme/t",
-            "--baseline",
-            "A",
-        ]
-        run_case([*args, "--treatment", "B", "--primary", "n_max=3", "--out", folder / "out.json"], folder)
+        run_case(ab_eval_args(path, folder / "out.json"), folder)
 
 
 SPEC_PATHS = (
