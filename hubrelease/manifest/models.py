@@ -381,7 +381,12 @@ class Release(_Strict):
 
 
 UsageValueRef = Literal[
-    "release.repo_id", "target.repo_id", "target.revision", "target.first_file", "recommended.path"
+    "release.repo_id",
+    "release.revision",
+    "target.repo_id",
+    "target.revision",
+    "target.first_file",
+    "recommended.path",
 ]
 """Where a usage flag takes its value from, so a command line cannot drift from the pins."""
 
@@ -394,8 +399,9 @@ class UsageFlag(_Strict):
     value: str | int | float | None = None
     """Literal value as recorded (omit for a switch)."""
     value_from: UsageValueRef | None = None
-    """Take the value from the manifest instead: release.repo_id, target.repo_id, target.revision,
-    target.first_file (first pinned file of the target) or recommended.path (the recommended artifact)."""
+    """Take the value from the manifest instead: release.repo_id, release.revision (the drafter's branch in
+    the card, the commit in ``hubrelease pull``), target.repo_id, target.revision, target.first_file (first
+    pinned file of the target) or recommended.path (the recommended artifact)."""
     same_line: bool = False
     """Print on the same line as the previous flag (layout only)."""
 
