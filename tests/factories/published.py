@@ -14,6 +14,7 @@ import yaml
 from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.loopback import LoopbackHub
+from tests.factories.cli import run_cli
 from tests.factories.hub import api_for, unique_repo, upload_files, upload_release
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -46,8 +47,12 @@ def _pin(path: Path, *, header: bool = False) -> dict[str, Any]:
     return pin
 
 
-def publish_example(hub: LoopbackHub, tmp_path: Path) -> PublishedExample:
-    """The example target, then the example drafter pinning it (commit, config.json, GGUF header)."""
+def publish_example(hub: LoopbackHub, tmp_path: Path, signing_key: Path | None = None) -> PublishedExample:
+    """The example target, then the example drafter pinning it (commit, config.json, GGUF header).
+
+    With ``signing_key`` (an EC private key) the drafter is signed and published by ``push``, as a
+    publisher would (only the files it publishes, ``model.sig`` among them).
+    """
     api = api_for(hub)
     ignore = shutil.ignore_patterns(STATE_DIR)
     target = shutil.copytree(EXAMPLE_TARGET, tmp_path / "example-target", ignore=ignore)
@@ -67,8 +72,20 @@ def publish_example(hub: LoopbackHub, tmp_path: Path) -> PublishedExample:
             "files": [_pin(target / "config.json"), _pin(target / TARGET_GGUF, header=True)],
         }
     ]
+    note = "the test's target is a copy of the example target under another repo id"
+    data["evaluations"][0]["deviations"] = [{"field": "target", "note": note}]
     for usage in data["card"]["usage"]:
         usage["target"] = target_repo
     manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    commit = upload_release(api, repo, release, manifest)
+    if signing_key is None:
+        commit = upload_release(api, repo, release, manifest)
+    else:
+        for args in (
+            ("render-card", manifest),
+            ("sign", manifest, "--key", signing_key),
+            ("push", manifest, "--endpoint", hub.url),
+        ):
+            code, _, err = run_cli(*args)
+            assert code == 0, err
+        commit = api.repo_info(repo).sha or ""
     return PublishedExample(repo, commit, target_repo, target_commit, release, target)
