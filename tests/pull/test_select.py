@@ -38,7 +38,7 @@ RELEASE = _manifest(
     _gguf("split/f16-00002-of-00002.gguf", "mainline"),
     _gguf("gguf/ik-iq4.gguf", composition={"IQ4_KS": 3, "F32": 2}),
 )
-CONFIGS = {
+CONFIGS: dict[str, dict[str, Any]] = {
     "config.json": {"architectures": ["DFlashDraftModel"]},
     "speculators/config.json": {"speculators_model_type": "dflash"},
 }
