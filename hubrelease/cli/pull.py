@@ -85,7 +85,10 @@ def pull(
     parsed = parse_ref(ref)
     if check and (directory is not None or cache_dir is not None or run):
         raise InputError("--check downloads nothing: --dir, --cache-dir and --exec do not apply")
-    api = hub_session(endpoint, token, quiet)
+    # A pull's downloads are multi-GB files: the read bounds' 900 s deadline and 257 MiB body cap
+    # (hub.bounds) would end them, so they run unbounded, as push's uploads do; each file is bounded
+    # by its pinned size instead (pull.fetch). --check reads only metadata and configs: bounded.
+    api = hub_session(endpoint, token, quiet, writes=not check)
     if check:
         from hubrelease.pull.moved import check_moved
 

@@ -157,3 +157,14 @@ def test_a_file_replaced_on_the_hub_is_refused_before_download(
     assert "model.safetensors: the Hub lists 204136 bytes" in err
     assert _weight_requests(hub) == []
     assert _files(out) == set()
+
+
+def test_downloads_are_bounded_by_the_pinned_size_not_the_read_cap(
+    hub: LoopbackHub, example: PublishedExample, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hubrelease.hub import bounds
+
+    monkeypatch.setattr(bounds, "MAX_BODY", 100_000)  # below model.safetensors (204,136 bytes)
+    code, _, err = _pull(hub, example.repo, "--engine", "sglang", "--dir", tmp_path / "d")
+    assert code == 0, err
+    assert (tmp_path / "d" / "model.safetensors").stat().st_size == 204_136
