@@ -42,13 +42,7 @@ class MovedReport:
             "head": self.head,
             "moved": self.moved,
             "files": [c.to_dict() for c in self.files],
-            "pairing": None
-            if self.pairing is None
-            else {
-                "target": self.pairing.target,
-                "ok": self.pairing.ok,
-                "checks": [c.to_dict() for c in self.pairing.checks],
-            },
+            "pairing": None if self.pairing is None else self.pairing.to_dict(),
         }
 
 

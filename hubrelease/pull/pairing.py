@@ -53,9 +53,15 @@ class Pairing:
     def ok(self) -> bool:
         return all(c.ok for c in self.checks)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "ok": self.ok, "checks": [c.to_dict() for c in self.checks]}
+
     def mismatches(self) -> list[str]:
+        """One line per failed check: both values, or the drafter rule's own message (which names both)."""
         return [
             f"{c.what}: the release pins {c.pinned}, the target has {c.found}"
+            if c.pinned
+            else f"{c.what}: {c.found}"
             for c in self.checks
             if not c.ok
         ]
@@ -160,9 +166,7 @@ def check_pairing(api: HfApi, manifest: Manifest, spec: str, drafter: DrafterCon
         for finding in target_findings(
             facts, drafter.target_layer_ids, None, drafter.mask_token_id, None, declared
         ):
-            checks.append(
-                PairingCheck(f"drafter {finding.rule_id}", "(drafter config)", finding.message, False)
-            )
+            checks.append(PairingCheck(f"drafter {finding.rule_id}", "", finding.message, False))
         if drafter.vocab_size is not None and facts.vocab is not None:
             checks.append(_check("drafter vocabulary", drafter.vocab_size, facts.vocab))
     return Pairing(shown, tuple(checks))

@@ -60,13 +60,7 @@ class PullReport:
                 }
                 for f in self.files
             ],
-            "pairing": None
-            if self.pairing is None
-            else {
-                "target": self.pairing.target,
-                "ok": self.pairing.ok,
-                "checks": [c.to_dict() for c in self.pairing.checks],
-            },
+            "pairing": None if self.pairing is None else self.pairing.to_dict(),
             "signature": self.signature,
             "commands": [c.to_dict() for c in self.commands],
             "requests": self.traffic.requests,
