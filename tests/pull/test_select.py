@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hubrelease.errors import InputError
+from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest.models import Manifest
 from hubrelease.pull.select import engine_files
+from tests.factories.cli import invoke
+from tests.factories.hub import api_for, unique_repo, upload_release
 
 SHA = "0" * 64
 
@@ -69,3 +73,23 @@ def test_a_release_without_files_for_the_engine_is_exit_2() -> None:
     with pytest.raises(InputError, match="no files ik loads") as caught:
         engine_files(_manifest(_gguf("q8_0.gguf", "mainline")), "ik", {})
     assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("engine", "expected"),
+    [
+        ("ik", {"gguf/ik-f16.gguf"}),
+        ("llama.cpp", {"gguf/drafter-q8_0.gguf"}),  # no GGUF is recommended: the first mainline one
+        ("sglang", {"config.json", "model.safetensors"}),
+    ],
+)
+def test_a_release_every_builder_wrote_pulls_each_engines_files_from_the_hub(
+    hub: LoopbackHub, built_releases: Path, tmp_path: Path, engine: str, expected: set[str]
+) -> None:
+    manifest = built_releases / "release" / "hubrelease.yaml"
+    repo = unique_repo()
+    upload_release(api_for(hub), repo, manifest.parent, manifest)
+    out = tmp_path / "pulled"
+    result = invoke(["pull", repo, "--engine", engine, "--dir", str(out), "--endpoint", hub.url])
+    assert result.exit_code == 0, result.stderr
+    assert {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} == expected
