@@ -72,18 +72,24 @@ def _chunks(chunks: Iterator[bytes], skip: int, traffic: Traffic, repo_id: str, 
         ) from None
 
 
-class CachePaths:
-    """Where huggingface_hub's cache keeps one file of one commit (``cache_dir`` default: ``HF_HUB_CACHE``)."""
+def cache_storage(repo_id: str, repo_type: str, cache_dir: Path | None = None) -> Path:
+    """A repo's folder in huggingface_hub's cache (``cache_dir`` default: ``HF_HUB_CACHE``)."""
+    return Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(repo_id=repo_id, repo_type=repo_type)
 
-    def __init__(
-        self, repo_id: str, repo_type: str, commit: str, path: str, etag: str, cache_dir: Path | None = None
-    ) -> None:
-        self.storage = Path(cache_dir or constants.HF_HUB_CACHE) / repo_folder_name(
-            repo_id=repo_id, repo_type=repo_type
-        )
-        self.blob = self.storage / "blobs" / etag
+
+def remember_ref(storage: Path, revision: str, commit: str) -> None:
+    """``refs/<revision>``: what a branch or tag pointed at when it was resolved (nothing for a commit)."""
+    if revision != commit:
+        atomic_write_text(storage / "refs" / revision, commit)
+
+
+class CachePaths:
+    """Where huggingface_hub's cache keeps one file of one commit, under a repo's ``storage`` folder."""
+
+    def __init__(self, storage: Path, commit: str, path: str, etag: str) -> None:
+        self.blob = storage / "blobs" / etag
         self.incomplete = self.blob.with_name(f"{etag}.incomplete")
-        self.snapshot = self.storage.joinpath("snapshots", commit, *PurePosixPath(path).parts)
+        self.snapshot = storage.joinpath("snapshots", commit, *PurePosixPath(path).parts)
 
     def link(self) -> None:
         """The snapshot entry as a relative symlink to the blob, as huggingface_hub makes it."""
@@ -92,8 +98,3 @@ class CachePaths:
         with contextlib.suppress(FileNotFoundError):
             self.snapshot.unlink()
         self.snapshot.symlink_to(relative)
-
-    def remember_ref(self, revision: str, commit: str) -> None:
-        """``refs/<revision>``: what a branch or tag pointed at when it was resolved."""
-        if revision != commit:
-            atomic_write_text(self.storage / "refs" / revision, commit)

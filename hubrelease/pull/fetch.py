@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from hubrelease.errors import CheckFailed, HubUnavailable, InputError
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.ranged import Traffic
-from hubrelease.hub.stream import CachePaths, stream
+from hubrelease.hub.stream import CachePaths, cache_storage, remember_ref, stream
 from hubrelease.manifest.models import Artifact
 
 if TYPE_CHECKING:
@@ -89,9 +89,8 @@ def place(published: Published, artifact: Artifact, directory: Path | None, cach
         return Place(final, final.with_name(final.name + INCOMPLETE), final)
     entry = published.files[artifact.path]
     etag = entry.sha256 or entry.blob_id
-    paths = CachePaths(
-        published.repo_id, published.repo_type, published.commit, artifact.path, etag, cache_dir
-    )
+    storage = cache_storage(published.repo_id, published.repo_type, cache_dir)
+    paths = CachePaths(storage, published.commit, artifact.path, etag)
     return Place(paths.blob, paths.incomplete, paths.snapshot, paths)
 
 
@@ -169,7 +168,6 @@ def fetch_files(
         fetch_one(api, published, a, place(published, a, directory, cache_dir), counted) for a in artifacts
     ]
     if directory is None and done:
-        CachePaths(published.repo_id, published.repo_type, published.commit, "", "", cache_dir).remember_ref(
-            published.revision, published.commit
-        )
+        storage = cache_storage(published.repo_id, published.repo_type, cache_dir)
+        remember_ref(storage, published.revision, published.commit)
     return done
