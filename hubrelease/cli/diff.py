@@ -16,7 +16,7 @@ Examples:
 
   hubrelease diff acme/drafter@6c7242c acme/drafter@2274357     # two commits on the Hub (headers only)
 
-  hubrelease diff hubrelease.yaml                               # the published release -> this one
+  hubrelease diff hubrelease.yaml                               # the published (or superseded) release -> this one
 
 Exit codes: 0 the releases are the same, 1 they differ, 2 invalid input, 4 the Hub could not be reached.
 """
@@ -27,7 +27,7 @@ def diff(
     new: Annotated[
         str | None,
         typer.Argument(
-            help="A manifest path or REPO@REV; absent: OLD is a local manifest, compared after its published one."
+            help="A manifest path or REPO@REV; absent: OLD is a local manifest, compared after the release it supersedes (release.supersedes), else its published one."
         ),
     ] = None,
     json_mode: JsonOpt = False,

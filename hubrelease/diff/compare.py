@@ -213,7 +213,8 @@ def needs_hub(old: str, new: str | None) -> bool:
 
 
 def diff_specs(api: HfApi | None, old: str, new: str | None) -> ReleaseDiff:
-    """``diff OLD NEW`` (manifests or ``REPO@REV``); without NEW, OLD's published release -> OLD."""
+    """``diff OLD NEW`` (manifests or ``REPO@REV``); without NEW, the release OLD supersedes (else its
+    published one) -> OLD."""
     if new is None:
         if not is_local(old) or api is None:
             raise InputError("with one argument, diff compares a local manifest with its published release")

@@ -89,9 +89,10 @@ def hub_side(api: HfApi, spec: str) -> HubSide:
 
 
 def published_of(api: HfApi, local: LocalSide) -> HubSide:
-    """What a local release's manifest says it publishes to (``release.repo_id`` at ``release.revision``)."""
+    """The release a local one follows: the one it supersedes (``release.supersedes``, pinned), else what its
+    manifest publishes to (``release.repo_id`` at ``release.revision``)."""
     release = local.manifest.release
-    return hub_side(api, f"{release.repo_id}@{release.revision}")
+    return hub_side(api, release.supersedes or f"{release.repo_id}@{release.revision}")
 
 
 def side(api: HfApi | None, spec: str) -> Side:

@@ -35,6 +35,14 @@ def _repo_id(value: str) -> str:
     return value
 
 
+def _superseded(value: str) -> str:
+    repo_id, _, commit = value.partition("@")
+    if not is_commit(commit):
+        raise ValueError(f"{value!r} is not REPO@COMMIT (a 40-hex commit: what it replaces, pinned)")
+    _repo_id(repo_id)
+    return value
+
+
 def _release_path(value: str) -> str:
     return check_release_path(value)
 
@@ -370,6 +378,8 @@ class Release(_Strict):
     """Hub tags."""
     inference: bool | None = None
     """Hub inference widget switch (false for drafters)."""
+    supersedes: Annotated[str, AfterValidator(_superseded)] | None = None
+    """``REPO@COMMIT`` of the release this one replaces, pinned: ``hubrelease diff MANIFEST`` compares with it."""
 
     @model_validator(mode="after")
     def _check_license(self) -> Release:

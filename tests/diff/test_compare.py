@@ -72,3 +72,34 @@ def test_two_commits_of_one_repo_and_a_local_release_against_its_published_one(
     assert code == 1, err
     assert report["old"] == f"{repo}@{second[:12]}"
     assert ("model.safetensors", "layers 3 -> 4") in _architecture(report)
+
+
+def test_one_argument_compares_with_the_release_it_supersedes(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    old = _release(tmp_path / "old", repo, layers=2)
+    first = upload_release(api_for(hub), repo, old.parent, old)
+    upload_release(
+        api_for(hub), repo, old.parent, _release(tmp_path / "old", repo, layers=3)
+    )  # main moves on
+    new = write_release(
+        tmp_path / "new",
+        {name: (tmp_path / "old" / name).read_bytes() for name in ("model.safetensors", "config.json")},
+        extra_manifest={
+            "release": {"repo_id": repo, "license": "apache-2.0", "supersedes": f"{repo}@{first}"}
+        },
+    )
+    code, report, err = _diff(str(new), "--endpoint", hub.url)
+    assert code == 1, err
+    assert report["old"] == f"{repo}@{first[:12]}"  # not main's head
+    assert ("model.safetensors", "layers 2 -> 3") in _architecture(report)
+
+
+def test_supersedes_must_pin_a_commit(tmp_path: Path) -> None:
+    manifest = write_release(
+        tmp_path / "r",
+        {"a.bin": b"a"},
+        extra_manifest={"release": {"repo_id": "acme/x", "license": "mit", "supersedes": "acme/x@main"}},
+    )
+    result = invoke(["diff", str(manifest), str(manifest)])
+    assert result.exit_code == 2
+    assert "release.supersedes: 'acme/x@main' is not REPO@COMMIT" in result.stderr
