@@ -32,6 +32,7 @@ input (no such engine files, a target that cannot be read), 4 the Hub could not 
 """
 
 Engine = Literal["sglang", "vllm", "llama.cpp", "ik"]
+"""``pull.select.EngineName``, spelled here so that ``--help`` imports no format readers."""
 
 
 def pull(

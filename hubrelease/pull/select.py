@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import PurePosixPath
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from hubrelease.errors import InputError
 from hubrelease.formats.ggml_types import BY_NAME
@@ -20,7 +20,6 @@ from hubrelease.formats.speculators import is_speculators
 from hubrelease.manifest.models import Artifact, Manifest
 
 EngineName = Literal["sglang", "vllm", "llama.cpp", "ik"]
-ENGINES: tuple[EngineName, ...] = get_args(EngineName)
 PIN_NAMES: dict[EngineName, tuple[str, ...]] = {
     "sglang": ("sglang",),
     "vllm": ("vllm",),
