@@ -7,10 +7,12 @@ URL (``hf_hub_url``), its headers (token, user agent) and ``http_stream_backoff`
 A resumed read asks ``Range: bytes=N-``; a server that ignores it sends the file from byte 0, and the
 first N bytes are skipped here.
 
-The cache layout is huggingface_hub's own (``file_download.py``: ``blobs/<etag>``, ``snapshots/<commit>/
-<path>`` as a relative symlink to the blob, ``refs/<revision>`` holding the commit, a partial blob as
-``<etag>.incomplete``), so ``hf_hub_download(..., revision=COMMIT)`` and the engines that call it find
-the files without a request.
+The cache layout is huggingface_hub's own (2.4.0 ``file_download.py``: the repo folder from its
+``repo_folder_name``, :747; ``blobs/<etag>``, :1200, with a partial blob as ``<etag>.incomplete``, :1286;
+``snapshots/<commit>/<path>`` a relative symlink to the blob, ``_create_symlink`` :633; ``refs/<revision>``
+holding the commit, ``_cache_commit_hash_for_specific_revision`` :727), so ``hf_hub_download(...,
+revision=COMMIT)`` and the engines that call it find the files without a request. Written here, not by
+those private helpers, because the blob must be checked before it is renamed into place.
 """
 
 from __future__ import annotations
