@@ -118,6 +118,8 @@ def _render(report: PullReport, json_mode: bool) -> None:
     output.info_line(f"{report.repo_id}@{report.revision} is commit {report.commit}")
     if report.pairing is not None:
         output.info_line(f"target {report.pairing.target}: pairs ({len(report.pairing.checks)} checks)")
+    else:
+        output.info_line("no --target: the pairing with your target was not checked")
     signature = report.signature
     output.info_line(
         "signature: verified" if signature.get("ok") else f"signature: not checked ({signature.get('why')})"
