@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from hubrelease.card.claims import Claim, compute_claims
@@ -89,6 +89,18 @@ class UsageCommand:
     def text(self) -> str:
         """The command with shell line continuations."""
         return " \\\n  ".join(self.lines)
+
+
+@dataclass(frozen=True)
+class DrafterRef:
+    """Where a usage command finds the drafter: the card names the repo at its branch; ``pull`` the
+    commit it read and, with ``--dir``, the copies it fetched."""
+
+    repo: str
+    """The repo id, or the local folder holding the drafter."""
+    revision: str
+    files: Mapping[str, str] = field(default_factory=dict)
+    """Repo path -> the path the command names (absent: the repo path)."""
 
 
 @dataclass(frozen=True)
@@ -192,18 +204,22 @@ def _evaluation_rows(manifest: Manifest) -> tuple[FileRow, ...]:
     return tuple(rows)
 
 
-def _flag_value(usage: Usage, index: int, flag_index: int, manifest: Manifest, where: Locator) -> str:
+def _flag_value(
+    usage: Usage, index: int, flag_index: int, manifest: Manifest, where: Locator, drafter: DrafterRef
+) -> str:
     flag = usage.flags[flag_index]
     loc = ("card", "usage", index, "flags", flag_index, "value_from")
     if flag.value_from is None:
         return "" if flag.value is None else str(flag.value)
     if flag.value_from == "release.repo_id":
-        return manifest.release.repo_id
+        return drafter.repo
+    if flag.value_from == "release.revision":
+        return drafter.revision
     if flag.value_from == "recommended.path":
         recommended = next((a for a in manifest.artifacts if a.role == "recommended"), None)
         if recommended is None:
             raise where.error("no artifact has role 'recommended'", loc)
-        return recommended.path
+        return drafter.files.get(recommended.path, recommended.path)
     target = _usage_target(usage, index, manifest, where)
     if flag.value_from == "target.repo_id":
         return target.repo_id
@@ -247,13 +263,19 @@ def _measurements(
     )
 
 
-def _usage(
+def usage_commands(
     manifest: Manifest,
     card: Card,
     where: Locator,
     evaluations: Mapping[str, Evaluation],
     deviations: tuple[Disagreement, ...],
+    drafter: DrafterRef | None = None,
 ) -> tuple[UsageCommand, ...]:
+    """The ``card.usage`` command lines, values from the pins; the card's and ``pull``'s (one code path).
+
+    ``drafter`` says where the commands find the drafter (default: its repo at ``release.revision``).
+    """
+    drafter = drafter or DrafterRef(manifest.release.repo_id, manifest.release.revision)
     commands = []
     for index, usage in enumerate(card.usage):
         engine = next((e for e in manifest.pins.engines if e.name == usage.engine), None)
@@ -264,7 +286,7 @@ def _usage(
             )
         lines = [usage.executable]
         for flag_index, flag in enumerate(usage.flags):
-            value = _flag_value(usage, index, flag_index, manifest, where)
+            value = _flag_value(usage, index, flag_index, manifest, where, drafter)
             text = (
                 f"{flag.flag} {shlex.quote(value)}"
                 if flag.value is not None or flag.value_from
@@ -340,7 +362,7 @@ def build_context(
         files=files,
         recommended=next((f for f in files if f.role == "recommended"), None),
         checksums=tuple(f for f in files if f.sha256) + _evaluation_rows(manifest),
-        usage=_usage(manifest, card, where, evaluations, deviations),
+        usage=usage_commands(manifest, card, where, evaluations, deviations),
         licence=_licence(manifest),
         benchmarks=benchmarks,
         comparisons=comparisons,

@@ -63,6 +63,8 @@ COMMANDS: dict[str, str] = {
     "lock": "lock",
     "sign": "sign",
     "push": "push",
+    "pull": "pull",
+    "diff": "diff",
     "preview": "preview",
     "init": "init",
     "add": "add",

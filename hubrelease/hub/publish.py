@@ -19,6 +19,7 @@ from hubrelease.hub.outcome import Outcome, with_outcome
 from hubrelease.hub.plan import PushPlan, build_plan, check_limits, read_remote
 from hubrelease.hub.preflight import check_pins, preflight
 from hubrelease.hub.push import Notify, PushResult, push_release
+from hubrelease.hub.replaced import replaced_architectures
 from hubrelease.manifest.models import Manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
 
@@ -71,7 +72,7 @@ def publish(
         untouched = Outcome("unchanged", release.repo_id, release.revision, None)
         raise with_outcome(exc, f"{exc.message}; nothing was pushed", untouched) from None
     plan = build_plan(manifest, manifest_path, root, remote)
-    warnings = check_limits(plan)
+    warnings = check_limits(plan) + replaced_architectures(api, plan)
     on_plan(plan, warnings)
     if options.dry_run:
         return PublishResult(plan, warnings, None)

@@ -19,6 +19,12 @@ from huggingface_hub import HfApi, parse_hf_uri
 from huggingface_hub.errors import HfUriError
 
 from hubrelease.errors import FormatError, InputError, NotFoundError
+from hubrelease.formats.architecture import (
+    Architecture,
+    config_architecture,
+    gguf_architecture,
+    safetensors_architecture,
+)
 from hubrelease.formats.gguf_header import (
     GGUFHeader,
     GGUFSet,
@@ -251,6 +257,15 @@ def header_pin(repo: RemoteRepo, path: str) -> tuple[str, dict[str, int]] | None
         st_header = safetensors_header(repo, path)
         return st_header.header_sha256, merge_headers([st_header]).composition()
     return None
+
+
+def remote_architecture(repo: RemoteRepo, path: str) -> Architecture:
+    """``formats.architecture`` of a GGUF, safetensors file or config.json on the Hub, headers only."""
+    if path.endswith(".gguf"):
+        return gguf_architecture(read_gguf(repo, path))
+    if path.endswith(".safetensors"):
+        return safetensors_architecture(merge_headers([safetensors_header(repo, path)]))
+    return config_architecture(repo.read_json(path))
 
 
 def header_findings(repo: RemoteRepo, item: PinnedFile, label: str) -> list[Finding]:

@@ -39,6 +39,15 @@ def read_hub_target(api: HfApi, uri: str) -> TargetFacts:
     return facts
 
 
+def read_target_file(
+    api: HfApi, repo_id: str, revision: str, path: str, repo_type: str = "model"
+) -> tuple[TargetFacts, str | None]:
+    """A target's facts from one file of it on the Hub (a GGUF or a config.json), and the GGUF header sha256."""
+    from hubrelease.hub.remote_headers import RemoteRepo
+
+    return _read(RemoteRepo(api, repo_id, revision, repo_type), path)
+
+
 def _read(repo: RemoteRepo, path: str) -> tuple[TargetFacts, str | None]:
     """(facts, header sha256 of the GGUF shard read; None for a config.json)."""
     from hubrelease.hub.remote_headers import gguf_header

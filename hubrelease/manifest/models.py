@@ -35,6 +35,14 @@ def _repo_id(value: str) -> str:
     return value
 
 
+def _superseded(value: str) -> str:
+    repo_id, _, commit = value.partition("@")
+    if not is_commit(commit):
+        raise ValueError(f"{value!r} is not REPO@COMMIT (a 40-hex commit: what it replaces, pinned)")
+    _repo_id(repo_id)
+    return value
+
+
 def _release_path(value: str) -> str:
     return check_release_path(value)
 
@@ -370,6 +378,8 @@ class Release(_Strict):
     """Hub tags."""
     inference: bool | None = None
     """Hub inference widget switch (false for drafters)."""
+    supersedes: Annotated[str, AfterValidator(_superseded)] | None = None
+    """``REPO@COMMIT`` of the release this one replaces, pinned: ``hubrelease diff MANIFEST`` compares with it."""
 
     @model_validator(mode="after")
     def _check_license(self) -> Release:
@@ -381,7 +391,12 @@ class Release(_Strict):
 
 
 UsageValueRef = Literal[
-    "release.repo_id", "target.repo_id", "target.revision", "target.first_file", "recommended.path"
+    "release.repo_id",
+    "release.revision",
+    "target.repo_id",
+    "target.revision",
+    "target.first_file",
+    "recommended.path",
 ]
 """Where a usage flag takes its value from, so a command line cannot drift from the pins."""
 
@@ -394,8 +409,9 @@ class UsageFlag(_Strict):
     value: str | int | float | None = None
     """Literal value as recorded (omit for a switch)."""
     value_from: UsageValueRef | None = None
-    """Take the value from the manifest instead: release.repo_id, target.repo_id, target.revision,
-    target.first_file (first pinned file of the target) or recommended.path (the recommended artifact)."""
+    """Take the value from the manifest instead: release.repo_id, release.revision (the drafter's branch in
+    the card, the commit in ``hubrelease pull``), target.repo_id, target.revision, target.first_file (first
+    pinned file of the target) or recommended.path (the recommended artifact)."""
     same_line: bool = False
     """Print on the same line as the previous flag (layout only)."""
 
