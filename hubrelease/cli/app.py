@@ -63,6 +63,7 @@ COMMANDS: dict[str, str] = {
     "lock": "lock",
     "sign": "sign",
     "push": "push",
+    "check": "check",
     "preview": "preview",
     "init": "init",
     "add": "add",
