@@ -32,9 +32,13 @@ def test_release_workflow_pins_actions_and_sources_and_asks_for_least_permission
     assert workflow["env"]["HUBRELEASE_LOCK"] == ".github/hubrelease/requirements.txt"
     assert not any(word in run for run in runs for word in ("curl", "wget", "uv ", "pipx"))
     gate = [s.get("run", "") for s in jobs["gate"]["steps"]]
-    verify = gate.index('hubrelease verify "$MANIFEST"')
-    assert gate[verify + 2] == 'hubrelease rebuild "$MANIFEST" --check'  # beside verify and the card check
+    # One command checks what a pull request can get wrong and writes the push plan as the job summary;
+    # the gate runs on every event, the nightly schedule included (a Hub edited outside a release).
+    assert 'hubrelease check "$MANIFEST" --summary "$GITHUB_STEP_SUMMARY"' in [
+        r.split("  #")[0] for r in gate
+    ]
     assert any(run.startswith('hubrelease bom "$MANIFEST"') and run.endswith("--check") for run in gate)
+    assert "if" not in jobs["gate"] and [c["cron"] for c in workflow[True]["schedule"]] == ["17 4 * * *"]
 
 
 def test_release_workflow_signs_keyless_then_pushes_then_checks_the_signer() -> None:
@@ -44,10 +48,12 @@ def test_release_workflow_signs_keyless_then_pushes_then_checks_the_signer() -> 
     runs = [" ".join(step.get("run", "").split()) for step in publish["steps"]]
     sign = runs.index('hubrelease sign "$MANIFEST" --sigstore')
     push = next(i for i, run in enumerate(runs) if run.startswith('hubrelease push "$MANIFEST" --tag'))
-    assert sign < push
+    assert sign < push and runs[push].endswith("--json | tee push.json")
+    # The remote verify checks the commit the push reported landing, not a ref that could move.
     assert runs[-1] == (
-        'hubrelease verify "$MANIFEST" --remote --revision "${GITHUB_REF_NAME}" --signature '
-        '--identity "https://github.com/${GITHUB_WORKFLOW_REF}" --issuer https://token.actions.githubusercontent.com'
+        'commit="$(jq -er .result.commit push.json)" hubrelease verify "$MANIFEST" --remote --revision "$commit" '
+        '--signature \\ --identity "https://github.com/${GITHUB_WORKFLOW_REF}" \\ '
+        "--issuer https://token.actions.githubusercontent.com"
     )
 
 
