@@ -19,7 +19,7 @@ from hubrelease.gate import GateCheck, GateReport, markdown
 from hubrelease.loopback import LoopbackHub, RepoKey
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_files
-from tests.factories.releases import write_release
+from tests.factories.releases import write_hand_written_release, write_release
 
 WEIGHTS = os.urandom(120_000)
 TARGET_CONFIG = b'{"architectures": ["LlamaForCausalLM"]}\n'
@@ -185,6 +185,17 @@ def test_a_published_file_edited_on_the_hub_fails_even_beside_a_real_change(
     assert (code, _verdicts(report)["published"]) == (1, "fail")
     assert [f["path"] for f in report["published"]["outside"]] == ["config.json"]
     assert _statuses(report)["model.safetensors"] == "changed"
+
+
+def test_a_broken_link_on_the_page_fails(hub: LoopbackHub, tmp_path: Path) -> None:
+    card = "---\nlicense: mit\n---\n# Drafter\n\nSee [the notes](docs/notes.md).\n"
+    manifest = write_hand_written_release(tmp_path / "rel", card)
+    data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    data["release"]["repo_id"] = unique_repo("links")
+    manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    code, report = _check(hub, manifest)
+    assert (code, _verdicts(report)["card"], _verdicts(report)["preview"]) == (1, "pass", "fail")
+    assert _problems(report, "preview") == ["link: link docs/notes.md: no file docs/notes.md in the repo"]
 
 
 def test_the_summary_escapes_table_markup() -> None:
