@@ -67,7 +67,11 @@ class GateReport:
     checks: tuple[GateCheck, ...]
     plan: PushPlan | None = None
     published: Published | None = None
-    fetched_bytes: int = 0
+
+    @property
+    def fetched_bytes(self) -> int:
+        """Bytes of the release repo downloaded: the published manifest only (no weight bytes)."""
+        return self.published.fetched_bytes if self.published is not None else 0
 
     @property
     def ok(self) -> bool:
@@ -94,12 +98,11 @@ class GateReport:
         }
 
 
-def _row(name: CheckName, problems: list[str], passed: str, failed: str | None = None) -> GateCheck:
+def _row(name: CheckName, problems: list[str], passed: str) -> GateCheck:
+    """Pass with ``passed`` as its detail, or fail naming the first problem."""
     if not problems:
         return GateCheck(name, "pass", passed)
-    return GateCheck(
-        name, "fail", failed or f"{len(problems)} problem(s), first: {problems[0]}", tuple(problems)
-    )
+    return GateCheck(name, "fail", f"{len(problems)} problem(s), first: {problems[0]}", tuple(problems))
 
 
 def _named(findings: list[Finding]) -> list[str]:
@@ -138,10 +141,12 @@ def check_release(
     warnings = check_limits(plan)  # the Hub's hard limits refuse the push (exit 2), as push --dry-run does
     checks.append(GateCheck("plan", "pass", "; ".join([_plan_line(plan), *warnings])))
     checks.append(_row("published", _named(list(published.outside)), _published_line(published)))
-    checks.append(_preview(manifest_path, directory, progress) if preview else _no_preview())
-    return GateReport(
-        release.repo_id, release.revision, tuple(checks), plan, published, published.fetched_bytes
+    checks.append(
+        _preview(manifest_path, directory, progress)
+        if preview
+        else GateCheck("preview", "skipped", "--no-preview")
     )
+    return GateReport(release.repo_id, release.revision, tuple(checks), plan, published)
 
 
 def _lint(manifest: Manifest, errors: list[Finding]) -> GateCheck:
@@ -228,10 +233,6 @@ def _preview(manifest_path: Path, directory: Path | None, progress: Progress) ->
     except CheckFailed as exc:  # push's preflight, which the checks above have reported already
         return GateCheck("preview", "skipped", f"not previewed: {exc}")
     return _row("preview", problems, "the page has no broken links or images, and its front matter is valid")
-
-
-def _no_preview() -> GateCheck:
-    return GateCheck("preview", "skipped", "--no-preview")
 
 
 def _cell(text: str) -> str:
