@@ -174,7 +174,7 @@ def _card(
     why = "missing" if result.actual is None else "differs from a fresh render"
     charts = [f"{chart}: missing, differs or not pinned as drawn" for chart in result.stale_charts]
     stale = [] if result.actual == result.expected else [f"{name}: {why}; run `hubrelease render-card`"]
-    return _row("card", stale + charts, "")
+    return GateCheck("card", "fail", f"{name} or its charts are stale", tuple(stale + charts))
 
 
 def _rebuild(manifest: Manifest, manifest_path: Path, root: Path, api: HfApi) -> GateCheck:
@@ -273,7 +273,11 @@ def markdown(report: GateReport) -> str:
             (f.status, f.path, f.size) for f in plan.files if f.status != "unchanged"
         ]
         rows += [("removed", f.path, f.size) for f in plan.deleted]
-        lines += [f"| {status} | {_cell(path)} | {human_bytes(size)} |" for status, path, size in rows]
+        edited = {f.path for f in report.published.outside} if report.published is not None else set()
+        lines += [
+            f"| {status}{' (edited on the Hub)' * (path in edited)} | {_cell(path)} | {human_bytes(size)} |"
+            for status, path, size in rows
+        ]
         same = plan.with_status("unchanged")
         lines += [
             "",

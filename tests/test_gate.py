@@ -181,9 +181,11 @@ def test_a_published_file_edited_on_the_hub_fails_even_beside_a_real_change(
     # The pull request that prepares the next release changes the weights: still refused for the
     # edit it does not make, and the weights are the change it lists.
     _repin(manifest, "model.safetensors", os.urandom(90_000))
-    code, report = _check(hub, manifest, "--no-preview")
+    summary = tmp_path / "summary.md"
+    code, report = _check(hub, manifest, "--no-preview", "--summary", str(summary))
     assert (code, _verdicts(report)["published"]) == (1, "fail")
     assert [f["path"] for f in report["published"]["outside"]] == ["config.json"]
+    assert "| changed (edited on the Hub) | config.json | 40 B |" in summary.read_text(encoding="utf-8")
     assert _statuses(report)["model.safetensors"] == "changed"
 
 
