@@ -143,6 +143,7 @@ def main() -> None:
             "GITHUB_REF_NAME": TAG,
             "GITHUB_REPOSITORY": GITHUB_REPO,
             "GITHUB_STEP_SUMMARY": str(Path(tmp) / "step-summary.md"),
+            "RUNNER_TEMP": tmp,
             **{key: value for key, value in os.environ.items() if key.startswith(("PIP_", "SSL_"))},
         }
         tag_run = {"github.event_name": "push", "github.ref": f"refs/tags/{TAG}", "vars.HF_REPO_ID": hub_repo}
