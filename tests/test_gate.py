@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,21 @@ def test_a_broken_link_on_the_page_fails(hub: LoopbackHub, tmp_path: Path) -> No
     code, report = _check(hub, manifest)
     assert (code, _verdicts(report)["card"], _verdicts(report)["preview"]) == (1, "pass", "fail")
     assert _problems(report, "preview") == ["link: link docs/notes.md: no file docs/notes.md in the repo"]
+
+
+def test_a_recipe_that_no_longer_rebuilds_its_file_fails(
+    hub: LoopbackHub, built_releases: Path, tmp_path: Path
+) -> None:
+    shutil.copytree(built_releases, tmp_path / "c")
+    manifest = tmp_path / "c" / "release" / "hubrelease.yaml"
+    text = manifest.read_text(encoding="utf-8")
+    at = text.index("out: gguf/drafter-q8_0.gguf")
+    manifest.write_text(text[:at] + text[at:].replace("outtype: q8_0", "outtype: f16", 1), encoding="utf-8")
+    code, report = _check(hub, manifest, "--no-preview")
+    assert (code, _verdicts(report)["rebuild"]) == (1, "fail")
+    assert _problems(report, "rebuild") == [
+        "gguf/drafter-q8_0.gguf: differs: GGUF key general.file_type: published UINT32 7, rebuilt UINT32 1"
+    ]
 
 
 def test_the_summary_escapes_table_markup() -> None:
