@@ -18,3 +18,13 @@ def parse_size(text: str | None) -> int:
         raise InputError(f"{text!r} is not a size like 2G, 500M or 1048576")
     power = "KMGT".find(match[2].upper()) + 1 if match[2] else 0
     return int(float(match[1]) * 1024**power)
+
+
+def human_bytes(count: int) -> str:
+    """Bytes as people read them: ``512 B``, ``1.5 MiB`` (binary units, one decimal)."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} B"

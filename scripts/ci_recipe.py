@@ -9,8 +9,8 @@ trusted publisher configured with the README's claims: repository, workflow, no 
 ``.github/workflows/release.yml`` runs unedited under ``bash -eo pipefail`` (GitHub's shell) with
 the workflow's and the job's ``env``; ``uses:`` steps are the stand-ins above; a step's ``if:`` on
 the event is honoured. The lock is made by the README's command (``scripts/ci_lock.py``).
-Order: the tag push (gate, then publish), then a pull request's gate (its remote verify needs the
-release published). Exits non-zero on the first step that fails, naming it.
+Order: the tag push (gate, then publish), then a pull request's gate (its plan is against the
+release just published; each run's job summary is checked). Exits non-zero on the first step that fails, naming it.
 """
 
 from __future__ import annotations
@@ -142,6 +142,8 @@ def main() -> None:
             "GITHUB_ACTIONS": "true",
             "GITHUB_REF_NAME": TAG,
             "GITHUB_REPOSITORY": GITHUB_REPO,
+            "GITHUB_STEP_SUMMARY": str(Path(tmp) / "step-summary.md"),
+            "RUNNER_TEMP": tmp,
             **{key: value for key, value in os.environ.items() if key.startswith(("PIP_", "SSL_"))},
         }
         tag_run = {"github.event_name": "push", "github.ref": f"refs/tags/{TAG}", "vars.HF_REPO_ID": hub_repo}
@@ -164,7 +166,8 @@ def main() -> None:
             "vars.HF_REPO_ID": hub_repo,
         }
         run_job(jobs["gate"], "gate (pull request)", base, pr_run, root)
-        assert (root / "remote-verify.json").is_file()
+        summary = Path(base["GITHUB_STEP_SUMMARY"]).read_text(encoding="utf-8")
+        assert f"hubrelease check: {hub_repo}@main passed" in summary, summary
         print(
             f"[ci-recipe] OK: every step run passed (the Sigstore steps were not run); {hub_repo}@{TAG} is "
             f"{tagged[:12]}, pushed with the token the OIDC exchange gave"

@@ -8,7 +8,10 @@ from pathlib import Path
 
 import yaml
 
+from hubrelease.loopback import LoopbackHub, RepoKey
 from tests.factories.cli import run_program
+from tests.factories.hub import hf_env, unique_repo
+from tests.factories.releases import write_release
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,9 +35,13 @@ def test_release_workflow_pins_actions_and_sources_and_asks_for_least_permission
     assert workflow["env"]["HUBRELEASE_LOCK"] == ".github/hubrelease/requirements.txt"
     assert not any(word in run for run in runs for word in ("curl", "wget", "uv ", "pipx"))
     gate = [s.get("run", "") for s in jobs["gate"]["steps"]]
-    verify = gate.index('hubrelease verify "$MANIFEST"')
-    assert gate[verify + 2] == 'hubrelease rebuild "$MANIFEST" --check'  # beside verify and the card check
+    # One command checks what a pull request can get wrong and writes the push plan as the job summary;
+    # the gate runs on every event, the nightly schedule included (a Hub edited outside a release).
+    assert 'hubrelease check "$MANIFEST" --summary "$GITHUB_STEP_SUMMARY"' in [
+        r.split("  #")[0] for r in gate
+    ]
     assert any(run.startswith('hubrelease bom "$MANIFEST"') and run.endswith("--check") for run in gate)
+    assert "if" not in jobs["gate"] and [c["cron"] for c in workflow[True]["schedule"]] == ["17 4 * * *"]
 
 
 def test_release_workflow_signs_keyless_then_pushes_then_checks_the_signer() -> None:
@@ -44,11 +51,41 @@ def test_release_workflow_signs_keyless_then_pushes_then_checks_the_signer() -> 
     runs = [" ".join(step.get("run", "").split()) for step in publish["steps"]]
     sign = runs.index('hubrelease sign "$MANIFEST" --sigstore')
     push = next(i for i, run in enumerate(runs) if run.startswith('hubrelease push "$MANIFEST" --tag'))
-    assert sign < push
+    assert sign < push and 'tee "$RUNNER_TEMP/push.json"' in runs[push]
+    # The remote verify checks the commit the push reported landing, not a ref that could move.
     assert runs[-1] == (
-        'hubrelease verify "$MANIFEST" --remote --revision "${GITHUB_REF_NAME}" --signature '
-        '--identity "https://github.com/${GITHUB_WORKFLOW_REF}" --issuer https://token.actions.githubusercontent.com'
+        'commit="$(jq -er .result.commit "$RUNNER_TEMP/push.json")" hubrelease verify "$MANIFEST" --remote --revision "$commit" '
+        '--signature \\ --identity "https://github.com/${GITHUB_WORKFLOW_REF}" \\ '
+        "--issuer https://token.actions.githubusercontent.com"
     )
+
+
+def test_the_publish_job_verifies_the_commit_its_push_reports(hub: LoopbackHub, tmp_path: Path) -> None:
+    """The push step and the commit the verify step reads from its JSON, run as written (the signature
+    flags aside: keyless verification needs Sigstore's services)."""
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
+    runs = [step.get("run", "") for step in workflow["jobs"]["publish"]["steps"]]
+    push = next(run for run in runs if run.startswith('hubrelease push "$MANIFEST" --tag'))
+    commit_line = runs[-1].splitlines()[0]
+    assert commit_line == 'commit="$(jq -er .result.commit "$RUNNER_TEMP/push.json")"'
+    repo = unique_repo("tagged")
+    checkout = tmp_path / "checkout"
+    write_release(checkout, extra_manifest={"release": {"repo_id": repo, "license": "mit"}})
+    env = hf_env(hub, tmp_path / "hf") | {
+        "MANIFEST": "hubrelease.yaml",
+        "GITHUB_REF_NAME": "v1.0",
+        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+    }
+    (tmp_path / "runner-temp").mkdir()
+    script = (
+        f'{push}\n{commit_line}\nhubrelease verify "$MANIFEST" --remote --revision "$commit"\necho "$commit"'
+    )
+    done = run_program(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], env=env, cwd=checkout
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    landed = hub.store.resolve(RepoKey("model", repo), "v1.0")
+    assert done.stdout.splitlines()[-1] == landed == hub.store.resolve(RepoKey("model", repo), "main")
 
 
 def test_pre_commit_hooks_declare_files_and_a_minimum_version() -> None:

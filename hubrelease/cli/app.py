@@ -65,6 +65,7 @@ COMMANDS: dict[str, str] = {
     "push": "push",
     "pull": "pull",
     "diff": "diff",
+    "check": "check",
     "preview": "preview",
     "init": "init",
     "add": "add",

@@ -25,7 +25,8 @@ Examples:
 A repo that holds a published hubrelease.yaml gets that manifest back, byte for byte (pins, card,
 roles, claims), checked against the Hub at the resolved commit. Otherwise the repo is described:
 LFS files from Hub metadata alone; small regular files are fetched (one GET each) to compute their
-sha256 (checked against their git blob id). Afterwards `hubrelease verify OUT --remote` passes.
+sha256 (checked against their git blob id). The command printed last checks the Hub against it
+(`verify OUT --remote --revision REVISION`): it passes until the repo changes.
 Exit codes: 0 written, 1 restored manifest disagrees with the Hub, 2 missing repo or revision,
 invalid input, an unsafe path on the Hub, or OUT exists (use --force), 4 the Hub could not be
 reached or refused us.
@@ -57,7 +58,8 @@ def import_(
     from hubrelease.onboarding.importer import import_repo
 
     output.quiet_library_progress()
-    result = import_repo(hub_session(endpoint, token, quiet), spec, out, repo_type=repo_type, force=force)
+    api = hub_session(endpoint, token, quiet)
+    result = import_repo(api, spec, out, repo_type=repo_type, force=force, endpoint=endpoint)
     manifest = result.manifest
     if json_mode:
         extra = {
@@ -66,6 +68,7 @@ def import_(
             "commit": result.commit,
             "fetched_bytes": result.fetched_bytes,
             "restored": result.restored,
+            "check": result.check,
         }
         output.emit_json(written_payload("import", result.path, manifest, result.warnings, **extra))
     else:
@@ -76,6 +79,8 @@ def import_(
             f"wrote {result.path}: {manifest.release.repo_id}@{result.revision} = {result.commit} ({how}), "
             f"{len(manifest.artifacts)} artifact(s), {result.fetched_bytes} bytes fetched",
         )
+        if result.check is not None:
+            output.info_line(f"check the Hub against it: {result.check}")
     if result.report is not None and result.report.has_drift:
         raise typer.Exit(1)
 

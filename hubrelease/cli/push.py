@@ -18,8 +18,9 @@ from hubrelease.cli.options import (
     hub_session,
     with_release,
 )
-from hubrelease.cli.report import human_bytes, render_report
+from hubrelease.cli.report import render_report
 from hubrelease.errors import HubError
+from hubrelease.sizes import human_bytes
 
 if TYPE_CHECKING:
     from hubrelease.hub.plan import PushPlan
@@ -45,7 +46,7 @@ refused us (network, token, rate limit, 5xx, Xet). The token comes from HF_TOKEN
 """
 
 
-def _print_plan(plan: PushPlan) -> None:
+def print_plan(plan: PushPlan) -> None:
     rows: list[tuple[str, str, str]] = [(f.status, f.path, human_bytes(f.size)) for f in plan.files]
     rows += [("deleted", f.path, human_bytes(f.size)) for f in plan.deleted]
     style = {"added": "green", "changed": "yellow", "unchanged": "dim", "deleted": "red"}
@@ -116,7 +117,7 @@ def push(
         for warning in warnings:
             output.warn_line(warning)
         if not json_mode:
-            _print_plan(plan)
+            print_plan(plan)
 
     notify = output.info_line if not json_mode else (lambda _: None)
     try:

@@ -5,20 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hubrelease.cli import output
+from hubrelease.sizes import human_bytes
 
 if TYPE_CHECKING:
     from hubrelease.verify import VerifyReport
 
 _STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
-
-
-def human_bytes(count: int) -> str:
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{count} B"
 
 
 def render_report(report: VerifyReport, manifest: str, json_mode: bool) -> int:

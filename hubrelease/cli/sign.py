@@ -9,8 +9,8 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, JsonOpt, ManifestArg, QuietOpt
-from hubrelease.cli.report import human_bytes
 from hubrelease.errors import InputError
+from hubrelease.sizes import human_bytes
 
 EXAMPLES = """
 Examples:

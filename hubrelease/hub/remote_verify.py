@@ -57,10 +57,9 @@ def verify_remote(
         item = pinned._replace(name=published.path, optional=False)
         found = remote.get(published.path)
         if found is None:
-            why = (
-                "the manifest is not on the Hub (push publishes it)" if published.kind == "manifest" else None
-            )
-            check, finding = missing(item, "remote", why)
+            check, finding = missing(item, "remote")
+            if published.kind == "manifest":
+                finding = _manifest_missing(finding, manifest.imported_at)
             checks.append(check)
             findings.append(finding)
             continue
@@ -91,6 +90,15 @@ def verify_remote(
     return VerifyReport(
         "remote", release.repo_id, tuple(checks), tuple(sorted(findings)), revision=rev, extra=extra
     )
+
+
+def _manifest_missing(finding: Finding, imported_at: str | None) -> Finding:
+    """A published manifest that is missing: drift for a pushed release; for a manifest ``import`` wrote
+    (a repo hubrelease had not published) a note, since its first push is what publishes it."""
+    if imported_at is None:
+        return finding._replace(message="the manifest is not on the Hub (push publishes it)")
+    message = f"not on the Hub yet: imported at {imported_at[:12]}; its first push publishes it"
+    return finding._replace(message=message, severity="info")
 
 
 def _local_blob_id(local: Path | None, sha256: str) -> str | None:

@@ -43,6 +43,12 @@ def _superseded(value: str) -> str:
     return value
 
 
+def _commit(value: str) -> str:
+    if not is_commit(value):
+        raise ValueError(f"{value!r} is not a 40-hex commit")
+    return value
+
+
 def _release_path(value: str) -> str:
     return check_release_path(value)
 
@@ -51,6 +57,8 @@ Sha256 = Annotated[str, AfterValidator(_sha256)]
 """A SHA-256 digest, 64 lowercase hex characters."""
 RepoId = Annotated[str, AfterValidator(_repo_id)]
 """A Hub repository id, ``namespace/name``."""
+Commit = Annotated[str, AfterValidator(_commit)]
+"""A git commit id, 40 lowercase hex characters."""
 
 
 def is_repo_id(value: object) -> bool:
@@ -674,6 +682,10 @@ class Manifest(_Strict):
     """Glob patterns (relative to the release folder) that verify does not report as unlisted."""
     signing: Signing | None = None
     """How the release's ``model.sig`` is signed (OpenSSF Model Signing), for the card and ``verify --signature``."""
+    imported_at: Commit | None = None
+    """The Hub commit ``hubrelease import`` described, in a repo hubrelease had not published (no manifest
+    there). ``verify --remote`` then states the published manifest's absence as a note, not drift: the
+    first ``push`` publishes it."""
 
     @model_validator(mode="after")
     def _check_unique_paths(self) -> Manifest:

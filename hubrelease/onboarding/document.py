@@ -19,6 +19,10 @@ from hubrelease.manifest.roundtrip import dump_tree, to_node
 SECTION_COMMENTS = {
     "root": "The release folder, relative to this file. Every command reads the files there (--dir overrides).",
     "release": "The Hub repo this release is published to, and the metadata its card carries.",
+    "imported_at": (
+        "The commit `hubrelease import` described. Until the first push publishes this manifest,\n"
+        "`verify --remote` notes that it is not on the Hub instead of failing."
+    ),
     "artifacts": (
         "Every file to publish. size and sha256 pin the exact bytes (`hubrelease add FILE` refreshes them).\n"
         "role: recommended | variant | benchmark | data | doc. composition: tensor types from the header."
@@ -65,6 +69,7 @@ class ManifestDraft:
     ignore: list[str] = field(default_factory=list)
     root: str | None = None
     card: dict[str, Any] | None = None
+    imported_at: str | None = None
     scaffold: bool = False
     """Append a commented ``pins:`` / ``card:`` scaffold (``init``; an import describes what exists)."""
 
@@ -73,6 +78,7 @@ class ManifestDraft:
         sections = {
             "root": self.root,
             "release": self.release,
+            "imported_at": self.imported_at,
             "artifacts": [{k: v for k, v in a.items() if v is not None} for a in self.artifacts],
             "evaluations": [{k: v for k, v in e.items() if v is not None} for e in self.evaluations],
             "card": self.card,

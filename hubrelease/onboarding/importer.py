@@ -12,6 +12,7 @@ huggingface_hub's ``ModelCard`` / ``DatasetCard``.
 
 from __future__ import annotations
 
+import shlex
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,8 @@ class ImportResult:
     """True when the repo held a published manifest, written back unchanged (pins, card, roles, claims)."""
     report: VerifyReport | None = None
     """The restored manifest checked against the Hub at ``commit``."""
+    check: str | None = None
+    """The command that checks the Hub against a described (not restored) manifest, as its header says."""
 
 
 _TYPE_PREFIXES = {"models/": "model", "datasets/": "dataset", "spaces/": "space"}
@@ -86,9 +89,18 @@ def parse_spec(spec: str) -> tuple[str, str, RepoType | None]:
 
 
 def import_repo(
-    api: HfApi, spec: str, out: Path, *, repo_type: RepoType | None = None, force: bool = False
+    api: HfApi,
+    spec: str,
+    out: Path,
+    *,
+    repo_type: RepoType | None = None,
+    force: bool = False,
+    endpoint: str | None = None,
 ) -> ImportResult:
-    """Describe ``spec`` (``[hf://][datasets/]repo[@revision]``) at one commit and write the manifest to ``out``."""
+    """Describe ``spec`` (``[hf://][datasets/]repo[@revision]``) at one commit and write the manifest to ``out``.
+
+    ``endpoint`` is the ``--endpoint`` the user gave, repeated in the check command the result carries.
+    """
     refuse_existing(out, force)
     repo_id, revision, kind = parse_spec(spec)
     if kind is not None and repo_type is not None and kind != repo_type:
@@ -139,11 +151,11 @@ def import_repo(
         release["revision"] = branch
     release["license"] = card_fields.pop("license", DEFAULT_LICENSE)
     release.update(card_fields)
-    draft = ManifestDraft(
-        _header(repo_id, revision, repo_type, commit, out), release, artifacts, evaluations, card=card
-    )
+    check = verify_command(out, revision, endpoint)
+    header = _header(repo_id, revision, repo_type, commit, out, check)
+    draft = ManifestDraft(header, release, artifacts, evaluations, card=card, imported_at=commit)
     manifest = write_new_manifest(out, draft, force=force)
-    return ImportResult(manifest, out, commit, revision, fetched, tuple(warnings))
+    return ImportResult(manifest, out, commit, revision, fetched, tuple(warnings), check=check)
 
 
 def _refuse_unsafe_paths(repo_id: str, commit: str, listed: dict[str, RemoteFile]) -> None:
@@ -208,13 +220,21 @@ def _branch(api: HfApi, repo_id: str, revision: str, repo_type: str) -> str:
     return revision if revision in {branch.name for branch in refs.branches} else "main"
 
 
-def _header(repo_id: str, revision: str, repo_type: str, commit: str, out: Path) -> list[str]:
+def verify_command(out: Path, revision: str, endpoint: str | None) -> str:
+    """The check of the Hub against an imported manifest: the revision asked for, so a later change on
+    a branch is drift (a commit given stays that commit), on the Hub the import read."""
+    words = ["hubrelease", "verify", str(out), "--remote", "--revision", revision]
+    words += ["--endpoint", endpoint] if endpoint else []
+    return shlex.join(words)
+
+
+def _header(repo_id: str, revision: str, repo_type: str, commit: str, out: Path, check: str) -> list[str]:
     type_flag = f" --repo-type {repo_type}" if repo_type != "model" else ""
     return [
         f"Imported by `hubrelease import {repo_id}@{revision}{type_flag}` at commit {commit}.",
         "Sizes and sha256 come from the Hub: LFS files from their LFS metadata (nothing downloaded),",
         "regular files (small by construction) from their bytes, checked against their git blob id.",
-        f"Check the Hub against it: `hubrelease verify {out} --remote --revision {commit}`.",
+        f"Check the Hub against it: `{check}`.",
         f"Files for a local verify or push: `hf download {repo_id}{type_flag} --revision {commit} "
         f"--local-dir {out.parent}`.",
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import get_args
 
@@ -116,23 +117,38 @@ def test_rm_and_rm_unknown(tmp_path: Path) -> None:
     assert err == f"error: {manifest}: not in the manifest: empty.txt\n"
 
 
-def test_import_then_remote_verify_finds_everything_but_the_manifest(
+def test_the_check_import_prints_passes_until_the_hub_changes(
     loopback_hub: LoopbackHub, tmp_path: Path
 ) -> None:
-    repo_id, _, commit = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
+    repo_id, folder, commit = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
     out = tmp_path / "imported" / "hubrelease.yaml"
     out.parent.mkdir()
     code, _, err = run_cli("import", f"{repo_id}@dev", "--out", out, "--endpoint", loopback_hub.url)
     assert code == 0, err
     assert f"wrote {out}: {repo_id}@dev = {commit} (described), 7 artifact(s)" in err
-    code, stdout, err = run_cli("verify", out, "--remote", "--endpoint", loopback_hub.url, "--json")
-    assert code == 1, stdout + err  # a release is what push publishes: the manifest comes with the first push
-    errors = [
-        (f["kind"], f["path"], f["message"])
-        for f in json.loads(stdout)["findings"]
-        if f["severity"] == "error"
+    printed = err.splitlines()[-1].removeprefix("check the Hub against it: ")
+    assert f"# Check the Hub against it: `{printed}`." in out.read_text(encoding="utf-8").splitlines()
+    words = shlex.split(printed)
+    assert words[0] == "hubrelease"
+    code, stdout, err = run_cli(*words[1:])
+    assert code == 0, stdout + err
+    code, stdout, _ = run_cli(*words[1:], "--json")
+    report = json.loads(stdout)
+    assert (code, report["ok"], report["commit"]) == (0, True, commit)
+    assert [(f["kind"], f["severity"]) for f in report["findings"] if f["path"] == out.name] == [
+        ("missing", "info")
     ]
-    assert errors == [("missing", "hubrelease.yaml", "the manifest is not on the Hub (push publishes it)")]
+    # One weights file changes on the branch the import read (same size, one byte): the same command
+    # is now drift, naming it.
+    name = "gguf/drafter-q4.gguf"
+    changed = bytearray((folder / name).read_bytes())
+    changed[-1] ^= 1
+    api_for(loopback_hub).upload_file(
+        path_or_fileobj=bytes(changed), path_in_repo=name, repo_id=repo_id, revision="dev"
+    )
+    code, stdout, _ = run_cli(*words[1:], "--json")
+    errors = [(f["kind"], f["path"]) for f in json.loads(stdout)["findings"] if f["severity"] == "error"]
+    assert (code, errors) == (1, [("digest_mismatch", name)])
     code, _, err = run_cli("import", f"{repo_id}@dev", "--out", out, "--endpoint", loopback_hub.url)
     assert (code, err) == (2, f"error: {out}: already exists; pass --force to overwrite it\n")
 

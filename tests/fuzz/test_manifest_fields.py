@@ -42,6 +42,7 @@ FIELDS = (
     ("card", "variables"),
     ("pins", "targets"),
     ("root",),
+    ("imported_at",),
     ("unknown_key",),
 )
 

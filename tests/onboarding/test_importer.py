@@ -79,11 +79,22 @@ def test_imported_manifest_passes_remote_verify(loopback_hub: LoopbackHub, tmp_p
     repo_id, _, commit = publish_author_folder(api_for(loopback_hub), tmp_path / "release")
     out = tmp_path / "imported.yaml"
     import_repo(api_for(loopback_hub), f"{repo_id}@dev", out)
-    report = verify_remote(load_manifest(out), api_for(loopback_hub), manifest_path=out)
-    # Everything the import describes is on the Hub; the manifest itself is published by the first push.
-    assert [(f.kind, f.path) for f in report.errors] == [("missing", out.name)]
-    assert "push publishes it" in report.errors[0].message
-    assert report.extra["commit"] == commit
+    manifest = load_manifest(out)
+    assert manifest.imported_at == commit
+    report = verify_remote(manifest, api_for(loopback_hub), manifest_path=out)
+    # Everything the import describes is on the Hub; the manifest itself is published by the first push,
+    # which its absence notes.
+    assert report.errors == [] and report.extra["commit"] == commit
+    noted = [f for f in report.findings if f.path == out.name]
+    assert [(f.kind, f.severity, f.message) for f in noted] == [
+        ("missing", "info", f"not on the Hub yet: imported at {commit[:12]}; its first push publishes it")
+    ]
+    # Without the import's mark the same absence is drift, as for any pushed release.
+    pushed = manifest.model_copy(update={"imported_at": None})
+    missing = verify_remote(pushed, api_for(loopback_hub), manifest_path=out).errors
+    assert [(f.kind, f.path, f.message) for f in missing] == [
+        ("missing", out.name, "the manifest is not on the Hub (push publishes it)")
+    ]
 
 
 def test_commit_revision_keeps_main_as_the_push_branch(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
@@ -152,7 +163,7 @@ def test_dataset_repo(loopback_hub: LoopbackHub, tmp_path: Path) -> None:
         "data/train-00000-of-00001.parquet": "data",
     }
     assert "--repo-type dataset" in out.read_text(encoding="utf-8").splitlines()[0]
-    assert [f.path for f in verify_remote(manifest, api, manifest_path=out).errors] == [out.name]
+    assert verify_remote(manifest, api, manifest_path=out).errors == []
     # The hf CLI's forms name the type in the id: no --repo-type needed, a contradicting one refused.
     for form in (f"datasets/{repo_id}", f"hf://datasets/{repo_id}@main"):
         again = import_repo(api, form, tmp_path / "form.yaml", force=True)
