@@ -108,7 +108,7 @@ def whoami(request: Request) -> Response:
     if grant is None:
         raise StoreError(401, "Invalid credentials in Authorization header")
     scopes = grant.scopes or ("*/*",)
-    orgs = sorted({scope.split("/")[0] for scope in scopes})
+    orgs = sorted({scope.split("/")[-2] for scope in scopes})  # [TYPE/]ns/name: the namespace
     token: dict[str, Any] = {
         "displayName": "loopback",
         "role": grant.role if grant.scopes is None else "fineGrained",
