@@ -90,9 +90,15 @@ class Grant:
 EVERYTHING = Grant("write")
 
 
+def covers(grant: Grant | None, key: RepoKey) -> bool:
+    """Whether a token's scope names ``key``: decided from the grant alone, without reading the store,
+    so the answer costs the same whether or not the repo exists (``reach.py``)."""
+    return grant is not None and grant.covers(key)
+
+
 def may_read(grant: Grant | None, key: RepoKey, private: bool) -> bool:
     """Public, or private and covered by ``grant``: who sees a repo (and whether it exists)."""
-    return not private or (grant is not None and grant.covers(key))
+    return not private or covers(grant, key)
 
 
 class TokenFileError(ValueError):

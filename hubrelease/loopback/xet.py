@@ -5,7 +5,8 @@ What hf_xet (huggingface_hub >= 1.20 picks it whenever it is installed) calls, f
 ``openapi/cas.openapi.yaml``:
 
 - ``GET /api/{t}s/{id}/xet-write-token/{rev}`` and ``xet-read-token``: the token in ``X-Xet-Cas-Url``,
-  ``X-Xet-Access-Token``, ``X-Xet-Token-Expiration`` and as JSON ``{accessToken, exp, casUrl}``;
+  ``X-Xet-Access-Token``, ``X-Xet-Token-Expiration`` and as JSON ``{accessToken, exp, casUrl}``; the
+  CAS URL is ``/__xet/{store id}`` (``cas_url``), and ``{cas}`` below is it;
 - a xorb through an upload grant (hf_xet >= 1.8, xet-core ``xet_client`` README "Xorb uploads"):
   ``POST {cas}/v1/xorb-grants/default/{hash}`` with ``{length, checksum}`` -> 201 ``{id, method,
   url, headers}`` (200: already stored), the xorb sent to that URL with no CAS token, then
@@ -30,7 +31,11 @@ from hubrelease.loopback.xetstore import MAX_SHARD_BYTES, MAX_XORB_BYTES, Caller
 
 
 def cas_url(request: Request) -> str:
-    return f"{request.hub.url}/__xet"
+    """The CAS endpoint, named by the root's store id: hf_xet keys its local shard cache by this URL
+    (xet-core ``xet_data/src/processing/configurations.rs`` ``compute_cache_path``, lines 196-208), so a
+    server restarted on the same port with a fresh root is a new CAS to the client, whose cache then
+    claims no xorb only the old root held."""
+    return f"{request.hub.url}/__xet/{request.hub.xet.store_id}"
 
 
 def _token(request: Request, write: bool) -> Response:
@@ -53,7 +58,10 @@ def read_token(request: Request) -> Response:
 
 
 def _authorize(request: Request, write: bool) -> Caller:
-    """Who sent the request's Xet token (``XetStore.check``)."""
+    """Who sent the request's Xet token (``XetStore.check``); a URL naming another root's store id
+    is answered as a stale token."""
+    if request.params.get("store", request.hub.xet.store_id) != request.hub.xet.store_id:
+        raise StoreError(401, "Xet access token missing, invalid or expired")
     return request.hub.xet.check(
         request.headers.get("authorization", ""), write, request.hub.faults.xet_token_epoch
     )
@@ -81,7 +89,7 @@ def xorb_grant(request: Request) -> Response:
     if length > MAX_XORB_BYTES:
         raise StoreError(413, f"xorb larger than {MAX_XORB_BYTES} bytes")
     xet = request.hub.xet
-    if xet.has_xorb(xorb) and xet.reaches("xorb", xorb, caller):
+    if xet.reaches("xorb", xorb, caller) and xet.has_xorb(xorb):  # reach first: one lookup for all
         xet.store.reach.add("xorb", xorb, caller.tenant)
         return json_response({"was_inserted": False})
     grant_id = secrets.token_hex(16)
@@ -123,7 +131,7 @@ def _shard(request: Request) -> int:
     caller = _authorize(request, write=True)
     if len(request.body) > MAX_SHARD_BYTES:
         raise StoreError(413, f"shard larger than {MAX_SHARD_BYTES} bytes")
-    return request.hub.xet.put_shard(request.body, caller.tenant)
+    return request.hub.xet.put_shard(request.body, caller)
 
 
 def upload_shard(request: Request) -> Response:
