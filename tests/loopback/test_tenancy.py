@@ -11,7 +11,9 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, RepoFile, constants
@@ -248,9 +250,18 @@ def test_another_tenants_oid_is_refused_by_the_lookup_that_refuses_an_unknown_on
         _, sha, _ = _private_release(hub, tmp_path)
         HfApi(endpoint=hub.url, token=OTHER).create_repo("beta/own", private=True)
         read: list[str] = []
-        for name in ("object_size", "holds", "refs"):
+
+        def counted(name: str) -> Callable[..., Any]:
             original = getattr(hub.store, name)
-            monkeypatch.setattr(hub.store, name, lambda *a, _f=original, _n=name: read.append(_n) or _f(*a))
+
+            def call(*args: Any) -> Any:
+                read.append(name)
+                return original(*args)
+
+            return call
+
+        for name in ("object_size", "holds", "refs"):
+            monkeypatch.setattr(hub.store, name, counted(name))
         answers = {}
         for oid in (sha, hashlib.sha256(b"nobody stored this").hexdigest()):
             read.clear()
