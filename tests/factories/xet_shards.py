@@ -1,5 +1,6 @@
-"""Xet bodies as the real client sends them, kept to replay tampered: recorded shards and xorbs,
-a shard's sha256 claim rewritten, a CAS token fetched over raw HTTP."""
+"""A tenant attacking another on the loopback Hub: Xet bodies as the real client sent them, kept to
+replay tampered (recorded shards and xorbs, a shard's sha256 claim rewritten), a CAS token and a
+commit line naming any LFS oid, sent over raw HTTP."""
 
 from __future__ import annotations
 
@@ -52,3 +53,19 @@ def cas_auth(hub: LoopbackHub, repo: str, token: str | None, write: bool = False
     status, _, text = raw_request(f"{hub.url}/api/models/{repo}/{route}/main", headers=headers)
     assert status == 200, text
     return {"Authorization": f"Bearer {json.loads(text)['accessToken']}"}
+
+
+def commit_line(
+    hub: LoopbackHub, repo: str, sha: str, size: int | None, token: str | None = None
+) -> tuple[int, bytes]:
+    """Commit one ``lfsFile`` line naming ``sha`` as ``stolen.safetensors`` (no size: as a copy)."""
+    value: dict[str, object] = {"path": "stolen.safetensors", "algo": "sha256", "oid": sha}
+    if size is not None:
+        value["size"] = size
+    lines = [{"key": "header", "value": {"summary": "steal"}}, {"key": "lfsFile", "value": value}]
+    body = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    headers = {"Content-Type": "application/x-ndjson"} | (
+        {"Authorization": f"Bearer {token}"} if token else {}
+    )
+    status, _, text = raw_request(f"{hub.url}/api/models/{repo}/commit/main", "POST", body, headers)
+    return status, text

@@ -23,7 +23,7 @@ from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.loopback.auth import Grant
 from hubrelease.loopback.xetformat import hash_hex
 from tests.factories.hub import raw_request
-from tests.factories.xet_shards import ShardRecorder, cas_auth, claim
+from tests.factories.xet_shards import ShardRecorder, cas_auth, claim, commit_line
 
 OWNER, READER, OTHER = "hf_owner_token", "hf_acme_reader", "hf_beta_writer"
 TOKENS = {OWNER: Grant("write"), READER: Grant("read", ("acme/*",)), OTHER: Grant("write", ("beta/*",))}
@@ -38,22 +38,6 @@ def _private_release(hub: LoopbackHub, tmp_path: Path) -> tuple[HfApi, str, str]
     return owner, hashlib.sha256(SECRET).hexdigest(), "acme/private"
 
 
-def _commit_line(
-    hub: LoopbackHub, repo: str, sha: str, size: int | None, token: str | None = None
-) -> tuple[int, bytes]:
-    value: dict[str, object] = {"path": "stolen.safetensors", "algo": "sha256", "oid": sha}
-    if size is not None:
-        value["size"] = size
-    lines = [{"key": "header", "value": {"summary": "steal"}}, {"key": "lfsFile", "value": value}]
-    body = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
-    url = f"{hub.url}/api/models/{repo}/commit/main"
-    headers = {"Content-Type": "application/x-ndjson"} | (
-        {"Authorization": f"Bearer {token}"} if token else {}
-    )
-    status, _, text = raw_request(url, "POST", body, headers)
-    return status, text
-
-
 @pytest.mark.parametrize("transport", ["lfs", "xet"])
 def test_a_commit_line_naming_a_private_object_lands_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
@@ -64,7 +48,7 @@ def test_a_commit_line_naming_a_private_object_lands_nothing(
         anonymous = HfApi(endpoint=hub.url, token=False)
         anonymous.create_repo("mallory/public")
         for size in (len(SECRET), None):  # as pushed, and as a copy (no size)
-            status, text = _commit_line(hub, "mallory/public", sha, size)
+            status, text = commit_line(hub, "mallory/public", sha, size)
             assert status == 422 and b"was not uploaded" in text, text
         assert anonymous.list_repo_files("mallory/public") == [".gitattributes"]
         # The batch tells the attacker nothing: upload actions, as for an object never seen.
@@ -85,7 +69,7 @@ def test_a_commit_line_naming_a_private_object_lands_nothing(
         assert status == 404
         # The owner copies it into another of its repos (CommitOperationCopy sends no size).
         owner.create_repo("acme/copy", private=True)
-        assert _commit_line(hub, "acme/copy", sha, None)[0] == 404  # anonymous: a private repo is not there
+        assert commit_line(hub, "acme/copy", sha, None)[0] == 404  # anonymous: a private repo is not there
         status, _, _ = raw_request(
             f"{hub.url}/api/models/acme/copy/commit/main",
             "POST",
@@ -165,7 +149,7 @@ def test_a_repo_created_again_under_a_deleted_ones_name_reaches_none_of_its_obje
         owner.delete_repo(repo)
         HfApi(endpoint=hub.url, token=False).create_repo(repo)  # public now, anyone's
         assert hub.store.tenant(RepoKey("model", repo)) != stale
-        assert _commit_line(hub, repo, sha, len(SECRET))[0] == 422
+        assert commit_line(hub, repo, sha, len(SECRET))[0] == 422
         assert hub.server_errors == []
 
 
@@ -190,7 +174,7 @@ def test_a_shard_claiming_another_tenants_sha256_reaches_nothing(
         auth = cas_auth(hub, "beta/own", OTHER, write=True)
         v1 = raw_request(f"{hub.url}/__xet/v1/shards", "POST", forged, auth)
         v2 = raw_request(f"{hub.url}/__xet/v2/shards", "POST", forged, auth)
-        commits = [_commit_line(hub, "beta/own", sha, size, OTHER)[0] for size in (len(SECRET), None)]
+        commits = [commit_line(hub, "beta/own", sha, size, OTHER)[0] for size in (len(SECRET), None)]
         stolen = []
         for transport in ("xet", "lfs"):  # the attacker's download, whichever way it asks
             monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", transport == "lfs")
@@ -265,7 +249,7 @@ def test_another_tenants_oid_is_refused_by_the_lookup_that_refuses_an_unknown_on
         answers = {}
         for oid in (sha, hashlib.sha256(b"nobody stored this").hexdigest()):
             read.clear()
-            status, text = _commit_line(hub, "beta/own", oid, len(SECRET), OTHER)
+            status, text = commit_line(hub, "beta/own", oid, len(SECRET), OTHER)
             answers[oid == sha] = (status, text.replace(oid.encode(), b"OID"), sorted(read))
         assert answers[True] == answers[False]
         assert answers[True][0] == 422 and "object_size" not in answers[True][2]  # refused before any size
