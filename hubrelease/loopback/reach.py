@@ -23,7 +23,8 @@ import shutil
 from pathlib import Path
 from typing import Literal
 
-Kind = Literal["lfs", "xorb"]
+Kind = Literal["lfs", "xorb", "chunk"]
+"""An LFS oid (sha256), a Xet xorb, or a chunk a shard indexed for dedup probes (``xetstore.py``)."""
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 
 

@@ -290,6 +290,7 @@ class XetStore:
                 for n, chunk in enumerate(xorb.chunk_hashes):
                     if n in firsts.get(xorb.xorb, ()) or xetformat.is_dedup_eligible(chunk):
                         atomic_write_text(self._path("chunks", xetformat.hash_hex(chunk)), shard)
+                        self.store.reach.add("chunk", xetformat.hash_hex(chunk), caller.tenant)
         return new
 
     def _keep_record(self, xorb: xetformat.ShardXorb, caller: Caller) -> bool:
@@ -306,9 +307,10 @@ class XetStore:
 
     def dedup_shard(self, chunk: str, caller: Caller) -> bytes | None:
         """The answer to a dedup probe for ``chunk``: the records of every xorb of the shard that
-        registered it which ``caller`` reaches, or None if there are none."""
+        registered it which ``caller`` reaches, or None if there are none. The chunk's reach is asked
+        first: another tenant's chunk is refused after the same one lookup as an unknown one."""
         path = self._path("chunks", chunk)
-        if not path.is_file():
+        if not self.reaches("chunk", chunk, caller) or not path.is_file():
             return None
         shard = self._path("shards", path.read_text().strip())
         records = []
