@@ -12,7 +12,7 @@ from pathlib import Path
 
 import hf_xet
 import pytest
-from huggingface_hub import CommitOperationAdd, RepoFile
+from huggingface_hub import CommitOperationAdd, HfApi, RepoFile
 
 from hubrelease.loopback import LoopbackHub, xetformat
 from tests.factories.cli import run_program
@@ -268,3 +268,14 @@ def test_a_fresh_root_on_the_same_url_is_a_new_cas_to_the_client(tmp_path: Path)
 
 def _cas_url(hub: LoopbackHub) -> str:
     return str(json.loads(raw_request(f"{hub.url}/api/models/acme/w/xet-read-token/main")[2])["casUrl"])
+
+
+def test_a_client_without_a_token_pushes_the_same_bytes_to_a_second_repo(hub: LoopbackHub) -> None:
+    # hf_xet's shard cache names the xorbs of the first push in the second one's shard; on an open
+    # Hub (any token writes everything) a client that sends none reaches them too.
+    anonymous, data = HfApi(endpoint=hub.url, token=False), os.urandom(300_000)
+    for repo in (unique_repo("anonymous"), unique_repo("anonymous")):
+        anonymous.create_repo(repo)
+        anonymous.create_commit(repo, [CommitOperationAdd("w.safetensors", data)], commit_message="m")
+        assert anonymous.list_repo_files(repo) == [".gitattributes", "w.safetensors"]
+    assert hub.server_errors == []
