@@ -17,7 +17,8 @@ What hf_xet (huggingface_hub >= 1.20 picks it whenever it is installed) calls, f
 - ``GET {cas}/v1/chunks/default/{hash}``: the global dedup probe (a shard of xorb records, 404 = not
   known) for a file's first chunk and chunks whose hash is 0 mod 1024;
 - ``GET {cas}/v1/reconstructions/{file}`` (``Range`` optional): terms and byte ranges of xorbs, which
-  the client then fetches from the signed ``/__xet/fetch/{xorb}`` URLs with a ``Range`` header.
+  the client then fetches from the ``/__xet/fetch/{xorb}`` URLs, each signed for one byte range,
+  with a ``Range`` header.
 """
 
 from __future__ import annotations
@@ -189,14 +190,21 @@ def reconstruction(request: Request) -> Response:
     payload = request.hub.xet.reconstruction(request.arg("file"), first, last, base, caller)
     for xorb, entries in payload["fetch_info"].items():
         for entry in entries:
-            entry["url"] += f"?sig={request.hub.access.sign(xorb)}"
+            signed = f"{entry['url_range']['start']}-{entry['url_range']['end']}"
+            entry["url"] += f"?range={signed}&sig={request.hub.access.sign(f'{xorb}|{signed}')}"
     return json_response(payload)
 
 
 def fetch_xorb(request: Request) -> Response:
-    """Bytes of a stored xorb, for a URL a reconstruction signed (the client sends no token here)."""
-    xorb = request.arg("hash")
-    request.hub.access.check_signature(xorb, request.query.get("sig", [""])[0])
+    """Bytes of a stored xorb, for a URL a reconstruction signed (the client sends no token here).
+
+    The signature binds the byte range the reconstruction named, not the whole xorb: a xorb may also
+    hold chunks of files the reader cannot reach (its uploader's dedup mixed them), which a URL for
+    one file must not serve. hf_xet asks exactly that range (``remote_client.rs``, ``range_header``).
+    """
+    xorb, signed = request.arg("hash"), request.query.get("range", [""])[0]
+    request.hub.access.check_signature(f"{xorb}|{signed}", request.query.get("sig", [""])[0])
+    low, high = (int(n) for n in signed.split("-", 1))  # signed above: "START-END" as we wrote it
     path = request.hub.xet.xorb_path(xorb)
     if not path.is_file():
         raise StoreError(404, f"xorb {xorb} not found")
@@ -205,9 +213,9 @@ def fetch_xorb(request: Request) -> Response:
         span = parse_range(request.headers.get("range", ""), size)
     except StoreError:
         return Response(416, {"Content-Range": f"bytes */{size}"})
-    if span is None:
-        return Response(200, {"Content-Type": "application/octet-stream"}, file=path, length=size)
-    start, end = span
+    start, end = span if span is not None else (low, min(high, size - 1))
+    if not low <= start <= end <= high:
+        raise StoreError(403, f"this URL is signed for bytes {signed} of xorb {xorb}")
     headers = {"Content-Type": "application/octet-stream", "Content-Range": f"bytes {start}-{end}/{size}"}
     return Response(206, headers, file=path, offset=start, length=end - start + 1)
 

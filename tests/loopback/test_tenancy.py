@@ -266,3 +266,37 @@ def test_another_tenants_objects_are_refused_by_the_lookup_that_refuses_unknown_
         assert answers["dedup", True] == answers["dedup", False]
         assert answers["dedup", True][0] == 404 and "xet shards" not in answers["dedup", True][2]
         assert hub.server_errors == []
+
+
+def test_a_fetch_url_serves_only_the_bytes_its_reconstruction_named(tmp_path: Path) -> None:
+    # The owner publishes the first half of a private file: hf_xet deduplicates it against the
+    # private file's xorb, so the public file's reconstruction names that xorb, which also holds the
+    # private half. A reader of the public file gets a URL for the chunks it names, not the xorb.
+    with LoopbackHub(tmp_path / "root", tokens=TOKENS, allow_anonymous=True) as hub:
+        owner = HfApi(endpoint=hub.url, token=OWNER)
+        private, public = os.urandom(1_200_000), slice(0, 600_000)
+        for name, data, hidden in (("acme/private", private, True), ("acme/public", private[public], False)):
+            owner.create_repo(name, private=hidden)
+            owner.create_commit(name, [CommitOperationAdd("w.safetensors", data)], commit_message="w")
+        hashes = {}
+        for name in ("acme/private", "acme/public"):
+            [info] = owner.get_paths_info(name, ["w.safetensors"])
+            assert isinstance(info, RepoFile) and info.xet_hash is not None
+            hashes[name] = info.xet_hash
+        record = hub.xet.file_record(hashes["acme/private"])
+        assert record is not None
+        [mixed] = {xorb for xorb, *_ in record["segments"]}
+        status, _, body = raw_request(
+            f"{hub.url}/__xet/v1/reconstructions/{hashes['acme/public']}",
+            headers=cas_auth(hub, "acme/public", None),
+        )
+        assert status == 200
+        [entry, *_] = json.loads(body)["fetch_info"][mixed]  # the precondition: the public file uses it
+        named = entry["url_range"]
+        assert (
+            raw_request(entry["url"], headers={"Range": f"bytes={named['start']}-{named['end']}"})[0] == 206
+        )
+        whole = hub.xet.xorb_path(mixed).stat().st_size
+        for asked in (f"bytes=0-{whole - 1}", f"bytes={named['end'] + 1}-{whole - 1}", "bytes=-100"):
+            assert raw_request(entry["url"], headers={"Range": asked})[0] == 403, asked
+        assert hub.server_errors == []
