@@ -35,6 +35,7 @@ the reach index before anything else, so both cost the same lookup.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -117,13 +118,14 @@ class XetStore:
         self.root = store.root / "xet"
         for sub in ("xorbs", "files", "sha256", "chunks", "shards"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
-        self.store_id = self._store_id()
         self._tokens: dict[str, XetToken] = {}
         self.grants = Grants()
         self._lock = threading.Lock()
 
-    def _store_id(self) -> str:
-        """This root's id, made once: linked into place, so processes sharing the root agree on it."""
+    @functools.cached_property
+    def store_id(self) -> str:
+        """This root's id, made when the CAS is first named (a root never asked for Xet gets no file):
+        linked into place, so threads and processes sharing the root agree on it."""
         path = self.store.inside(self.root / "store-id")
         if not path.is_file():
             fd, tmp = tempfile.mkstemp(dir=self.store.tmp_dir(), prefix="store-id.")
