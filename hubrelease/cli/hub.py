@@ -61,9 +61,10 @@ def serve(
         Path | None,
         typer.Option(
             "--token-file",
-            help="File of tokens, one 'TOKEN [read|write] [ns/name|ns/* ...]' per line: role (write by "
-            "default) and the repos it covers (every repo if none; outside them it is as good as no "
-            "token), # comments.",
+            help="File of tokens, one 'TOKEN [read|write] [[TYPE/]ns/name|[TYPE/]ns/* ...]' per line: "
+            "role (write by default) and the repos it covers (every repo if none; TYPE is models, "
+            "datasets or spaces; a bare ns/name is the model, a bare ns/* every type; outside them it "
+            "is as good as no token), # comments.",
             show_default=False,
         ),
     ] = None,

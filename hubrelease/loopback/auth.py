@@ -3,8 +3,11 @@
 A rehearsal server users run must not let anyone in: with tokens configured, a request without
 one is refused (401) unless ``allow_anonymous`` (or, for reads of public repos only, ``anonymous_reads``:
 a browser on the repo pages, ``preview``). A token has a role (``read`` reads, ``write``
-also writes) and a scope: the repos it covers, as ``ns/name`` or ``ns/*`` patterns (every repo
-when it names none). Inside its scope a token reads private repos and, with ``write``, writes;
+also writes) and a scope: the repos it covers (every repo when it names none), each a pattern
+``[TYPE/]ns/name`` or ``[TYPE/]ns/*`` with TYPE one of ``models``, ``datasets``, ``spaces``. Without
+a TYPE, ``ns/name`` is the model (a bare repo id names a model on the Hub) and ``ns/*`` every repo
+of the namespace, whatever its type; so a token for the model ``acme/x`` never reaches the dataset
+``acme/x``. Inside its scope a token reads private repos and, with ``write``, writes;
 outside it, it is as good as no token: public repos are readable (writable when anonymous access
 is allowed), private ones do not exist (404, as the Hub answers). Anonymous clients never create a
 private repo. With anonymous access and no tokens configured (tests), any token is taken as a
@@ -15,7 +18,6 @@ instead, because huggingface_hub sends no token to them.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import hmac
 import re
@@ -30,7 +32,22 @@ from hubrelease.loopback.store import RepoKey, StoreError
 
 TokenRole = Literal["read", "write"]
 ROLES: tuple[TokenRole, ...] = ("read", "write")
-_SCOPE = re.compile(r"^[A-Za-z0-9][\w.-]*/(?:\*|[A-Za-z0-9][\w.-]*)$")
+_SCOPE = re.compile(r"^(?:(?:models|datasets|spaces)/)?[A-Za-z0-9][\w.-]*/(?:\*|[A-Za-z0-9][\w.-]*)$")
+SCOPE_SYNTAX = "TOKEN [read|write] [[TYPE/]ns/name|[TYPE/]ns/* ...]"
+
+
+def scope_covers(scope: str, key: RepoKey) -> bool:
+    """Whether one scope pattern (module docstring) covers ``key``: type, namespace and name."""
+    *kind, namespace, name = scope.split("/")
+    plural = kind[0] if kind else ("*" if name == "*" else "models")
+    key_namespace, slash, key_name = key.repo_id.partition("/")
+    return (
+        bool(slash)
+        and plural in ("*", f"{key.repo_type}s")
+        and namespace == key_namespace
+        and name in ("*", key_name)
+    )
+
 
 # Routes that carry no Hub token: signed upload/fetch URLs and the CAS (which checks Xet tokens).
 UNAUTHENTICATED = frozenset(
@@ -64,7 +81,7 @@ class Grant:
     scopes: tuple[str, ...] | None = None
 
     def covers(self, key: RepoKey) -> bool:
-        return self.scopes is None or any(fnmatch.fnmatchcase(key.repo_id, s) for s in self.scopes)
+        return self.scopes is None or any(scope_covers(scope, key) for scope in self.scopes)
 
     def writes(self, key: RepoKey) -> bool:
         return self.role == "write" and self.covers(key)
@@ -73,18 +90,24 @@ class Grant:
 EVERYTHING = Grant("write")
 
 
+def covers(grant: Grant | None, key: RepoKey) -> bool:
+    """Whether a token's scope names ``key``: decided from the grant alone, without reading the store,
+    so the answer costs the same whether or not the repo exists (``reach.py``)."""
+    return grant is not None and grant.covers(key)
+
+
 def may_read(grant: Grant | None, key: RepoKey, private: bool) -> bool:
     """Public, or private and covered by ``grant``: who sees a repo (and whether it exists)."""
-    return not private or (grant is not None and grant.covers(key))
+    return not private or covers(grant, key)
 
 
 class TokenFileError(ValueError):
-    """A token file line that is not ``TOKEN [read|write] [ns/name|ns/* ...]``."""
+    """A token file line that is not ``SCOPE_SYNTAX``."""
 
 
 def read_token_file(path: Path) -> dict[str, Grant]:
     """Tokens from a file: one ``TOKEN [read|write] [SCOPE...]`` per line (write, every repo by
-    default), ``#`` comments; a scope is ``ns/name`` or ``ns/*``."""
+    default), ``#`` comments; a scope is ``[TYPE/]ns/name`` or ``[TYPE/]ns/*`` (module docstring)."""
     tokens: dict[str, Grant] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         fields = line.split("#", 1)[0].split()
@@ -93,7 +116,7 @@ def read_token_file(path: Path) -> dict[str, Grant]:
         role = fields[1] if len(fields) > 1 else "write"
         scopes = fields[2:]
         if role not in ROLES or not all(_SCOPE.match(scope) for scope in scopes):
-            raise TokenFileError(f"{path}:{number}: expected 'TOKEN [read|write] [ns/name|ns/* ...]'")
+            raise TokenFileError(f"{path}:{number}: expected '{SCOPE_SYNTAX}'")
         tokens[fields[0]] = Grant("read" if role == "read" else "write", tuple(scopes) or None)
     return tokens
 

@@ -27,6 +27,8 @@ _API = r"^/api/(?P<t>models|datasets|spaces)/(?P<ns>[^/]+)/(?P<name>[^/]+)"
 _GIT = r"^/(?:(?P<t>datasets|spaces)/)?(?!api/)(?P<ns>[^/]+)/(?P<name>[^/]+)"
 _OID = r"(?P<oid>[0-9a-f]{64})"
 _HASH = r"(?P<hash>[0-9a-f]{64})"
+# The CAS API, below the root's store id when the client built the URL from ``casUrl`` (``xet.py``).
+_CAS = r"^/__xet(?:/(?P<store>[0-9a-f]{16}))?"
 
 # (route name, methods, path pattern, view, streamed body); first match wins.
 ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
@@ -72,14 +74,14 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
         ("discussion", ("GET",), _API + r"/discussions/(?P<num>\d+)$", routes.discussion, False),
         ("xet_write_token", ("GET",), _API + r"/xet-write-token/(?P<rev>[^/]+)$", xet.write_token, False),
         ("xet_read_token", ("GET",), _API + r"/xet-read-token/(?P<rev>[^/]+)$", xet.read_token, False),
-        ("xet_xorb", ("POST",), r"^/__xet/v1/xorbs/(?P<prefix>[^/]+)/" + _HASH + "$", xet.upload_xorb, True),
-        ("xet_shard", ("POST",), r"^/__xet/v1/shards$", xet.upload_shard, False),
+        ("xet_xorb", ("POST",), _CAS + r"/v1/xorbs/(?P<prefix>[^/]+)/" + _HASH + "$", xet.upload_xorb, True),
+        ("xet_shard", ("POST",), _CAS + r"/v1/shards$", xet.upload_shard, False),
         # Both shard routes are "xet_shard" (faults, counts), as both xorb routes are "xet_xorb".
-        ("xet_shard", ("POST",), r"^/__xet/v2/shards$", xet.upload_shard_v2, False),
+        ("xet_shard", ("POST",), _CAS + r"/v2/shards$", xet.upload_shard_v2, False),
         (
             "xet_xorb_grant",
             ("POST",),
-            r"^/__xet/v1/xorb-grants/(?P<prefix>[^/]+)/" + _HASH + "$",
+            _CAS + r"/v1/xorb-grants/(?P<prefix>[^/]+)/" + _HASH + "$",
             xet.xorb_grant,
             False,
         ),
@@ -95,26 +97,26 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
         (
             "xet_xorb_commit",
             ("POST",),
-            r"^/__xet/v1/xorb-commits/(?P<prefix>[^/]+)/" + _HASH + r"/grant/(?P<grant>[0-9a-f]{32})$",
+            _CAS + r"/v1/xorb-commits/(?P<prefix>[^/]+)/" + _HASH + r"/grant/(?P<grant>[0-9a-f]{32})$",
             xet.xorb_commit,
             False,
         ),
         (
             "xet_dedup",
             ("GET",),
-            r"^/__xet/v1/chunks/(?P<prefix>[^/]+)/" + _HASH + "$",
+            _CAS + r"/v1/chunks/(?P<prefix>[^/]+)/" + _HASH + "$",
             xet.dedup_probe,
             False,
         ),
         (
             "xet_reconstruction",
             ("GET",),
-            r"^/__xet/v1/reconstructions/(?P<file>[0-9a-f]{64})$",
+            _CAS + r"/v1/reconstructions/(?P<file>[0-9a-f]{64})$",
             xet.reconstruction,
             False,
         ),
         ("xet_fetch", ("GET",), r"^/__xet/fetch/" + _HASH + "$", xet.fetch_xorb, False),
-        ("xet_telemetry", ("POST",), r"^(?:/__xet)?/v1/telemetry$", xet.telemetry, False),
+        ("xet_telemetry", ("POST",), r"^(?:/__xet(?:/[0-9a-f]{16})?)?/v1/telemetry$", xet.telemetry, False),
         ("lfs_batch", ("POST",), _GIT + r"\.git/info/lfs/objects/batch$", lfs.batch, False),
         ("lfs_verify", ("POST",), r"^/__lfs/verify$", lfs.verify, False),
         ("lfs_upload", ("PUT",), r"^/__lfs/" + _OID + r"$", lfs.put_object, True),

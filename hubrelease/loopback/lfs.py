@@ -47,7 +47,7 @@ def batch(request: Request) -> Response:
             error = {"code": 422, "message": "bad oid or size"}
             objects.append({"oid": str(oid), "size": size if isinstance(size, int) else 0, "error": error})
             continue
-        if hub.store.has_lfs(oid, size) and hub.store.reach.has("lfs", oid, tenant):
+        if hub.store.reach.has("lfs", oid, tenant) and hub.store.has_lfs(oid, size):  # reach first (reach.py)
             objects.append({"oid": oid, "size": size})
             continue
         verify = {"href": f"{hub.url}/__lfs/verify?{repo}&sig={hub.access.sign(tenant)}"}
@@ -133,7 +133,9 @@ def verify(request: Request) -> Response:
     tenant = _signed_tenant(request, "")
     body = request.json()
     oid, size = str(body.get("oid")), body.get("size")
-    found = isinstance(size, int) and _OID.match(oid) and request.hub.store.has_lfs(oid, size)
-    if not found or not request.hub.store.reach.has("lfs", oid, tenant):
+    store = request.hub.store
+    if not (isinstance(size, int) and _OID.match(oid) and store.reach.has("lfs", oid, tenant)) or not (
+        store.has_lfs(oid, size)  # asked only once reach said yes: one lookup for all outsiders
+    ):
         raise StoreError(404, f"LFS object {oid} not found")
     return json_response({})

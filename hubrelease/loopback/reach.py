@@ -2,11 +2,12 @@
 
 Blobs are stored once, by content (``lfs/``, ``xet/xorbs/``), for every repo. That must not make
 one repo's private object reachable from another: an object is reachable through a repo only
-once it was uploaded through that repo (the upload proved the uploader had the bytes), committed
-in it, or, for a commit, readable in another repo the committer can read (a copy). Everything
-that answers with an object or with whether it exists (the LFS batch and verify, a commit's
-``lfsFile`` line, Xet dedup probes, reconstructions) asks this index first, and answers an
-unreachable object exactly as a missing one.
+once it was uploaded through that repo (the upload proved the uploader had the bytes, or a shard
+proved its file from xorbs the uploader reaches), committed in it, or, for a commit, held by another
+repo the committer's token scope names (a copy); a sha256 or Xet hash the client merely claims
+reaches nothing. Everything that answers with an object or with whether it exists (the LFS batch
+and verify, a commit's ``lfsFile`` line, Xet dedup probes, shards, reconstructions) asks this
+index first, and answers an unreachable object exactly as a missing one, after the same lookup.
 
 Layout under the Hub's root: ``reach/<kind>/<h[:2]>/<h>``, one line ``<repo uid> <type>s/<ns>/<name>``
 per holder (``HubStore.tenant``), appended with ``O_APPEND`` (one short write: lines from several processes never mix).
@@ -22,7 +23,8 @@ import shutil
 from pathlib import Path
 from typing import Literal
 
-Kind = Literal["lfs", "xorb"]
+Kind = Literal["lfs", "xorb", "chunk"]
+"""An LFS oid (sha256), a Xet xorb, or a chunk a shard indexed for dedup probes (``xetstore.py``)."""
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 
 

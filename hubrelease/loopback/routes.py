@@ -21,6 +21,7 @@ from urllib.parse import quote, urlencode
 import yaml
 
 from hubrelease.loopback import cardcheck
+from hubrelease.loopback.auth import covers
 from hubrelease.loopback.gitpatterns import GitAttributes, GitIgnore
 from hubrelease.loopback.store import (
     FileOp,
@@ -108,7 +109,7 @@ def whoami(request: Request) -> Response:
     if grant is None:
         raise StoreError(401, "Invalid credentials in Authorization header")
     scopes = grant.scopes or ("*/*",)
-    orgs = sorted({scope.split("/")[0] for scope in scopes})
+    orgs = sorted({scope.split("/")[-2] for scope in scopes})  # [TYPE/]ns/name: the namespace
     token: dict[str, Any] = {
         "displayName": "loopback",
         "role": grant.role if grant.scopes is None else "fineGrained",
@@ -354,7 +355,12 @@ def commit(request: Request) -> Response:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise StoreError(400, f"malformed commit payload: {exc}") from None
     commit_id, pr_num = request.hub.store.commit(
-        key, request.arg("rev"), ops, header, request.flag("create_pr"), request.can_read
+        key,
+        request.arg("rev"),
+        ops,
+        header,
+        request.flag("create_pr"),
+        lambda held: covers(request.grant, held),
     )
     url = _repo_url(request, key)
     return json_response(

@@ -357,10 +357,14 @@ class HubStore:
         except StoreError:  # a path that validate_repo_id refuses
             return None
 
-    def reachable(self, kind: Kind, digest: str, tenant: str, readable: Callable[[RepoKey], bool]) -> bool:
-        """Whether ``digest`` is reachable through ``tenant``'s repo or one the caller can read."""
+    def reachable(self, kind: Kind, digest: str, tenant: str, covers: Callable[[RepoKey], bool]) -> bool:
+        """Whether ``digest`` is reachable through ``tenant``'s repo or a live one the caller's token
+        ``covers``. The one lookup decides for an outsider: a holder is read only once the token
+        names it, so another tenant's object costs what a missing one costs (no timing oracle)."""
         holders = self.reach.holders(kind, digest)
-        return tenant in holders or any((key := self.holds(t)) is not None and readable(key) for t in holders)
+        return tenant in holders or any(
+            covers(key := RepoKey.from_holder(t.partition(" ")[2])) and self.holds(t) == key for t in holders
+        )
 
     def refs(self, key: RepoKey) -> dict[str, Any]:
         self.require(key)
@@ -464,16 +468,16 @@ class HubStore:
         ops: list[FileOp],
         header: dict[str, Any],
         create_pr: bool,
-        readable: Callable[[RepoKey], bool] = lambda key: False,
+        covers: Callable[[RepoKey], bool] = lambda key: False,
     ) -> tuple[str, int | None]:
         """Land ``ops`` as one commit on ``revision`` (or on a new PR); returns (commit id, PR number).
 
         An ``lfsFile`` line may name only an object uploaded through this repo or held by one the
-        committer can ``read`` (a copy); any other is answered as never uploaded (``reach.py``).
+        committer's token ``covers`` (a copy); any other is answered as never uploaded (``reach.py``).
         """
         for op in ops:
             check_repo_path(op.path, folder=op.kind == "deletedFolder")
-        sizes = {op.sha256: self._usable_size(key, op, readable) for op in ops if op.kind == "lfsFile"}
+        sizes = {op.sha256: self._usable_size(key, op, covers) for op in ops if op.kind == "lfsFile"}
         contents = {op.path: self._put_git_blob(op.content) for op in ops if op.content is not None}
         with self._locked():
             refs = self.refs(key)
@@ -512,19 +516,18 @@ class HubStore:
             self._write_refs(key, refs)
             return commit_id, pr_num
 
-    def _usable_size(self, key: RepoKey, op: FileOp, readable: Callable[[RepoKey], bool]) -> int:
+    def _usable_size(self, key: RepoKey, op: FileOp, covers: Callable[[RepoKey], bool]) -> int:
         """The size of the object an ``lfsFile`` line names, if this commit may use it, else 422.
 
+        Reachability is asked first and alone: another tenant's object is refused after the same
+        one lookup as an object nobody stored, before its size is read (no timing oracle).
         huggingface_hub sends no size for a copied LFS file (``_commit_api.py``
         ``_prepare_commit_payload``, case 2.d): the stored object's size is taken then.
         """
         sha256 = op.sha256 or ""
-        size = self.object_size(sha256)
-        if (
-            size is not None
-            and op.size in (None, size)
-            and self.reachable("lfs", sha256, self.tenant(key), readable)
-        ):
+        self.lfs_path(sha256)  # 400 for an oid that is no sha256, before any lookup
+        size = self.object_size(sha256) if self.reachable("lfs", sha256, self.tenant(key), covers) else None
+        if size is not None and op.size in (None, size):
             return size
         raise StoreError(422, f"LFS object {op.sha256} for {op.path} was not uploaded")
 

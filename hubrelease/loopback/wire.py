@@ -90,10 +90,24 @@ class Request:
         return self.hub.access.allow_anonymous and not self.hub.store.refs(key)["private"]
 
     def can_write_new(self, key: RepoKey, private: bool) -> bool:
-        """Whether the caller may create (or move a repo to) ``key``."""
+        """Whether the caller may create (or move a repo to) ``key``.
+
+        Outside its token's scope, a caller may not create in a namespace that holds a repo it cannot
+        read: else a 409 for a private repo's name beside a 200 for a free one would tell that the
+        repo exists. Every name there is refused alike (403), as the Hub refuses a namespace one may
+        not write (huggingface_hub 2.4.0 ``create_repo`` takes that 403 as "may exist", ``hf_api.py``
+        4766-4781). An open test Hub (no tokens configured: any token reads everything) hides nothing.
+        """
         if self.grant is not None and self.grant.writes(key):
             return True
-        return self.hub.access.allow_anonymous and not private
+        if not self.hub.access.allow_anonymous or private:
+            return False
+        namespace = key.repo_id.partition("/")[0]
+        return self.hub.access.open or all(
+            self.can_read(held)
+            for held in self.hub.store.repos()
+            if held.repo_id.partition("/")[0] == namespace
+        )
 
     def require_repo(self, key: RepoKey | None = None) -> RepoKey:
         """The repo, which must exist and be readable by the caller (else 404, as the Hub: a private

@@ -5,7 +5,8 @@ What hf_xet (huggingface_hub >= 1.20 picks it whenever it is installed) calls, f
 ``openapi/cas.openapi.yaml``:
 
 - ``GET /api/{t}s/{id}/xet-write-token/{rev}`` and ``xet-read-token``: the token in ``X-Xet-Cas-Url``,
-  ``X-Xet-Access-Token``, ``X-Xet-Token-Expiration`` and as JSON ``{accessToken, exp, casUrl}``;
+  ``X-Xet-Access-Token``, ``X-Xet-Token-Expiration`` and as JSON ``{accessToken, exp, casUrl}``; the
+  CAS URL is ``/__xet/{store id}`` (``cas_url``), and ``{cas}`` below is it;
 - a xorb through an upload grant (hf_xet >= 1.8, xet-core ``xet_client`` README "Xorb uploads"):
   ``POST {cas}/v1/xorb-grants/default/{hash}`` with ``{length, checksum}`` -> 201 ``{id, method,
   url, headers}`` (200: already stored), the xorb sent to that URL with no CAS token, then
@@ -16,7 +17,8 @@ What hf_xet (huggingface_hub >= 1.20 picks it whenever it is installed) calls, f
 - ``GET {cas}/v1/chunks/default/{hash}``: the global dedup probe (a shard of xorb records, 404 = not
   known) for a file's first chunk and chunks whose hash is 0 mod 1024;
 - ``GET {cas}/v1/reconstructions/{file}`` (``Range`` optional): terms and byte ranges of xorbs, which
-  the client then fetches from the signed ``/__xet/fetch/{xorb}`` URLs with a ``Range`` header.
+  the client then fetches from the ``/__xet/fetch/{xorb}`` URLs, each signed for one byte range,
+  with a ``Range`` header.
 """
 
 from __future__ import annotations
@@ -24,13 +26,18 @@ from __future__ import annotations
 import json
 import secrets
 
+from hubrelease.loopback.auth import EVERYTHING
 from hubrelease.loopback.store import StoreError
 from hubrelease.loopback.wire import Request, Response, json_response, parse_range
 from hubrelease.loopback.xetstore import MAX_SHARD_BYTES, MAX_XORB_BYTES, Caller
 
 
 def cas_url(request: Request) -> str:
-    return f"{request.hub.url}/__xet"
+    """The CAS endpoint, named by the root's store id: hf_xet keys its local shard cache by this URL
+    (xet-core ``xet_data/src/processing/configurations.rs`` ``compute_cache_path``, lines 196-208), so a
+    server restarted on the same port with a fresh root is a new CAS to the client, whose cache then
+    claims no xorb only the old root held."""
+    return f"{request.hub.url}/__xet/{request.hub.xet.store_id}"
 
 
 def _token(request: Request, write: bool) -> Response:
@@ -38,7 +45,11 @@ def _token(request: Request, write: bool) -> Response:
     revision = request.arg("rev")
     if revision != "None" and not request.flag("create_pr"):
         request.hub.store.resolve(key, revision)  # 404 RevisionNotFound as the Hub answers
-    token, expires = request.hub.xet.mint(key, write, request.hub.faults.xet_token_epoch, request.grant)
+    # On an open test Hub any token reads and writes everything (``auth.py``): a client that sent none
+    # gets that reach too, else its hf_xet shard cache, naming xorbs it uploaded to another repo, would
+    # make its next push of the same bytes fail.
+    grant = request.grant or (EVERYTHING if request.hub.access.open else None)
+    token, expires = request.hub.xet.mint(key, write, request.hub.faults.xet_token_epoch, grant)
     url = cas_url(request)
     headers = {"X-Xet-Cas-Url": url, "X-Xet-Access-Token": token, "X-Xet-Token-Expiration": str(expires)}
     return json_response({"accessToken": token, "exp": expires, "casUrl": url}, headers=headers)
@@ -53,7 +64,10 @@ def read_token(request: Request) -> Response:
 
 
 def _authorize(request: Request, write: bool) -> Caller:
-    """Who sent the request's Xet token (``XetStore.check``)."""
+    """Who sent the request's Xet token (``XetStore.check``); a URL naming another root's store id
+    is answered as a stale token."""
+    if request.params.get("store", request.hub.xet.store_id) != request.hub.xet.store_id:
+        raise StoreError(401, "Xet access token missing, invalid or expired")
     return request.hub.xet.check(
         request.headers.get("authorization", ""), write, request.hub.faults.xet_token_epoch
     )
@@ -81,7 +95,7 @@ def xorb_grant(request: Request) -> Response:
     if length > MAX_XORB_BYTES:
         raise StoreError(413, f"xorb larger than {MAX_XORB_BYTES} bytes")
     xet = request.hub.xet
-    if xet.has_xorb(xorb) and xet.reaches("xorb", xorb, caller):
+    if xet.reaches("xorb", xorb, caller) and xet.has_xorb(xorb):  # reach first: one lookup for all
         xet.store.reach.add("xorb", xorb, caller.tenant)
         return json_response({"was_inserted": False})
     grant_id = secrets.token_hex(16)
@@ -123,7 +137,7 @@ def _shard(request: Request) -> int:
     caller = _authorize(request, write=True)
     if len(request.body) > MAX_SHARD_BYTES:
         raise StoreError(413, f"shard larger than {MAX_SHARD_BYTES} bytes")
-    return request.hub.xet.put_shard(request.body, caller.tenant)
+    return request.hub.xet.put_shard(request.body, caller)
 
 
 def upload_shard(request: Request) -> Response:
@@ -176,14 +190,21 @@ def reconstruction(request: Request) -> Response:
     payload = request.hub.xet.reconstruction(request.arg("file"), first, last, base, caller)
     for xorb, entries in payload["fetch_info"].items():
         for entry in entries:
-            entry["url"] += f"?sig={request.hub.access.sign(xorb)}"
+            signed = f"{entry['url_range']['start']}-{entry['url_range']['end']}"
+            entry["url"] += f"?range={signed}&sig={request.hub.access.sign(f'{xorb}|{signed}')}"
     return json_response(payload)
 
 
 def fetch_xorb(request: Request) -> Response:
-    """Bytes of a stored xorb, for a URL a reconstruction signed (the client sends no token here)."""
-    xorb = request.arg("hash")
-    request.hub.access.check_signature(xorb, request.query.get("sig", [""])[0])
+    """Bytes of a stored xorb, for a URL a reconstruction signed (the client sends no token here).
+
+    The signature binds the byte range the reconstruction named, not the whole xorb: a xorb may also
+    hold chunks of files the reader cannot reach (its uploader's dedup mixed them), which a URL for
+    one file must not serve. hf_xet asks exactly that range (``remote_client.rs``, ``range_header``).
+    """
+    xorb, signed = request.arg("hash"), request.query.get("range", [""])[0]
+    request.hub.access.check_signature(f"{xorb}|{signed}", request.query.get("sig", [""])[0])
+    low, high = (int(n) for n in signed.split("-", 1))  # signed above: "START-END" as we wrote it
     path = request.hub.xet.xorb_path(xorb)
     if not path.is_file():
         raise StoreError(404, f"xorb {xorb} not found")
@@ -192,9 +213,9 @@ def fetch_xorb(request: Request) -> Response:
         span = parse_range(request.headers.get("range", ""), size)
     except StoreError:
         return Response(416, {"Content-Range": f"bytes */{size}"})
-    if span is None:
-        return Response(200, {"Content-Type": "application/octet-stream"}, file=path, length=size)
-    start, end = span
+    start, end = span if span is not None else (low, min(high, size - 1))
+    if not low <= start <= end <= high:
+        raise StoreError(403, f"this URL is signed for bytes {signed} of xorb {xorb}")
     headers = {"Content-Type": "application/octet-stream", "Content-Range": f"bytes {start}-{end}/{size}"}
     return Response(206, headers, file=path, offset=start, length=end - start + 1)
 

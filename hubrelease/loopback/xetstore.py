@@ -9,10 +9,13 @@ Layout under the Hub's root (next to ``store.py``'s)::
     xet/xorbs/<h[:2]>/<h>.shard    the xorb's record from the shard that registered it (dedup answers)
     xet/shards/<s[:2]>/<s>         the xorbs of the shard <s> (its sha256), one hash per line
     xet/chunks/<c[:2]>/<c>         the last shard naming chunk <c>, for dedup-eligible and file-first chunks
+    xet/store-id                   16 random hex digits naming this root in the CAS URL (``xet.cas_url``)
 
 A shard makes its files visible only after each one's Xet hash is recomputed from the chunk
-hashes of the xorbs it names (the proof that the uploader knows every chunk) and its sha256 is
-checked on the bytes decoded from them. Files are never written out again: the xorbs are their only
+hashes of xorbs the uploader reaches (its own uploads, or repos its token covers: the proof that it
+holds every chunk) and its sha256 is checked on the bytes decoded from them. A Xet hash is bound to
+the one sha256 and size it was first registered with: a later shard naming it must claim the same
+(else 400), so a sha256 claim never makes another tenant's object reachable. Files are never written out again: the xorbs are their only
 copy (``HubStore.object_size`` finds them for a commit's ``lfsFile`` line; resolve decodes them), so
 a small shard naming the same chunks many times costs decoding, bounded by ``max_file``, not disk.
 
@@ -24,13 +27,15 @@ then one chunk in ~1,024 (``file_deduplication.rs``), so a file spanning several
 without the first client's local shard cache, is deduplicated whole only with the whole shard.
 
 Tenancy (``reach.py``): a xorb is reachable through the repo whose Xet token uploaded it, and a
-file and its xorbs through the repo that registered or committed it. Dedup probes and
-reconstructions answer only for what the token's repo reaches, exactly as for a missing object.
+file and its xorbs through the repo that registered or committed it. Dedup probes, reconstructions
+and shards answer only for what the token's repo reaches, exactly as for a missing object, and ask
+the reach index before anything else, so both cost the same lookup.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -45,7 +50,7 @@ from typing import Any
 
 from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
 from hubrelease.loopback import xetformat
-from hubrelease.loopback.auth import Grant, may_read
+from hubrelease.loopback.auth import Grant, covers
 from hubrelease.loopback.reach import Kind
 from hubrelease.loopback.store import HubStore, RepoKey, StoreError
 from hubrelease.loopback.xetformat import Segment, XetFormatError, XorbChunk
@@ -117,6 +122,22 @@ class XetStore:
         self.grants = Grants()
         self._lock = threading.Lock()
 
+    @functools.cached_property
+    def store_id(self) -> str:
+        """This root's id, made when the CAS is first named (a root never asked for Xet gets no file):
+        linked into place, so threads and processes sharing the root agree on it."""
+        path = self.store.inside(self.root / "store-id")
+        if not path.is_file():
+            fd, tmp = tempfile.mkstemp(dir=self.store.tmp_dir(), prefix="store-id.")
+            try:
+                os.write(fd, secrets.token_hex(8).encode())
+                os.close(fd)
+                with contextlib.suppress(FileExistsError):
+                    os.link(tmp, path)
+            finally:
+                os.unlink(tmp)
+        return path.read_text().strip()
+
     # -- tokens ------------------------------------------------------------------------------
 
     def mint(self, repo: RepoKey, write: bool, epoch: int, grant: Grant | None) -> tuple[str, int]:
@@ -148,12 +169,8 @@ class XetStore:
             self.store.reach.add("xorb", xorb, tenant)
 
     def reaches(self, kind: Kind, digest: str, caller: Caller) -> bool:
-        """Whether ``caller`` may see ``digest``: held by its token's repo or one its grant reads."""
-
-        def readable(key: RepoKey) -> bool:
-            return may_read(caller.grant, key, self.store.refs(key)["private"])
-
-        return self.store.reachable(kind, digest, caller.tenant, readable)
+        """Whether ``caller`` may see ``digest``: held by its token's repo or one its grant covers."""
+        return self.store.reachable(kind, digest, caller.tenant, lambda key: covers(caller.grant, key))
 
     # -- paths -------------------------------------------------------------------------------
 
@@ -245,11 +262,12 @@ class XetStore:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
 
-    def put_shard(self, data: bytes, tenant: str) -> int:
+    def put_shard(self, data: bytes, caller: Caller) -> int:
         """Register every file of a shard after checking it; returns how many were new.
 
-        Each file, new or already known, becomes reachable through ``tenant`` with its xorbs: its
-        Xet hash matched the chunks it names, which only someone holding those chunks can compute.
+        Every file is proved before any becomes reachable through the caller's repo with its xorbs:
+        its terms name xorbs the caller reaches and give its Xet hash, and its sha256 and size are
+        the ones the bytes gave (new file) or that the hash is bound to (known file).
         """
         try:
             files, xorbs = xetformat.parse_shard(data)
@@ -257,22 +275,16 @@ class XetStore:
             raise StoreError(400, f"invalid shard: {exc}") from None
         if sum(item.size for item in files) > self.max_file:  # checked before anything is decoded
             raise StoreError(413, f"the shard's files hold more than {self.max_file} bytes")
-        new = 0
+        new = sum(self._prove(item, caller) for item in files)
         for item in files:
-            if self.file_record(item.file_hash) is None:
-                self._register(item)
-                new += 1
-            else:
-                self._check_terms(item)
-            assert item.sha256 is not None  # _register refuses a file without one
-            self.store.reach.add("lfs", item.sha256, tenant)
+            self.store.reach.add("lfs", str(item.sha256), caller.tenant)
             for segment in item.segments:
-                self.store.reach.add("xorb", segment.xorb, tenant)
+                self.store.reach.add("xorb", segment.xorb, caller.tenant)
         firsts: dict[str, set[int]] = {}
         for item in files:
             if item.segments:
                 firsts.setdefault(item.segments[0].xorb, set()).add(item.segments[0].start)
-        indexed = [x for x in xorbs if self._keep_record(x)]
+        indexed = [x for x in xorbs if self._keep_record(x, caller)]
         if indexed:
             shard = hashlib.sha256(data).hexdigest()
             atomic_write_text(self._path("shards", shard), "".join(f"{x.xorb}\n" for x in indexed))
@@ -280,20 +292,27 @@ class XetStore:
                 for n, chunk in enumerate(xorb.chunk_hashes):
                     if n in firsts.get(xorb.xorb, ()) or xetformat.is_dedup_eligible(chunk):
                         atomic_write_text(self._path("chunks", xetformat.hash_hex(chunk)), shard)
+                        self.store.reach.add("chunk", xetformat.hash_hex(chunk), caller.tenant)
         return new
 
-    def _keep_record(self, xorb: xetformat.ShardXorb) -> bool:
-        """Keep a xorb's shard record for dedup answers, if it describes the xorb the CAS holds."""
-        if not self.has_xorb(xorb.xorb) or [c.hash for c in self.xorb_index(xorb.xorb)] != xorb.chunk_hashes:
+    def _keep_record(self, xorb: xetformat.ShardXorb, caller: Caller) -> bool:
+        """Keep a xorb's shard record for dedup answers, if it describes a xorb the CAS holds and
+        ``caller`` reaches (another tenant's xorb is not re-indexed under a stranger's shard)."""
+        if (
+            not self.reaches("xorb", xorb.xorb, caller)
+            or not self.has_xorb(xorb.xorb)
+            or [c.hash for c in self.xorb_index(xorb.xorb)] != xorb.chunk_hashes
+        ):
             return False
         atomic_write_bytes(self._path("xorbs", xorb.xorb, ".shard"), xorb.raw)
         return True
 
     def dedup_shard(self, chunk: str, caller: Caller) -> bytes | None:
         """The answer to a dedup probe for ``chunk``: the records of every xorb of the shard that
-        registered it which ``caller`` reaches, or None if there are none."""
+        registered it which ``caller`` reaches, or None if there are none. The chunk's reach is asked
+        first: another tenant's chunk is refused after the same one lookup as an unknown one."""
         path = self._path("chunks", chunk)
-        if not path.is_file():
+        if not self.reaches("chunk", chunk, caller) or not path.is_file():
             return None
         shard = self._path("shards", path.read_text().strip())
         records = []
@@ -303,15 +322,32 @@ class XetStore:
                 records.append(record.read_bytes())
         return xetformat.dedup_shard(records, int(time.time())) if records else None
 
-    def _check_terms(self, item: xetformat.ShardFile) -> None:
-        """Refuse a file whose terms do not give its Xet hash, with one message whatever the cause
-        (a missing xorb, a bad range, other chunks): the answer must not tell what the CAS holds."""
+    def _prove(self, item: xetformat.ShardFile, caller: Caller) -> bool:
+        """Check one shard file against the xorbs and the binding; True if it was new (registered)."""
+        if item.sha256 is None:
+            raise StoreError(400, f"shard file {item.file_hash} carries no sha256 metadata")
+        self._check_terms(item, caller)
+        record = self.file_record(item.file_hash)
+        if record is None:
+            self._register(item)
+            return True
+        if (record["sha256"], int(record["size"])) != (item.sha256, item.size):
+            raise StoreError(
+                400, f"shard file {item.file_hash} claims another sha256 or size than it was registered with"
+            )
+        return False
+
+    def _check_terms(self, item: xetformat.ShardFile, caller: Caller) -> None:
+        """Refuse a file whose terms do not give its Xet hash from xorbs ``caller`` reaches, with one
+        message whatever the cause (another tenant's or a missing xorb, a bad range, other chunks):
+        the answer must not tell what the CAS holds. Reach is asked first, so another tenant's xorb
+        is refused after the same lookup as a missing one."""
         refused = StoreError(400, f"shard file {item.file_hash} does not match the xorbs it names")
         if item.size > self.max_file:
             raise StoreError(413, f"shard file {item.file_hash} is larger than {self.max_file} bytes")
         pairs: list[tuple[bytes, int]] = []
         for segment in item.segments:
-            if not self.has_xorb(segment.xorb):
+            if not self.reaches("xorb", segment.xorb, caller) or not self.has_xorb(segment.xorb):
                 raise refused
             index = self.xorb_index(segment.xorb)
             chosen = index[segment.start : segment.end]
@@ -322,9 +358,6 @@ class XetStore:
             raise refused
 
     def _register(self, item: xetformat.ShardFile) -> None:
-        if item.sha256 is None:
-            raise StoreError(400, f"shard file {item.file_hash} carries no sha256 metadata")
-        self._check_terms(item)
         # Hashed as decoded, never written: the xorbs stay the file's only copy.
         digest = hashlib.sha256()
         for chunk in self.rebuild(item.segments):

@@ -7,17 +7,17 @@ import json
 import os
 import random
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import hf_xet
 import pytest
-from huggingface_hub import CommitOperationAdd, RepoFile
+from huggingface_hub import CommitOperationAdd, HfApi, RepoFile
 
 from hubrelease.loopback import LoopbackHub, xetformat
-from hubrelease.loopback.xetstore import XetStore
 from tests.factories.cli import run_program
 from tests.factories.hub import api_for, head, hf_env, raw_request, unique_repo
+from tests.factories.xet_shards import ShardRecorder
 
 # Random bytes, then 400 kB of zeros: the zeros chunk into identical chunks, which a xorb stores once
 # and the file's terms reference several times.
@@ -116,30 +116,10 @@ def _decode(stored: bytes) -> Iterator[bytes]:
         yield xetformat.decode_chunk(*found)
 
 
-class _Recorder:
-    """Keeps the bodies the real client uploads, to replay them (tampered) against another server."""
-
-    def __init__(self, xet: XetStore, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.xorbs: dict[str, bytes] = {}
-        self.shards: list[bytes] = []
-        put_xorb, put_shard = xet.put_xorb, xet.put_shard
-
-        def xorb(name: str, chunks: Iterable[bytes], tenant: str) -> bool:
-            self.xorbs[name] = b"".join(chunks)
-            return put_xorb(name, [self.xorbs[name]], tenant)
-
-        def shard(data: bytes, tenant: str) -> int:
-            self.shards.append(data)
-            return put_shard(data, tenant)
-
-        monkeypatch.setattr(xet, "put_xorb", xorb)
-        monkeypatch.setattr(xet, "put_shard", shard)
-
-
 def test_tampered_xorbs_and_shards_are_refused(
     hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    recorder = _Recorder(hub.xet, monkeypatch)
+    recorder = ShardRecorder(hub.xet, monkeypatch)
     weights = os.urandom(1_200_000)  # fresh and zero-free: nothing of it is in the CAS yet
     api = api_for(hub)
     api.create_repo(repo := unique_repo())
@@ -252,3 +232,50 @@ def test_dedup_probe_answers_with_every_xorb_of_the_registering_shard(
         sent.append((hub.requests.count("xet_xorb"), hub.requests.bytes_in("xet_xorb")))
     assert sent[0][0] == 2 and sent[0][1] >= 100 << 20  # two xorbs the first time
     assert sent[1] == (0, 0)  # none the second: the first chunk's answer named both
+
+
+def test_a_fresh_root_on_the_same_url_is_a_new_cas_to_the_client(tmp_path: Path) -> None:
+    # hf_xet keeps a shard cache in HF_HOME/xet, keyed by the CAS URL: on a server restarted on the
+    # same port with a new root, a cache keyed by the port alone claimed xorbs the new root never got
+    # and every push of the same bytes failed until HF_HOME/xet was removed.
+    script = (
+        "import sys\n"
+        "from huggingface_hub import CommitOperationAdd, HfApi\n"
+        "api = HfApi(token=sys.argv[3])\n"
+        "api.create_repo(sys.argv[1], exist_ok=True)\n"
+        "api.create_commit(sys.argv[1], [CommitOperationAdd('w.safetensors', sys.argv[2])], commit_message='m')\n"
+    )
+    weights = tmp_path / "w.bin"
+    weights.write_bytes(os.urandom(300_000))
+    port, sent, stores = 0, [], {}
+    for root in ("old", "new"):
+        with LoopbackHub(tmp_path / root, port=port) as hub:
+            port = int(hub.url.rsplit(":", 1)[1])
+            done = run_program(
+                [sys.executable, "-c", script, "acme/w", str(weights), hub.owner_token],
+                env=hf_env(hub, tmp_path / "home"),  # one HF_HOME for both servers
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            assert hub.store.has_lfs(hashlib.sha256(weights.read_bytes()).hexdigest(), 300_000)
+            sent.append(hub.requests.bytes_in("xet_xorb"))
+            stores[root] = _cas_url(hub).removeprefix(hub.url)
+            assert hub.server_errors == []
+    assert min(sent) >= 300_000  # the new root got the bytes again
+    assert stores["old"] != stores["new"]
+    with LoopbackHub(tmp_path / "new") as hub:  # a root keeps its id, on any port
+        assert _cas_url(hub) == f"{hub.url}{stores['new']}"
+
+
+def _cas_url(hub: LoopbackHub) -> str:
+    return str(json.loads(raw_request(f"{hub.url}/api/models/acme/w/xet-read-token/main")[2])["casUrl"])
+
+
+def test_a_client_without_a_token_pushes_the_same_bytes_to_a_second_repo(hub: LoopbackHub) -> None:
+    # hf_xet's shard cache names the xorbs of the first push in the second one's shard; on an open
+    # Hub (any token writes everything) a client that sends none reaches them too.
+    anonymous, data = HfApi(endpoint=hub.url, token=False), os.urandom(300_000)
+    for repo in (unique_repo("anonymous"), unique_repo("anonymous")):
+        anonymous.create_repo(repo)
+        anonymous.create_commit(repo, [CommitOperationAdd("w.safetensors", data)], commit_message="m")
+        assert anonymous.list_repo_files(repo) == [".gitattributes", "w.safetensors"]
+    assert hub.server_errors == []
