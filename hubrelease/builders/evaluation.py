@@ -150,6 +150,7 @@ def _build(
         )
     cells, serving_warnings = serving_cells(serving, configurations, run, serving_options)
     warnings.extend(serving_warnings)
+    warnings = _relocated(warnings, {str(s.path): f.path for s, f in zip(sources, files, strict=True)})
     title = spec.title or spec_options.title or f"Serving evaluation on {run.hardware.name}"
     # Validate through the model (not construct) so cross-field rules run on the assembled file too.
     evaluation = Evaluation.model_validate(
@@ -193,6 +194,17 @@ def llama_options(columns: str | None, allow_incomplete: bool, manifest: Path | 
 def evaluation_json(evaluation: Evaluation) -> str:
     """The canonical text of an evaluation file (2-space indent, trailing newline)."""
     return evaluation.model_dump_json(indent=2) + "\n"
+
+
+def _relocated(warnings: list[str], recorded: dict[str, str]) -> list[str]:
+    """Warnings with each source as ``provenance.sources`` records it, not as typed: they are written
+    into the file and onto the card, where an absolute path would be the build machine's."""
+    prefixes = sorted(recorded, key=len, reverse=True)  # the longest typed path wins over a prefix of it
+    out = []
+    for warning in warnings:
+        typed = next((p for p in prefixes if warning.startswith(f"{p}:")), None)
+        out.append(recorded[typed] + warning[len(typed) :] if typed is not None else warning)
+    return out
 
 
 def _recorded_path(path: Path, relative_to: Path | None) -> str:

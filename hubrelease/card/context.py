@@ -149,6 +149,9 @@ class CardContext:
     notices: Notices
     deviations: tuple[Disagreement, ...]
     """Where an evaluation differs from the pins by design (``evaluations[].deviations``), with the note."""
+    deviation_notes: Mapping[str, Mapping[str, str]]
+    """The same by evaluation path, then evaluation field (``run.target.revision``): what ``run_line``
+    and the tables print beside each value."""
     signature: SignatureCheck | None
     """How to check ``model.sig`` with model-signing (the manifest's ``signing:`` section), else None."""
     training: TrainingFacts | None
@@ -317,6 +320,15 @@ def _licence(manifest: Manifest) -> Licence:
     )
 
 
+def deviation_notes(deviations: tuple[Disagreement, ...]) -> dict[str, dict[str, str]]:
+    """Declared deviations as evaluation path -> evaluation field -> note."""
+    notes: dict[str, dict[str, str]] = {}
+    for d in deviations:
+        if d.note is not None:
+            notes.setdefault(d.evaluation, {})[d.where] = d.note
+    return notes
+
+
 def build_context(
     manifest: Manifest,
     manifest_path: Path,
@@ -328,10 +340,11 @@ def build_context(
     ``root`` is the release folder the ``training:`` files are read from (default: the manifest's)."""
     where = Locator(manifest_path)
     files = _file_rows(manifest)
-    benchmarks, comparisons, sweeps = build_tables(evaluations, card.charts, card.digits)
     deviations = tuple(
         d for path, ev in evaluations.items() for d in disagreements(path, ev, manifest) if d.note is not None
     )
+    notes = deviation_notes(deviations)
+    benchmarks, comparisons, sweeps = build_tables(evaluations, card.charts, card.digits, notes)
     return CardContext(
         manifest=manifest,
         release=manifest.release,
@@ -353,6 +366,7 @@ def build_context(
         engines=tuple(manifest.pins.engines),
         notices=manifest.notices,
         deviations=deviations,
+        deviation_notes=notes,
         signature=signature_check(manifest, manifest_path.name),
         training=training_facts(manifest, root or manifest_path.parent, where),
         rebuilt=rebuilt(manifest, evaluations),

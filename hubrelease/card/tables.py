@@ -8,7 +8,7 @@ paired comparison, one sweep table per parameter sweep.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from hubrelease.evaluation import Evaluation
 from hubrelease.evaluation.ingest.serving import missing_cells
@@ -45,6 +45,9 @@ class BenchmarkTable:
     caveats: tuple[str, ...] = ()
     """What the evaluation records about these cells' figures: failures, accept-length scope, unknown
     methods, unmeasured cells (``cell_caveats``), then the file's build warnings."""
+    deviations: Mapping[str, str] = field(default_factory=dict)
+    """Evaluation field (e.g. run.target.revision) -> the manifest's note where it differs from the pins
+    by design (``evaluations[].deviations``), printed beside that value."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,9 @@ class AbTable:
     """Decimals of the paired differences and intervals (``card.digits``)."""
     caveats: tuple[str, ...] = ()
     """The file's build warnings (incomplete grids allowed, ...), on its first table."""
+    deviations: Mapping[str, str] = field(default_factory=dict)
+    """Evaluation field (e.g. run.target.revision) -> the manifest's note where it differs from the pins
+    by design (``evaluations[].deviations``), printed beside that value."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,9 @@ class SweepTable:
     chart: ChartLink | None = None
     caveats: tuple[str, ...] = ()
     """The file's build warnings, on its first table."""
+    deviations: Mapping[str, str] = field(default_factory=dict)
+    """Evaluation field (e.g. run.target.revision) -> the manifest's note where it differs from the pins
+    by design (``evaluations[].deviations``), printed beside that value."""
 
 
 def _cells(which: list[tuple[str, Cell]], total: int, whole: str) -> str:
@@ -179,10 +188,14 @@ def _ab(path: str, comparison: Comparison, chart: ChartLink | None, digits: int)
 
 
 def build_tables(
-    evaluations: Mapping[str, Evaluation], charts: bool = False, digits: Mapping[str, int] | None = None
+    evaluations: Mapping[str, Evaluation],
+    charts: bool = False,
+    digits: Mapping[str, int] | None = None,
+    deviations: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[tuple[BenchmarkTable, ...], tuple[AbTable, ...], tuple[SweepTable, ...]]:
     """Benchmark, A/B and sweep tables of every evaluation file, in manifest order, each with its chart
-    when ``charts`` (``card.charts``) and its comparison's decimals (``card.digits``, default 3)."""
+    when ``charts`` (``card.charts``), its comparison's decimals (``card.digits``, default 3) and its
+    file's declared deviations (path -> evaluation field -> note)."""
     from hubrelease.card import charts as drawn
 
     titles = drawn.chart_titles(evaluations) if charts else {}
@@ -206,7 +219,13 @@ def build_tables(
         for path, ev in evaluations.items()
         for s in ev.sweeps
     )
-    return _with_warnings(benchmarks, comparisons, sweeps, evaluations)
+    notes = deviations or {}
+    return _with_warnings(
+        tuple(replace(t, deviations=notes.get(t.path, {})) for t in benchmarks),
+        tuple(replace(t, deviations=notes.get(t.path, {})) for t in comparisons),
+        tuple(replace(t, deviations=notes.get(t.path, {})) for t in sweeps),
+        evaluations,
+    )
 
 
 def _with_warnings(

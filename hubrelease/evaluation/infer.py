@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from hubrelease.errors import BuildError, InputError
-from hubrelease.evaluation.ingest.interface import ServerInfo, ServingSource
+from hubrelease.evaluation.ingest.interface import ServerInfo, ServingSource, Source
 from hubrelease.evaluation.ingest.llama_server import LlamaServerRows, MeasuredRequest
 from hubrelease.evaluation.ingest.serving import infer_configuration, run_name
 from hubrelease.evaluation.models import (
@@ -136,7 +136,7 @@ def check_engine(engine: Engine, serving: Serving, requests: Sequence[MeasuredRe
     stated = _family_of(engine.name)
     if stated is None:
         return
-    records = [(source, record) for source, _, record in serving]
+    records: list[tuple[Source, Record]] = [(source, record) for source, _, record in serving]
     records += [(_LLAMA_ROWS, run.record) for run in requests[:1]]
     for source, record in records:
         proof = source.served_by(record)
