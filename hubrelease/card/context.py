@@ -17,7 +17,14 @@ from hubrelease.card.filters import bytes_
 from hubrelease.card.locator import Locator
 from hubrelease.card.rebuilt import Rebuilt, rebuilt
 from hubrelease.card.signature import SignatureCheck, signature_check
-from hubrelease.card.tables import AbTable, BenchmarkTable, SweepTable, build_tables
+from hubrelease.card.tables import (
+    AbTable,
+    BenchmarkTable,
+    DraftTokens,
+    SweepTable,
+    build_tables,
+    draft_tokens,
+)
 from hubrelease.card.training import TrainingFacts, training_facts
 from hubrelease.evaluation import Evaluation
 from hubrelease.evaluation.provenance import Disagreement, disagreements
@@ -149,6 +156,8 @@ class CardContext:
     notices: Notices
     deviations: tuple[Disagreement, ...]
     """Where an evaluation differs from the pins by design (``evaluations[].deviations``), with the note."""
+    draft_tokens: Mapping[str, DraftTokens]
+    """Per evaluation path, draft tokens per round as its measurements set them (``run_line``)."""
     deviation_notes: Mapping[str, Mapping[str, str]]
     """The same by evaluation path, then evaluation field (``run.target.revision``): what ``run_line``
     and the tables print beside each value."""
@@ -366,6 +375,7 @@ def build_context(
         engines=tuple(manifest.pins.engines),
         notices=manifest.notices,
         deviations=deviations,
+        draft_tokens={path: draft_tokens(ev) for path, ev in evaluations.items()},
         deviation_notes=notes,
         signature=signature_check(manifest, manifest_path.name),
         training=training_facts(manifest, root or manifest_path.parent, where),

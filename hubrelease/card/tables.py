@@ -12,7 +12,16 @@ from dataclasses import dataclass, field, replace
 
 from hubrelease.evaluation import Evaluation
 from hubrelease.evaluation.ingest.serving import missing_cells
-from hubrelease.evaluation.models import Arm, BootSpread, Cell, Comparison, ComparisonRow, Hardware, Sweep
+from hubrelease.evaluation.models import (
+    Arm,
+    BootSpread,
+    Cell,
+    Comparison,
+    ComparisonRow,
+    Hardware,
+    Setting,
+    Sweep,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,40 @@ class BenchmarkRow:
 
 
 @dataclass(frozen=True)
+class DraftTokens:
+    """Draft tokens per round as the measurements set them, so the card never states one count for all.
+
+    A run-level ``serving.draft_tokens`` holds for the serving matrix's speculative configurations
+    that state none, not for rows that set n_max per request (comparisons and sweeps over n_max).
+    """
+
+    per_request: tuple[Setting, ...] = ()
+    """n_max values that comparisons and sweeps set per request, ascending."""
+    by_configuration: tuple[tuple[int | None, tuple[str, ...]], ...] = ()
+    """Speculative configurations with cells, grouped by their draft tokens (None: not stated)."""
+
+
+def draft_tokens(evaluation: Evaluation) -> DraftTokens:
+    """What ``evaluation`` says about draft tokens per round, per measurement."""
+    settings: set[int | float] = set()
+    for comparison in evaluation.comparisons:
+        if comparison.setting_name == "n_max":
+            settings.update(r.setting for r in comparison.rows if isinstance(r.setting, int | float))
+        settings.update(a.setting for a in comparison.arms if isinstance(a.setting, int | float))
+    for sweep in evaluation.sweeps:
+        if sweep.setting_name == "n_max":
+            settings.update(r.setting for r in sweep.rows if isinstance(r.setting, int | float))
+    measured = {cell.configuration for cell in evaluation.cells}
+    groups: dict[int | None, list[str]] = {}
+    for c in evaluation.configurations:
+        if c.id in measured and c.method != "autoregressive":
+            tokens = c.draft_tokens if c.draft_tokens is not None else evaluation.run.serving.draft_tokens
+            groups.setdefault(tokens, []).append(c.label)
+    ordered = sorted(groups.items(), key=lambda kv: (kv[0] is None, -(kv[0] or 0)))
+    return DraftTokens(tuple(sorted(settings)), tuple((k, tuple(v)) for k, v in ordered))
+
+
+@dataclass(frozen=True)
 class BenchmarkTable:
     """One hardware matrix."""
 
@@ -48,6 +91,8 @@ class BenchmarkTable:
     deviations: Mapping[str, str] = field(default_factory=dict)
     """Evaluation field (e.g. run.target.revision) -> the manifest's note where it differs from the pins
     by design (``evaluations[].deviations``), printed beside that value."""
+    draft: DraftTokens = DraftTokens()
+    """Draft tokens per round of the file's measurements."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +214,7 @@ def _benchmark(path: str, evaluation: Evaluation, chart: ChartLink | None) -> Be
         rows=rows,
         chart=chart,
         caveats=cell_caveats(evaluation),
+        draft=draft_tokens(evaluation),
     )
 
 

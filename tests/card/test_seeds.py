@@ -54,8 +54,9 @@ SEED_000_FACTS = [
     "Hardware: 1x NVIDIA H200 141GB HBM3e.",
     "Hardware: 1x NVIDIA GB10.",
     "held out of all training data. Held outside the complete training-source reservoir",
-    "Serving settings: KV cache fp8_e4m3, attention backend flashinfer, MoE runner marlin, up to 10 draft tokens "
-    "per round.",
+    "Serving settings: KV cache fp8_e4m3, attention backend flashinfer, MoE runner marlin.",
+    # "Both external drafts propose up to 10 tokens": the seed states no count for NEXTN.
+    "Draft tokens per round: up to 10 for Qwen3.5 DFlash warm start and Ornith DFlash2; not stated for NEXTN.",
     "(NVFP4)",
     "| NEXTN | 1 | 281.1 | 304.0 | 101.5 ms | 3.29 ms | 1.93 |",
     "| Autoregressive | 8 | 989.2 | 188.6 | 233.0 ms | 5.30 ms | n/a |",
@@ -120,6 +121,9 @@ SEED_001_FACTS = [
     "temperature = 0, seed = 42",
     "up to 256 output tokens per request",
     "| n_max=3 vs n_max=0 | 18.71 | 25.65 | +6.93 | n/a | [5.55, 8.32] | 8 | secondary |",
+    # The server starts at n_max=3; each request sets its own (the A/B at 0, 2, 3, 4, the sweep to 15).
+    "Serving settings: n_max set per request (0, 1, 2, 3, 4, 6, 8, 12, 15) as each table below states it, "
+    "server default 3,",
     "p = 0.0139",
     "Measured 2026-08-09.",
     "plus local patches (bench/engine-local-patches.diff: 21 files, +1967 / -279 lines)",
