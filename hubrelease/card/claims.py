@@ -43,6 +43,8 @@ class Claim:
     """Decimals for the paired difference and its interval (``card.claims[].digits``)."""
     caveats: tuple[str, ...] = ()
     """What the evaluation records about the claim's two cells (failures, accept-length scope...)."""
+    unit: str = "tok/s"
+    """Unit of ``value`` and ``baseline_value``: the comparison's metric (e.g. output tok/s), else tok/s."""
 
 
 def _speedup(claim: SpeedupClaim, index: int, evaluation: Evaluation, where: Locator) -> Claim:
@@ -115,6 +117,7 @@ def _comparison(claim: ComparisonClaim, index: int, evaluation: Evaluation, wher
         row=row,
         relative_ci95=row.relative_ci95,
         digits=claim.digits,
+        unit=comparison.metric,
     )
 
 

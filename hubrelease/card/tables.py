@@ -123,6 +123,12 @@ class AbTable:
     """Evaluation field (e.g. run.target.revision) -> the manifest's note where it differs from the pins
     by design (``evaluations[].deviations``), printed beside that value."""
 
+    @property
+    def ranked(self) -> bool:
+        """True when the rows carry preregistration roles: a primary row, or a role stated besides the
+        default. A comparison without a primary has no secondary endpoints, so its rows print none."""
+        return self.primary is not None or any(row.role != "secondary" for row in self.rows)
+
 
 @dataclass(frozen=True)
 class SweepTable:
