@@ -45,7 +45,7 @@ ROLE_MARKS: dict[str, tuple[str, str]] = {
     "secondary": ("C0", "secondary"),
     "exploratory": ("C1", "exploratory"),
 }
-FAILED_MARK = ("C3", "x", "run with failed requests (see the table)")
+FAILED_MARK = ("black", "x", "run with failed requests (see the table)")
 MEASURED_LABEL = "measured"
 REBUILT_LABEL = "fit + published residual (no measured step time)"
 OUTSIDE_FIT = ("C7", "outside the fitted range")
