@@ -401,3 +401,13 @@ def test_a_card_built_from_absolute_paths_holds_none(tmp_path: Path) -> None:
         encoding="utf-8"
     )
     assert [p for p in written if str(tmp_path) in p.read_text(encoding="utf-8", errors="replace")] == []
+
+
+def test_an_arm_known_by_its_rows_digest_prefix_prints_the_prefix(tmp_path: Path) -> None:
+    # build eval keeps seed 001's drafter_sha16 as sha256_prefix; the arm table printed n/a for it.
+    evaluation = ab_evaluation()
+    drafter = evaluation["comparisons"][0]["arms"][1]["drafter"]
+    drafter["sha256_prefix"] = drafter.pop("sha256")[:16]
+    card_section = {**gguf_card(), "usage": []}
+    manifest = write_card_release(tmp_path, card=card_section, evaluations={"eval/ab.json": evaluation})
+    assert f"| retrained | `b.gguf` | {drafter['sha256_prefix']} |" in render_card(manifest)
