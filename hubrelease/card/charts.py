@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from hubrelease.evaluation import Evaluation
-from hubrelease.evaluation.models import Comparison, StepTimeFit, Sweep
+from hubrelease.evaluation.models import Comparison, Configuration, StepTimeFit, Sweep
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -92,6 +92,26 @@ def _svg(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def _configuration_label(evaluation: Evaluation, configuration: Configuration) -> str:
+    """The legend entry: the label, with its draft tokens per round when it speculates."""
+    if configuration.method == "autoregressive":
+        return configuration.label
+    tokens = evaluation.draft_tokens(configuration)
+    counted = f"up to {tokens} draft tokens" if tokens is not None else "draft tokens not stated"
+    return f"{configuration.label} ({counted})"
+
+
+def _run_conditions(evaluation: Evaluation) -> str:
+    """Hardware, sampling and prompts: the conditions every cell of the matrix shares."""
+    run = evaluation.run
+    parts = [run.hardware.name]
+    if run.serving.sampling:
+        parts.append(f"{run.serving.sampling} sampling")
+    if run.prompt_set.total is not None:
+        parts.append(f"{run.prompt_set.total} prompts")
+    return ", ".join(parts)
+
+
 def _serving(evaluation: Evaluation) -> Figure:
     figure = _figure(9.0, 3.6)
     throughput, tpot = figure.subplots(1, 2)
@@ -100,8 +120,9 @@ def _serving(evaluation: Evaluation) -> Figure:
         if not cells:
             continue
         levels = [c.concurrency for c in cells]
-        throughput.plot(levels, [c.overall_tok_s for c in cells], marker="o", label=configuration.label)
-        tpot.plot(levels, [c.median_tpot_ms for c in cells], marker="o", label=configuration.label)
+        label = _configuration_label(evaluation, configuration)
+        throughput.plot(levels, [c.overall_tok_s for c in cells], marker="o", label=label)
+        tpot.plot(levels, [c.median_tpot_ms for c in cells], marker="o", label=label)
     failed = [c for c in evaluation.cells if c.failed_requests]
     if failed:
         colour, marker, label = FAILED_MARK
@@ -121,7 +142,7 @@ def _serving(evaluation: Evaluation) -> Figure:
         axes.set_ylabel(label)
         axes.set_xticks(levels)
     throughput.legend(fontsize=7.5)
-    figure.suptitle(evaluation.run.hardware.name)
+    figure.suptitle(_run_conditions(evaluation))
     figure.tight_layout()
     return figure
 
@@ -159,7 +180,13 @@ def _comparison(comparison: Comparison) -> Figure:
     axes.set_xticks(positions, labels)
     axes.set_xlabel(comparison.setting_name or "comparison")
     axes.set_ylabel(f"{arms[comparison.treatment]} minus {arms[comparison.baseline]} ({comparison.metric})")
-    axes.set_title(f"{comparison.title}\n(mean paired difference, 95% CI)", fontsize=9)
+    pairs = sorted({row.n for row in comparison.rows})
+    paired = (
+        f"paired by {comparison.paired_by}, n = {pairs[0]}"
+        if len(pairs) == 1
+        else f"paired by {comparison.paired_by}"
+    )
+    axes.set_title(f"{comparison.title}\n(mean paired difference, 95% CI; {paired})", fontsize=9)
     if ranked:
         axes.legend(fontsize=7.5)
     figure.tight_layout()

@@ -68,8 +68,7 @@ def draft_tokens(evaluation: Evaluation) -> DraftTokens:
     groups: dict[int | None, list[str]] = {}
     for c in evaluation.configurations:
         if c.id in measured and c.method != "autoregressive":
-            tokens = c.draft_tokens if c.draft_tokens is not None else evaluation.run.serving.draft_tokens
-            groups.setdefault(tokens, []).append(c.label)
+            groups.setdefault(evaluation.draft_tokens(c), []).append(c.label)
     ordered = sorted(groups.items(), key=lambda kv: (kv[0] is None, -(kv[0] or 0)))
     return DraftTokens(tuple(sorted(settings)), tuple((k, tuple(v)) for k, v in ordered))
 

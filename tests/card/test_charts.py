@@ -175,3 +175,22 @@ def test_failed_requests_and_rebuilt_step_times_are_marked() -> None:
     # Seed 001 publishes residuals, not step times: every point is rebuilt, none is called measured.
     assert {line.get_label() for line in steps.lines} == {charts.REBUILT_LABEL, steps.lines[-1].get_label()}
     assert charts.MEASURED_LABEL not in {line.get_label() for line in steps.lines}
+
+
+def test_charts_carry_the_conditions_of_their_measurements() -> None:
+    drawn = {path: draw for path, _, draw in charts.figures(_charted())}
+    with matplotlib.style.context("default"), matplotlib.rc_context(charts.RC):  # type: ignore[arg-type]
+        serving = drawn["charts/h200-evaluation-serving.svg"]()
+        comparison = drawn["charts/evaluation-spec-on-off.svg"]()
+    legend = serving.axes[0].get_legend()
+    assert legend is not None
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "Autoregressive",
+        "NEXTN (draft tokens not stated)",  # seed 000: "Both external drafts propose up to 10 tokens"
+        "Qwen3.5 DFlash warm start (up to 10 draft tokens)",
+        "Ornith DFlash2 (up to 10 draft tokens)",
+    ]
+    assert serving.get_suptitle() == "NVIDIA H200, greedy sampling, 40 prompts"
+    assert (
+        comparison.axes[0].get_title().endswith("(mean paired difference, 95% CI; paired by prompt, n = 8)")
+    )
