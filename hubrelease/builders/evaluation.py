@@ -34,6 +34,7 @@ from hubrelease.evaluation.ingest.llama_server import (
 from hubrelease.evaluation.ingest.serving import serving_cells
 from hubrelease.evaluation.load import SCHEMA_COMMAND
 from hubrelease.evaluation.models import SCHEMA_VERSION, Comparison, Evaluation, Provenance, SourceFile
+from hubrelease.evaluation.provenance import unidentified_drafters
 from hubrelease.evaluation.records import Record, read_records
 from hubrelease.evaluation.spec import EvaluationSpec
 from hubrelease.fsutil import atomic_write_text
@@ -149,9 +150,10 @@ def _build(
         )
     cells, serving_warnings = serving_cells(serving, configurations, run, serving_options)
     warnings.extend(serving_warnings)
+    warnings = _relocated(warnings, {str(s.path): f.path for s, f in zip(sources, files, strict=True)})
     title = spec.title or spec_options.title or f"Serving evaluation on {run.hardware.name}"
     # Validate through the model (not construct) so cross-field rules run on the assembled file too.
-    return Evaluation.model_validate(
+    evaluation = Evaluation.model_validate(
         {
             "schema_version": SCHEMA_VERSION,
             "title": title,
@@ -166,24 +168,43 @@ def _build(
             ),
         }
     )
+    unidentified = unidentified_drafters(
+        evaluation, llama_options.release_names, list(llama_options.artifacts)
+    )
+    if unidentified:
+        raise BuildError(f"{unidentified[0]} (--manifest's release publishes drafter files)")
+    return evaluation
 
 
 def llama_options(columns: str | None, allow_incomplete: bool, manifest: Path | None) -> LlamaOptions:
     """llama-server reading options from the CLI's ``--columns``, ``--allow-incomplete`` and ``--manifest``."""
     artifacts: dict[str, str | None] = {}
     binaries: list[str] = []
+    names: list[str] = []
     if manifest is not None:
         from hubrelease.manifest import load_manifest
 
         release = load_manifest(manifest)
         artifacts = {artifact.path: artifact.sha256 for artifact in release.artifacts}
         binaries = [binary.sha256 for engine in release.pins.engines for binary in engine.binaries]
-    return LlamaOptions(Columns.parse(columns), allow_incomplete, artifacts, binaries)
+        names = [name for name in (release.release.repo_id, release.release.title) if name]
+    return LlamaOptions(Columns.parse(columns), allow_incomplete, artifacts, binaries, names)
 
 
 def evaluation_json(evaluation: Evaluation) -> str:
     """The canonical text of an evaluation file (2-space indent, trailing newline)."""
     return evaluation.model_dump_json(indent=2) + "\n"
+
+
+def _relocated(warnings: list[str], recorded: dict[str, str]) -> list[str]:
+    """Warnings with each source as ``provenance.sources`` records it, not as typed: they are written
+    into the file and onto the card, where an absolute path would be the build machine's."""
+    prefixes = sorted(recorded, key=len, reverse=True)  # the longest typed path wins over a prefix of it
+    out = []
+    for warning in warnings:
+        typed = next((p for p in prefixes if warning.startswith(f"{p}:")), None)
+        out.append(recorded[typed] + warning[len(typed) :] if typed is not None else warning)
+    return out
 
 
 def _recorded_path(path: Path, relative_to: Path | None) -> str:

@@ -18,7 +18,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from hubrelease.evaluation import Evaluation
-from hubrelease.evaluation.models import Comparison, StepTimeFit, Sweep
+from hubrelease.evaluation.models import Comparison, Configuration, StepTimeFit, Sweep
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -38,6 +38,18 @@ RC: dict[str, Any] = {
     "savefig.dpi": 100.0,
 }
 METADATA = {"Date": None, "Creator": "hubrelease render-card (matplotlib)"}
+# Every mark a chart can draw, with the legend words that name it: a legend is built from the marks
+# drawn (matplotlib lists only labelled artists), so it never names a colour nothing is drawn in.
+ROLE_MARKS: dict[str, tuple[str, str]] = {
+    "primary": ("C3", "primary endpoint (preregistered)"),
+    "secondary": ("C0", "secondary"),
+    "exploratory": ("C1", "exploratory"),
+}
+FAILED_MARK = ("black", "x", "run with failed requests (see the table)")
+MEASURED_LABEL = "measured"
+REBUILT_LABEL = "fit + published residual (no measured step time)"
+OUTSIDE_FIT = ("C7", "outside the fitted range")
+INSIDE_FIT = ("C0", "in the fitted range")
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,26 @@ def _svg(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def _configuration_label(evaluation: Evaluation, configuration: Configuration) -> str:
+    """The legend entry: the label, with its draft tokens per round when it speculates."""
+    if configuration.method == "autoregressive":
+        return configuration.label
+    tokens = evaluation.draft_tokens(configuration)
+    counted = f"up to {tokens} draft tokens" if tokens is not None else "draft tokens not stated"
+    return f"{configuration.label} ({counted})"
+
+
+def _run_conditions(evaluation: Evaluation) -> str:
+    """Hardware, sampling and prompts: the conditions every cell of the matrix shares."""
+    run = evaluation.run
+    parts = [run.hardware.name]
+    if run.serving.sampling:
+        parts.append(f"{run.serving.sampling} sampling")
+    if run.prompt_set.total is not None:
+        parts.append(f"{run.prompt_set.total} prompts")
+    return ", ".join(parts)
+
+
 def _serving(evaluation: Evaluation) -> Figure:
     figure = _figure(9.0, 3.6)
     throughput, tpot = figure.subplots(1, 2)
@@ -88,15 +120,29 @@ def _serving(evaluation: Evaluation) -> Figure:
         if not cells:
             continue
         levels = [c.concurrency for c in cells]
-        throughput.plot(levels, [c.overall_tok_s for c in cells], marker="o", label=configuration.label)
-        tpot.plot(levels, [c.median_tpot_ms for c in cells], marker="o", label=configuration.label)
+        label = _configuration_label(evaluation, configuration)
+        throughput.plot(levels, [c.overall_tok_s for c in cells], marker="o", label=label)
+        tpot.plot(levels, [c.median_tpot_ms for c in cells], marker="o", label=label)
+    failed = [c for c in evaluation.cells if c.failed_requests]
+    if failed:
+        colour, marker, label = FAILED_MARK
+        for axes, metric in ((throughput, "overall_tok_s"), (tpot, "median_tpot_ms")):
+            axes.plot(
+                [c.concurrency for c in failed],
+                [getattr(c, metric) for c in failed],
+                marker,
+                color=colour,
+                markersize=10,
+                markeredgewidth=2,
+                label=label if axes is throughput else "_nolegend_",
+            )
     levels = sorted({c.concurrency for c in evaluation.cells})
     for axes, label in ((throughput, "Overall output tok/s"), (tpot, "Median TPOT (ms)")):
         axes.set_xlabel("Concurrency")
         axes.set_ylabel(label)
         axes.set_xticks(levels)
     throughput.legend(fontsize=7.5)
-    figure.suptitle(evaluation.run.hardware.name)
+    figure.suptitle(_run_conditions(evaluation))
     figure.tight_layout()
     return figure
 
@@ -114,14 +160,35 @@ def _comparison(comparison: Comparison) -> Figure:
         [row.ci95.high - m for m, row in zip(means, comparison.rows, strict=True)],
     ]
     positions = list(range(len(labels)))
-    colours = ["C3" if row.role == "primary" else "C0" for row in comparison.rows]
-    for x, mean, low, high, colour in zip(positions, means, errors[0], errors[1], colours, strict=True):
-        axes.errorbar([x], [mean], yerr=[[low], [high]], fmt="o", color=colour, capsize=4)
+    # Roles mean something only beside a primary endpoint (or where stated): else one unlabelled mark.
+    ranked = comparison.primary is not None or any(row.role != "secondary" for row in comparison.rows)
+    named: set[str] = set()
+    for x, mean, low, high, row in zip(positions, means, errors[0], errors[1], comparison.rows, strict=True):
+        colour, label = ROLE_MARKS[row.role]
+        shown = ranked and label not in named
+        named.add(label)
+        axes.errorbar(
+            [x],
+            [mean],
+            yerr=[[low], [high]],
+            fmt="o",
+            color=colour,
+            capsize=4,
+            label=label if shown else "_nolegend_",
+        )
     axes.axhline(0.0, color="black", linewidth=0.8)
     axes.set_xticks(positions, labels)
     axes.set_xlabel(comparison.setting_name or "comparison")
     axes.set_ylabel(f"{arms[comparison.treatment]} minus {arms[comparison.baseline]} ({comparison.metric})")
-    axes.set_title(f"{comparison.title}\n(mean paired difference, 95% CI; primary in red)", fontsize=9)
+    pairs = sorted({row.n for row in comparison.rows})
+    paired = (
+        f"paired by {comparison.paired_by}, n = {pairs[0]}"
+        if len(pairs) == 1
+        else f"paired by {comparison.paired_by}"
+    )
+    axes.set_title(f"{comparison.title}\n(mean paired difference, 95% CI; {paired})", fontsize=9)
+    if ranked:
+        axes.legend(fontsize=7.5)
     figure.tight_layout()
     return figure
 
@@ -135,15 +202,27 @@ def _sweep(sweep: Sweep) -> Figure:
     assert fit is not None
     figure = _figure(9.0, 3.6)
     steps, residuals = figure.subplots(1, 2)
-    # A transcribed fit may carry only the residuals: the measured step time is then fit + residual.
-    measured = [
-        (
-            float(r.setting),
-            r.step_time_ms if r.step_time_ms is not None else _line(fit, r.setting) + r.residual_ms,
-        )
+    # A transcribed fit may carry only the residuals: the step time is then rebuilt as fit + residual,
+    # drawn hollow and named so, never passed off as a measurement.
+    measured = [(float(r.setting), r.step_time_ms) for r in fit.residuals if r.step_time_ms is not None]
+    rebuilt = [
+        (float(r.setting), _line(fit, r.setting) + r.residual_ms)
         for r in fit.residuals
+        if r.step_time_ms is None
     ]
-    steps.plot([k for k, _ in measured], [ms for _, ms in measured], "o", label="measured")
+    if measured:
+        steps.plot(
+            [k for k, _ in measured], [ms for _, ms in measured], "o", color="C0", label=MEASURED_LABEL
+        )
+    if rebuilt:
+        steps.plot(
+            [k for k, _ in rebuilt],
+            [ms for _, ms in rebuilt],
+            "o",
+            color="C0",
+            fillstyle="none",
+            label=REBUILT_LABEL,
+        )
     line = [fit.setting_min, fit.setting_max]
     steps.plot(
         line,
@@ -154,19 +233,24 @@ def _sweep(sweep: Sweep) -> Figure:
     steps.set_xlabel(sweep.setting_name)
     steps.set_ylabel("Step time (ms per verify round)")
     steps.legend(fontsize=7.5)
-    colours = ["C0" if r.in_range else "C7" for r in fit.residuals]
-    residuals.bar(
-        [str(r.setting) for r in fit.residuals], [r.residual_ms for r in fit.residuals], color=colours
-    )
+    for (colour, label), inside in ((INSIDE_FIT, True), (OUTSIDE_FIT, False)):
+        chosen = [r for r in fit.residuals if r.in_range is inside]
+        if chosen:
+            residuals.bar(
+                [str(r.setting) for r in chosen], [r.residual_ms for r in chosen], color=colour, label=label
+            )
     residuals.axhline(0.0, color="black", linewidth=0.8)
-    residuals.set_xlabel(f"{sweep.setting_name} (grey: outside the fitted range)")
+    if any(not r.in_range for r in fit.residuals):
+        residuals.legend(fontsize=7.5)
+    residuals.set_xlabel(sweep.setting_name)
     residuals.set_ylabel("Measured minus fit (ms)")
     figure.suptitle(sweep.title)
     figure.tight_layout()
     return figure
 
 
-def _figures(evaluations: Mapping[str, Evaluation]) -> Iterator[tuple[str, str, Any]]:
+def figures(evaluations: Mapping[str, Evaluation]) -> Iterator[tuple[str, str, Any]]:
+    """(path, alt text, draw) per chart: ``draw()`` makes the matplotlib Figure (under ``RC``)."""
     for path, evaluation in evaluations.items():
         if evaluation.cells:
             title = f"Throughput and TPOT against concurrency, {evaluation.run.hardware.name}"
@@ -185,7 +269,7 @@ def _figures(evaluations: Mapping[str, Evaluation]) -> Iterator[tuple[str, str, 
 
 def chart_titles(evaluations: Mapping[str, Evaluation]) -> dict[str, str]:
     """Path -> alt text of every chart the evaluations give, without drawing any (the card's links)."""
-    return {path: title for path, title, _ in _figures(evaluations)}
+    return {path: title for path, title, _ in figures(evaluations)}
 
 
 def build_charts(evaluations: Mapping[str, Evaluation]) -> list[Chart]:
@@ -195,6 +279,6 @@ def build_charts(evaluations: Mapping[str, Evaluation]) -> list[Chart]:
 
     charts = []
     with matplotlib.style.context("default"), matplotlib.rc_context(RC):  # type: ignore[arg-type]
-        for path, title, draw in _figures(evaluations):
+        for path, title, draw in figures(evaluations):
             charts.append(Chart(path, title, _svg(draw())))
     return charts

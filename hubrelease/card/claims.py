@@ -43,6 +43,10 @@ class Claim:
     """Decimals for the paired difference and its interval (``card.claims[].digits``)."""
     caveats: tuple[str, ...] = ()
     """What the evaluation records about the claim's two cells (failures, accept-length scope...)."""
+    setting: str | None = None
+    """The condition the compared row was measured at (e.g. ``n_max=3``), when the comparison varies one."""
+    unit: str = "tok/s"
+    """Unit of ``value`` and ``baseline_value``: the comparison's metric (e.g. output tok/s), else tok/s."""
 
 
 def _speedup(claim: SpeedupClaim, index: int, evaluation: Evaluation, where: Locator) -> Claim:
@@ -115,6 +119,8 @@ def _comparison(claim: ComparisonClaim, index: int, evaluation: Evaluation, wher
         row=row,
         relative_ci95=row.relative_ci95,
         digits=claim.digits,
+        unit=comparison.metric,
+        setting=f"{comparison.setting_name}={row.setting}" if row.setting is not None else None,
     )
 
 

@@ -17,7 +17,14 @@ from hubrelease.card.filters import bytes_
 from hubrelease.card.locator import Locator
 from hubrelease.card.rebuilt import Rebuilt, rebuilt
 from hubrelease.card.signature import SignatureCheck, signature_check
-from hubrelease.card.tables import AbTable, BenchmarkTable, SweepTable, build_tables
+from hubrelease.card.tables import (
+    AbTable,
+    BenchmarkTable,
+    DraftTokens,
+    SweepTable,
+    build_tables,
+    draft_tokens,
+)
 from hubrelease.card.training import TrainingFacts, training_facts
 from hubrelease.evaluation import Evaluation
 from hubrelease.evaluation.provenance import Disagreement, disagreements
@@ -161,6 +168,11 @@ class CardContext:
     notices: Notices
     deviations: tuple[Disagreement, ...]
     """Where an evaluation differs from the pins by design (``evaluations[].deviations``), with the note."""
+    draft_tokens: Mapping[str, DraftTokens]
+    """Per evaluation path, draft tokens per round as its measurements set them (``run_line``)."""
+    deviation_notes: Mapping[str, Mapping[str, str]]
+    """The same by evaluation path, then evaluation field (``run.target.revision``): what ``run_line``
+    and the tables print beside each value."""
     signature: SignatureCheck | None
     """How to check ``model.sig`` with model-signing (the manifest's ``signing:`` section), else None."""
     training: TrainingFacts | None
@@ -339,6 +351,15 @@ def _licence(manifest: Manifest) -> Licence:
     )
 
 
+def deviation_notes(deviations: tuple[Disagreement, ...]) -> dict[str, dict[str, str]]:
+    """Declared deviations as evaluation path -> evaluation field -> note."""
+    notes: dict[str, dict[str, str]] = {}
+    for d in deviations:
+        if d.note is not None:
+            notes.setdefault(d.evaluation, {})[d.where] = d.note
+    return notes
+
+
 def build_context(
     manifest: Manifest,
     manifest_path: Path,
@@ -350,10 +371,11 @@ def build_context(
     ``root`` is the release folder the ``training:`` files are read from (default: the manifest's)."""
     where = Locator(manifest_path)
     files = _file_rows(manifest)
-    benchmarks, comparisons, sweeps = build_tables(evaluations, card.charts, card.digits)
     deviations = tuple(
         d for path, ev in evaluations.items() for d in disagreements(path, ev, manifest) if d.note is not None
     )
+    notes = deviation_notes(deviations)
+    benchmarks, comparisons, sweeps = build_tables(evaluations, card.charts, card.digits, notes)
     return CardContext(
         manifest=manifest,
         release=manifest.release,
@@ -375,6 +397,8 @@ def build_context(
         engines=tuple(manifest.pins.engines),
         notices=manifest.notices,
         deviations=deviations,
+        draft_tokens={path: draft_tokens(ev) for path, ev in evaluations.items()},
+        deviation_notes=notes,
         signature=signature_check(manifest, manifest_path.name),
         training=training_facts(manifest, root or manifest_path.parent, where),
         rebuilt=rebuilt(manifest, evaluations),

@@ -8,11 +8,20 @@ paired comparison, one sweep table per parameter sweep.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from hubrelease.evaluation import Evaluation
 from hubrelease.evaluation.ingest.serving import missing_cells
-from hubrelease.evaluation.models import Arm, BootSpread, Cell, Comparison, ComparisonRow, Hardware, Sweep
+from hubrelease.evaluation.models import (
+    Arm,
+    BootSpread,
+    Cell,
+    Comparison,
+    ComparisonRow,
+    Hardware,
+    Setting,
+    Sweep,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,39 @@ class BenchmarkRow:
 
 
 @dataclass(frozen=True)
+class DraftTokens:
+    """Draft tokens per round as the measurements set them, so the card never states one count for all.
+
+    A run-level ``serving.draft_tokens`` holds for the serving matrix's speculative configurations
+    that state none, not for rows that set n_max per request (comparisons and sweeps over n_max).
+    """
+
+    per_request: tuple[Setting, ...] = ()
+    """n_max values that comparisons and sweeps set per request, ascending."""
+    by_configuration: tuple[tuple[int | None, tuple[str, ...]], ...] = ()
+    """Speculative configurations with cells, grouped by their draft tokens (None: not stated)."""
+
+
+def draft_tokens(evaluation: Evaluation) -> DraftTokens:
+    """What ``evaluation`` says about draft tokens per round, per measurement."""
+    settings: set[int | float] = set()
+    for comparison in evaluation.comparisons:
+        if comparison.setting_name == "n_max":
+            settings.update(r.setting for r in comparison.rows if isinstance(r.setting, int | float))
+        settings.update(a.setting for a in comparison.arms if isinstance(a.setting, int | float))
+    for sweep in evaluation.sweeps:
+        if sweep.setting_name == "n_max":
+            settings.update(r.setting for r in sweep.rows if isinstance(r.setting, int | float))
+    measured = {cell.configuration for cell in evaluation.cells}
+    groups: dict[int | None, list[str]] = {}
+    for c in evaluation.configurations:
+        if c.id in measured and c.method != "autoregressive":
+            groups.setdefault(evaluation.draft_tokens(c), []).append(c.label)
+    ordered = sorted(groups.items(), key=lambda kv: (kv[0] is None, -(kv[0] or 0)))
+    return DraftTokens(tuple(sorted(settings)), tuple((k, tuple(v)) for k, v in ordered))
+
+
+@dataclass(frozen=True)
 class BenchmarkTable:
     """One hardware matrix."""
 
@@ -45,6 +87,11 @@ class BenchmarkTable:
     caveats: tuple[str, ...] = ()
     """What the evaluation records about these cells' figures: failures, accept-length scope, unknown
     methods, unmeasured cells (``cell_caveats``), then the file's build warnings."""
+    deviations: Mapping[str, str] = field(default_factory=dict)
+    """Evaluation field (e.g. run.target.revision) -> the manifest's note where it differs from the pins
+    by design (``evaluations[].deviations``), printed beside that value."""
+    draft: DraftTokens = DraftTokens()
+    """Draft tokens per round of the file's measurements."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +118,15 @@ class AbTable:
     """Decimals of the paired differences and intervals (``card.digits``)."""
     caveats: tuple[str, ...] = ()
     """The file's build warnings (incomplete grids allowed, ...), on its first table."""
+    deviations: Mapping[str, str] = field(default_factory=dict)
+    """Evaluation field (e.g. run.target.revision) -> the manifest's note where it differs from the pins
+    by design (``evaluations[].deviations``), printed beside that value."""
+
+    @property
+    def ranked(self) -> bool:
+        """True when the rows carry preregistration roles: a primary row, or a role stated besides the
+        default. A comparison without a primary has no secondary endpoints, so its rows print none."""
+        return self.primary is not None or any(row.role != "secondary" for row in self.rows)
 
 
 @dataclass(frozen=True)
@@ -82,6 +138,9 @@ class SweepTable:
     chart: ChartLink | None = None
     caveats: tuple[str, ...] = ()
     """The file's build warnings, on its first table."""
+    deviations: Mapping[str, str] = field(default_factory=dict)
+    """Evaluation field (e.g. run.target.revision) -> the manifest's note where it differs from the pins
+    by design (``evaluations[].deviations``), printed beside that value."""
 
 
 def _cells(which: list[tuple[str, Cell]], total: int, whole: str) -> str:
@@ -160,6 +219,7 @@ def _benchmark(path: str, evaluation: Evaluation, chart: ChartLink | None) -> Be
         rows=rows,
         chart=chart,
         caveats=cell_caveats(evaluation),
+        draft=draft_tokens(evaluation),
     )
 
 
@@ -179,10 +239,14 @@ def _ab(path: str, comparison: Comparison, chart: ChartLink | None, digits: int)
 
 
 def build_tables(
-    evaluations: Mapping[str, Evaluation], charts: bool = False, digits: Mapping[str, int] | None = None
+    evaluations: Mapping[str, Evaluation],
+    charts: bool = False,
+    digits: Mapping[str, int] | None = None,
+    deviations: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[tuple[BenchmarkTable, ...], tuple[AbTable, ...], tuple[SweepTable, ...]]:
     """Benchmark, A/B and sweep tables of every evaluation file, in manifest order, each with its chart
-    when ``charts`` (``card.charts``) and its comparison's decimals (``card.digits``, default 3)."""
+    when ``charts`` (``card.charts``), its comparison's decimals (``card.digits``, default 3) and its
+    file's declared deviations (path -> evaluation field -> note)."""
     from hubrelease.card import charts as drawn
 
     titles = drawn.chart_titles(evaluations) if charts else {}
@@ -206,7 +270,13 @@ def build_tables(
         for path, ev in evaluations.items()
         for s in ev.sweeps
     )
-    return _with_warnings(benchmarks, comparisons, sweeps, evaluations)
+    notes = deviations or {}
+    return _with_warnings(
+        tuple(replace(t, deviations=notes.get(t.path, {})) for t in benchmarks),
+        tuple(replace(t, deviations=notes.get(t.path, {})) for t in comparisons),
+        tuple(replace(t, deviations=notes.get(t.path, {})) for t in sweeps),
+        evaluations,
+    )
 
 
 def _with_warnings(

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from hubrelease.errors import BuildError, InputError
-from hubrelease.evaluation.ingest.interface import ServerInfo, ServingSource
-from hubrelease.evaluation.ingest.llama_server import MeasuredRequest
+from hubrelease.evaluation.ingest.interface import ServerInfo, ServingSource, Source
+from hubrelease.evaluation.ingest.llama_server import LlamaServerRows, MeasuredRequest
 from hubrelease.evaluation.ingest.serving import infer_configuration, run_name
 from hubrelease.evaluation.models import (
     Arm,
@@ -89,6 +90,7 @@ def _target(text: str) -> Target:
     return Target(repo_id=repo_id, revision=revision or None)
 
 
+_LLAMA_ROWS = LlamaServerRows()
 Serving = Sequence[tuple[ServingSource, str | None, Record]]
 """Serving runs as ``build eval`` collects them: the source that reads each, its CONFIG= name, the record."""
 
@@ -117,6 +119,36 @@ def _prompt_set(serving: Serving, requests: Sequence[MeasuredRequest]) -> Prompt
     return PromptSet(name=f"{source.tool} {name}", total=source.sent(record))
 
 
+# Engine names by the server family whose output they can be; a name in no family (a fork) is not checked.
+_ENGINE_FAMILIES = {
+    "sglang": {"sglang"},
+    "vllm": {"vllm"},
+    "llama-server": {"llama-server", "llama.cpp", "ik_llama.cpp"},
+}
+
+
+def _family_of(name: str) -> str | None:
+    return next((family for family, names in _ENGINE_FAMILIES.items() if name.lower() in names), None)
+
+
+def check_engine(engine: Engine, serving: Serving, requests: Sequence[MeasuredRequest]) -> None:
+    """Refuse a stated engine that the runs' own content contradicts (vLLM's metrics under ``sglang``)."""
+    stated = _family_of(engine.name)
+    if stated is None:
+        return
+    records: list[tuple[Source, Record]] = [(source, record) for source, _, record in serving]
+    records += [(_LLAMA_ROWS, run.record) for run in requests[:1]]
+    for source, record in records:
+        proof = source.served_by(record)
+        if proof is not None and proof[0] != stated:
+            raise record.error(
+                f"run.engine.name is {engine.name!r}, but this {source.tool} output was served by {proof[0]} "
+                f"({proof[1]}): set run.engine.name to {proof[0]!r} in the spec, or leave run.engine out "
+                "to take it from the runs",
+                "engine",
+            )
+
+
 def complete_run(
     spec: EvaluationSpec,
     options: SpecOptions,
@@ -137,6 +169,7 @@ def complete_run(
     if target is None:
         raise BuildError("no target: pass --target REPO[@COMMIT] (or run.target in a --spec file)")
     engine = given.engine or _engine(serving, requests)
+    check_engine(engine, serving, requests)
     prompt_set = given.prompt_set or _prompt_set(serving, requests)
     return Run(
         hardware=hardware,
@@ -155,7 +188,7 @@ def complete_configurations(spec: EvaluationSpec, serving: Serving) -> list[Conf
         return list(spec.configurations)
     configurations: dict[str, Configuration] = {}
     for source, override, record in serving:
-        name = run_name(override, record)
+        name = run_name(source, override, record)
         if name not in configurations:
             configurations[name] = infer_configuration(name, source.server(record), source.speculated(record))
     return list(configurations.values())
@@ -169,7 +202,7 @@ def complete_analysis(
     primary = parse_primary(options.primary)
     fit_range = parse_fit_range(options.fit_range)
     arms = list(dict.fromkeys(run.arm for run in requests))
-    comparisons = list(spec.comparisons)
+    comparisons = [complete_arms(c, requests) for c in spec.comparisons]
     if not comparisons and (pair := _ab_pair(options, arms)) is not None:
         comparisons.append(_comparison(pair, requests, primary))
     sweeps = [
@@ -228,6 +261,69 @@ def _row_drafter(arm: str, requests: Sequence[MeasuredRequest]) -> Drafter | Non
         sha256=full,
         sha256_prefix=digest if full is None else None,
     )
+
+
+def _conflict(stated: Drafter, carried: Drafter) -> str | None:
+    """How the drafter the rows carry is not the stated one (file name or digest), else None."""
+    if stated.file and carried.file and PurePosixPath(stated.file).name != PurePosixPath(carried.file).name:
+        return f"file {carried.file} (stated: {stated.file})"
+    mine, theirs = stated.sha256 or stated.sha256_prefix, carried.sha256 or carried.sha256_prefix
+    if mine and theirs and not (mine.startswith(theirs) or theirs.startswith(mine)):
+        return f"sha256 {theirs} (stated: {mine})"
+    return None
+
+
+def _merged(stated: Drafter | None, carried: Drafter | None) -> Drafter | None:
+    """The stated drafter with the file and digest the rows carry where it states none."""
+    if stated is None or carried is None:
+        return stated or carried
+    update: dict[str, str | None] = {"file": stated.file or carried.file}
+    if not (stated.sha256 or stated.sha256_prefix):
+        update |= {"sha256": carried.sha256, "sha256_prefix": carried.sha256_prefix}
+    return stated.model_copy(update=update)
+
+
+def complete_arms(comparison: ComparisonSpec, requests: Sequence[MeasuredRequest]) -> ComparisonSpec:
+    """A spec comparison's arms with the drafter file, digest and boots their rows carry filled in.
+
+    An arm whose stated drafter or boots contradict its rows is refused, naming the arm whose rows do
+    match: labels swapped between boots would otherwise flip the sign of every difference.
+    """
+    carried = {arm.id: _row_drafter(arm.id, requests) for arm in comparison.arms}
+    booted = {arm.id: sorted({r.boot for r in requests if r.arm == arm.id}) for arm in comparison.arms}
+    arms = []
+    for arm in comparison.arms:
+        rows = [r for r in requests if r.arm == arm.id]
+        mine = carried[arm.id]
+        problem = _conflict(arm.drafter, mine) if arm.drafter is not None and mine is not None else None
+        if problem is None and arm.boots and booted[arm.id] and arm.boots != booted[arm.id]:
+            problem = f"boots {booted[arm.id]} (stated: {arm.boots})"
+        if problem is not None:
+            match = [
+                other
+                for other in comparison.arms
+                if other.id != arm.id
+                and (
+                    arm.drafter is None
+                    or (d := carried[other.id]) is None
+                    or _conflict(arm.drafter, d) is None
+                )
+                and (not arm.boots or booted[other.id] == arm.boots)
+            ]
+            swapped = (
+                f"; the rows of arm {match[0].id!r} match it, so the arm labels look swapped" if match else ""
+            )
+            raise rows[0].record.error(
+                f"comparison {comparison.id!r}: the rows of arm {arm.id!r} ran {problem}{swapped}; "
+                "fix the rows' arm column or the spec's arms",
+                rows[0].sha_columns[0] if "sha256" in problem else "arm",
+            )
+        arms.append(
+            arm.model_copy(
+                update={"drafter": _merged(arm.drafter, mine), "boots": arm.boots or booted[arm.id]}
+            )
+        )
+    return comparison.model_copy(update={"arms": arms})
 
 
 def _comparison(

@@ -554,6 +554,12 @@ class Evaluation(EvaluationHeader):
             None,
         )
 
+    def draft_tokens(self, configuration: Configuration) -> int | None:
+        """Draft tokens per round of ``configuration``: its own, else the run's (None: not stated)."""
+        if configuration.draft_tokens is not None:
+            return configuration.draft_tokens
+        return self.run.serving.draft_tokens
+
     def comparison(self, comparison_id: str) -> Comparison | None:
         """The comparison with id ``comparison_id``, if present."""
         return next((c for c in self.comparisons if c.id == comparison_id), None)

@@ -76,9 +76,42 @@ def _digests_of(manifest: Manifest) -> dict[str, str]:
     return digests
 
 
+def foreign_name(drafter: Drafter, names: Collection[str], artifacts: Collection[str]) -> str | None:
+    """What a drafter named by a name alone should name instead, when the release publishes drafter files.
+
+    With no repo, file or digest, a name that is neither the release's (repo id, title) nor one of its
+    files identifies nothing: the card would state another model's figures as this release's.
+    """
+    if not artifacts or drafter.repo_id or drafter.file or drafter.sha256 or drafter.sha256_prefix:
+        return None
+    if drafter.name in names or drafter.name in artifacts:
+        return None
+    shown = ", ".join(sorted(artifacts)[:3]) + (", ..." if len(artifacts) > 3 else "")
+    return f"a file of the release ({shown}) by file and sha256, or a pinned repo by repo_id"
+
+
+def unidentified_drafters(
+    evaluation: Evaluation, names: Collection[str], artifacts: Collection[str]
+) -> list[str]:
+    """One line per drafter of ``evaluation`` named only by a foreign name (see :func:`foreign_name`)."""
+    return [
+        f"{where} is named only {drafter.name!r}: name {instead}"
+        for where, drafter in _drafters(evaluation)
+        if (instead := foreign_name(drafter, names, artifacts)) is not None
+    ]
+
+
+def _release_names(manifest: Manifest) -> set[str]:
+    return {name for name in (manifest.release.repo_id, manifest.release.title) if name}
+
+
 def _drafter_findings(manifest: Manifest, where: str, drafter: Drafter) -> Iterator[tuple[str, str, str]]:
     """(where, evaluated, pinned) for each way ``drafter`` is not the release's or a pinned one."""
     release = manifest.release.repo_id
+    instead = foreign_name(drafter, _release_names(manifest), [a.path for a in manifest.artifacts])
+    if instead is not None:
+        yield f"{where}.name", repr(drafter.name), f"no name of the release; name {instead}"
+        return
     repos = {p.repo_id: p for p in (*manifest.pins.base_drafters, *manifest.pins.targets)}
     foreign = drafter.repo_id is not None and drafter.repo_id != release
     if foreign:

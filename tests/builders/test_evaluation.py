@@ -143,17 +143,17 @@ def _spec_with(where: tuple[str | int, ...], value: object) -> dict[str, Any]:
         ),
         (
             lambda: write_spec(Path("spec.json"), _spec_with(("comparisons", 0, "treatment"), "A")),
-            "error: spec.json:48: comparisons[0]: baseline and treatment are the same arm 'A'",
+            "error: spec.json:44: comparisons[0]: baseline and treatment are the same arm 'A'",
         ),
         (
             lambda: write_spec(
                 Path("spec.json"), _spec_with(("comparisons", 0, "arms", 1), {"id": "A", "label": "again"})
             ),
-            "error: spec.json:48: comparisons[0]: arm ids repeat: ['A', 'A']",
+            "error: spec.json:44: comparisons[0]: arm ids repeat: ['A', 'A']",
         ),
         (
             lambda: write_spec(Path("spec.json"), _spec_with(("sweeps", 0, "pairs", 0, "treatment"), 0)),
-            "error: spec.json:82: sweeps[0].pairs[0]: baseline and treatment are the same setting 0",
+            "error: spec.json:78: sweeps[0].pairs[0]: baseline and treatment are the same setting 0",
         ),
         (
             lambda: write_spec(Path("spec.json"), _spec_with(("comparisons", 0, "primary_setting"), 4)),

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
+import matplotlib
+import matplotlib.style
+import matplotlib.text
 import pytest
 import yaml
 
-from hubrelease.card import check_card
+from hubrelease.card import charts, check_card
+from hubrelease.evaluation import Evaluation, load_evaluation
 from hubrelease.manifest import load_manifest
 from tests.factories.cards import ab_evaluation, matrix_evaluation, write_card_release
 from tests.factories.cli import run_cli, run_program
@@ -121,3 +127,70 @@ def test_a_sweep_chart_is_drawn_only_with_a_step_time_fit(tmp_path: Path) -> Non
     charts = check_card(manifest).rendered
     assert charts is not None
     assert [c.path for c in charts.charts] == ["charts/ab-retrain-ab.svg"]  # the factory's sweep has no fit
+
+
+_COLOUR_WORDS = ("red", "grey", "gray", "blue", "orange", "green")
+
+
+def _charted() -> dict[str, Evaluation]:
+    """Both seeds' evaluations, a matrix with a failed request and a ranked A/B with its sweep."""
+    root = Path(__file__).resolve().parents[2] / "manifests"
+    evaluations = {
+        str(p): load_evaluation(p) for seed in SEEDS for p in sorted((root / seed).glob("*evaluation*.json"))
+    }
+    failed = matrix_evaluation()
+    failed["cells"][2]["failed_requests"] = 2
+    evaluations["failed.json"] = Evaluation.model_validate(failed)
+    evaluations["ab.json"] = Evaluation.model_validate(ab_evaluation())
+    return evaluations
+
+
+def _drawn_labels(axes: Any) -> set[str]:
+    """Labels of the marks the axes draw: lines with data, error bars, bars."""
+    lines = {line.get_label() for line in axes.lines if len(line.get_xdata())}
+    return lines | {container.get_label() for container in axes.containers}
+
+
+def test_each_legend_names_only_marks_the_chart_draws_and_no_text_names_a_colour() -> None:
+    with matplotlib.style.context("default"), matplotlib.rc_context(charts.RC):  # type: ignore[arg-type]
+        for path, _, draw in charts.figures(_charted()):
+            figure = draw()
+            texts = [t.get_text() for t in figure.findobj(matplotlib.text.Text)]
+            assert not [t for t in texts if set(re.findall(r"[a-z]+", t.lower())) & set(_COLOUR_WORDS)], path
+            for axes in figure.axes:
+                legend = axes.get_legend()
+                named = {t.get_text() for t in legend.get_texts()} if legend else set()
+                assert named <= _drawn_labels(axes), path
+
+
+def test_failed_requests_and_rebuilt_step_times_are_marked() -> None:
+    evaluations = _charted()
+    drawn = {path: draw for path, _, draw in charts.figures(evaluations)}
+    with matplotlib.style.context("default"), matplotlib.rc_context(charts.RC):  # type: ignore[arg-type]
+        throughput = drawn["charts/failed-serving.svg"]().axes[0]
+        (failed,) = [line for line in throughput.lines if line.get_label() == charts.FAILED_MARK[2]]
+        assert (list(failed.get_xdata()), failed.get_marker()) == ([1], "x")  # DFlash2 at concurrency 1
+        gguf = next(p for p in drawn if "n-max-sweep" in p)
+        steps = drawn[gguf]().axes[0]
+    # Seed 001 publishes residuals, not step times: every point is rebuilt, none is called measured.
+    assert {line.get_label() for line in steps.lines} == {charts.REBUILT_LABEL, steps.lines[-1].get_label()}
+    assert charts.MEASURED_LABEL not in {line.get_label() for line in steps.lines}
+
+
+def test_charts_carry_the_conditions_of_their_measurements() -> None:
+    drawn = {path: draw for path, _, draw in charts.figures(_charted())}
+    with matplotlib.style.context("default"), matplotlib.rc_context(charts.RC):  # type: ignore[arg-type]
+        serving = drawn["charts/h200-evaluation-serving.svg"]()
+        comparison = drawn["charts/evaluation-spec-on-off.svg"]()
+    legend = serving.axes[0].get_legend()
+    assert legend is not None
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "Autoregressive",
+        "NEXTN (draft tokens not stated)",  # seed 000: "Both external drafts propose up to 10 tokens"
+        "Qwen3.5 DFlash warm start (up to 10 draft tokens)",
+        "Ornith DFlash2 (up to 10 draft tokens)",
+    ]
+    assert serving.get_suptitle() == "NVIDIA H200, greedy sampling, 40 prompts"
+    assert (
+        comparison.axes[0].get_title().endswith("(mean paired difference, 95% CI; paired by prompt, n = 8)")
+    )

@@ -14,6 +14,7 @@ import yaml
 from hubrelease.card import builtin_templates, check_card, render_card
 from hubrelease.card.render import BUILTIN_DIR
 from hubrelease.errors import CheckFailed, InputError, ManifestError
+from tests.factories.bench_runs import eval_spec, sglang_line, write_jsonl, write_spec
 from tests.factories.cards import (
     ab_evaluation,
     gguf_card,
@@ -329,3 +330,84 @@ def test_header_pins_are_listed_with_what_they_do_not_prove(tmp_path: Path) -> N
     text = render_card(write_card_release(tmp_path, extra={"pins": pins}))
     assert f"  - `t-00001-of-00005.gguf`, 10 bytes, header sha256 `{header}`\n" in text
     assert "it does not prove the tensor data, which only a full sha256 does." in text
+
+
+_OTHER = "1111111111111111111111111111111111111111"
+_NOTES = {
+    "target.revision": "measured on the previous upload of the same weights",
+    "hardware": "measured on the lab machine, not the pinned one",
+    "engine.binaries": "a rebuild of the pinned commit",
+    "drafter": "the drafter before its last re-export",
+}
+
+
+def test_declared_deviations_print_their_note_beside_the_value(tmp_path: Path) -> None:
+    evaluation = matrix_evaluation()
+    run = evaluation["run"]
+    run["target"]["revision"] = _OTHER
+    run["hardware"]["name"] = "Lab GPU"
+    run["engine"]["binaries"] = ["deadbeefdeadbeef"]
+    evaluation["configurations"][1]["drafter"] = {
+        "name": "d",
+        "file": "model.safetensors",
+        "sha256_prefix": "0" * 16,
+    }
+    manifest = _gguf_release(tmp_path, {"eval/ab.json": ab_evaluation(), "eval/matrix.json": evaluation})
+    deviations = [{"field": field, "note": note} for field, note in _NOTES.items()]
+    entry = {"path": "eval/matrix.json", "deviations": deviations}
+    _edit(manifest, lambda d: d.update(evaluations=["eval/ab.json", entry]))
+    result = _invoke(str(manifest))
+    assert result.exit_code == 0, result.stderr
+    card = (tmp_path / "README.md").read_text(encoding="utf-8")
+    noted = "(differs from the release's pins by design: {})".format
+    assert f"target `acme/target` at `{_OTHER}` (NVFP4) {noted(_NOTES['target.revision'])};" in card
+    assert f"Hardware: Lab GPU {noted(_NOTES['hardware'])}." in card
+    assert f"server binary `deadbeefdeadbeef` {noted(_NOTES['engine.binaries'])};" in card
+    assert f"- DFlash2: drafter d {noted(_NOTES['drafter'])}." in card
+
+
+def test_a_card_built_from_absolute_paths_holds_none(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    manifest = _gguf_release(
+        release, {"eval/ab.json": ab_evaluation(), "eval/matrix.json": matrix_evaluation()}
+    )
+    raw = tmp_path / "raw"
+    # Without --output-details bench_serving cannot count failures: the warning names the file.
+    runs = [
+        sglang_line(max_concurrency=c, tag=t, details=False)
+        for t in ("autoregressive", "dflash2")
+        for c in (1, 4)
+    ]
+    source = write_jsonl(raw / "runs.jsonl", runs)
+    spec = write_spec(raw / "spec.json", eval_spec())
+    out = release / "eval" / "matrix.json"
+    built = invoke(
+        ["build", "eval", str(source), "--spec", str(spec), "--out", str(out), "--allow-incomplete"]
+    )
+    assert built.exit_code == 0, built.stderr
+    evaluation = json.loads(out.read_text(encoding="utf-8"))
+    assert evaluation["provenance"]["sources"][0]["path"] == "../../raw/runs.jsonl"
+    assert evaluation["provenance"]["warnings"][0].startswith(
+        "../../raw/runs.jsonl:1: failed requests cannot"
+    )
+    _edit(manifest, lambda d: d["card"].update(charts=True))
+    rendered = _invoke(str(manifest.resolve()))
+    assert rendered.exit_code == 0, rendered.stderr
+    written = [p for p in release.rglob("*") if p.is_file()]
+    assert {"README.md", "matrix.json"} <= {p.name for p in written} and any(
+        p.suffix == ".svg" for p in written
+    )
+    assert "Recorded by the build: ../../raw/runs.jsonl:1:" in (release / "README.md").read_text(
+        encoding="utf-8"
+    )
+    assert [p for p in written if str(tmp_path) in p.read_text(encoding="utf-8", errors="replace")] == []
+
+
+def test_an_arm_known_by_its_rows_digest_prefix_prints_the_prefix(tmp_path: Path) -> None:
+    # build eval keeps seed 001's drafter_sha16 as sha256_prefix; the arm table printed n/a for it.
+    evaluation = ab_evaluation()
+    drafter = evaluation["comparisons"][0]["arms"][1]["drafter"]
+    drafter["sha256_prefix"] = drafter.pop("sha256")[:16]
+    card_section = {**gguf_card(), "usage": []}
+    manifest = write_card_release(tmp_path, card=card_section, evaluations={"eval/ab.json": evaluation})
+    assert f"| retrained | `b.gguf` | {drafter['sha256_prefix']} |" in render_card(manifest)

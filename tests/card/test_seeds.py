@@ -54,8 +54,9 @@ SEED_000_FACTS = [
     "Hardware: 1x NVIDIA H200 141GB HBM3e.",
     "Hardware: 1x NVIDIA GB10.",
     "held out of all training data. Held outside the complete training-source reservoir",
-    "Serving settings: KV cache fp8_e4m3, attention backend flashinfer, MoE runner marlin, up to 10 draft tokens "
-    "per round.",
+    "Serving settings: KV cache fp8_e4m3, attention backend flashinfer, MoE runner marlin.",
+    # "Both external drafts propose up to 10 tokens": the seed states no count for NEXTN.
+    "Draft tokens per round: up to 10 for Qwen3.5 DFlash warm start and Ornith DFlash2; not stated for NEXTN.",
     "(NVFP4)",
     "| NEXTN | 1 | 281.1 | 304.0 | 101.5 ms | 3.29 ms | 1.93 |",
     "| Autoregressive | 8 | 989.2 | 188.6 | 233.0 ms | 5.30 ms | n/a |",
@@ -102,7 +103,9 @@ SEED_001_FACTS = [
     "fits approximately 90.9 + 14.7 x (n_max - 1) ms over n_max = 1 to 12 (least squares over 7 settings). "
     "Measured minus fit, in ms: -2.9 at 1, -1.7 at 2, -1.0 at 3, -0.7 at 4, -1.1 at 6, +16.3 at 8, -9.9 at 12, "
     "-36.6 at 15.",
-    "25.65 against 18.71 for n_max=0, a 37.0% increase (paired difference +6.93, 95% CI [5.55, 8.32]",
+    # The seed: "25.65 tokens per second against 18.71": the headline carries its unit.
+    "25.65 output tok/s against 18.71 output tok/s for n_max=0, a 37.0% increase (paired difference "
+    "+6.93 output tok/s, 95% CI [5.55, 8.32]",
     "positive in 8 of 8 pairs, per-pair +20.8% to +52.5%",
     "| 25.23 | 25.65 | +0.414 | n/a | [-0.568, 1.395] |",
     "at commit `f96eaddba8bed6a9a5e628bbf6a566775c70b49c` plus local patches across 21 files (+1967 / -279 lines)",
@@ -119,7 +122,11 @@ SEED_001_FACTS = [
     "the config also carries `rope_theta: 10000000.0` at the top level, in addition to the nested block",
     "temperature = 0, seed = 42",
     "up to 256 output tokens per request",
-    "| n_max=3 vs n_max=0 | 18.71 | 25.65 | +6.93 | n/a | [5.55, 8.32] | 8 | secondary |",
+    # Not preregistered: the headline comparison carries no "secondary" (nor any) endpoint role.
+    "| n_max=3 vs n_max=0 | 18.71 | 25.65 | +6.93 | n/a | [5.55, 8.32] | 8 |\n",
+    # The server starts at n_max=3; each request sets its own (the A/B at 0, 2, 3, 4, the sweep to 15).
+    "Serving settings: n_max set per request (0, 1, 2, 3, 4, 6, 8, 12, 15) as each table below states it, "
+    "server default 3,",
     "p = 0.0139",
     "Measured 2026-08-09.",
     "plus local patches (bench/engine-local-patches.diff: 21 files, +1967 / -279 lines)",

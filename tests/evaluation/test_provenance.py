@@ -17,6 +17,7 @@ import yaml
 from hubrelease.evaluation import load_evaluation
 from hubrelease.evaluation.provenance import disagreements
 from hubrelease.manifest import load_manifest
+from tests.factories.bench_runs import eval_spec, sglang_line, write_jsonl, write_spec
 from tests.factories.cards import (
     COMMIT,
     SHA_A,
@@ -92,6 +93,11 @@ CASES = [
         lambda e: e["configurations"][1].update(drafter={"name": "d", "file": "gone.gguf"}),
         "configurations[dflash2].drafter.file is 'gone.gguf'",
         "no artifact, pinned file or external file of that name",
+    ),
+    (
+        lambda e: e["configurations"][1].update(drafter={"name": "Qwen3.5 DFlash"}),
+        "configurations[dflash2].drafter.name is 'Qwen3.5 DFlash'",
+        "name a file of the release (config.json, model.safetensors) by file and sha256",
     ),
 ]
 
@@ -205,3 +211,22 @@ def test_push_refuses_a_disagreement_before_anything_is_written(tmp_path: Path, 
         code, _, err = run_cli("push", manifest, "--endpoint", loopback_hub.url, *args)
         assert code == 1 and f"run.target.revision is {OTHER}" in err
     assert not api_for(loopback_hub).repo_exists(repo)
+
+
+def test_build_eval_refuses_a_drafter_named_only_by_a_foreign_name(tmp_path: Path) -> None:
+    manifest = _release(tmp_path)
+    spec = eval_spec()
+    spec["configurations"][1]["drafter"] = {"name": "Qwen3.5 DFlash"}  # another model's name, no digest
+    runs = write_jsonl(
+        tmp_path / "runs.jsonl",
+        [sglang_line(max_concurrency=c, tag=t) for t in ("autoregressive", "dflash2") for c in (1, 4)],
+    )
+    spec_path = write_spec(tmp_path / "spec.json", spec)
+    args: list[str | Path] = ["build", "eval", runs, "--spec", spec_path, "--out", tmp_path / "e.json"]
+    code, _, err = run_cli(*args, "--manifest", manifest)
+    assert code == 2, err
+    assert "configurations[dflash2].drafter is named only 'Qwen3.5 DFlash': name a file of the release" in err
+    assert run_cli(*args)[0] == 0  # without a release there is nothing it should have named
+    spec["configurations"][1]["drafter"] = {"name": "Tiny drafter"}  # the release's own title
+    write_spec(tmp_path / "spec.json", spec)
+    assert run_cli(*args, "--manifest", manifest)[0] == 0

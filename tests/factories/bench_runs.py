@@ -202,7 +202,8 @@ def eval_spec(**overrides: Any) -> dict[str, Any]:
         },
         "configurations": [
             {"id": "autoregressive", "label": "Autoregressive", "method": "autoregressive"},
-            {"id": "dflash2", "label": "DFlash2", "method": "dflash2", "drafter": {"name": "Test DFlash2"}},
+            # No drafter: a name alone identifies none, and releases that publish drafter files refuse one.
+            {"id": "dflash2", "label": "DFlash2", "method": "dflash2"},
         ],
     }
     spec.update(overrides)
@@ -210,8 +211,10 @@ def eval_spec(**overrides: Any) -> dict[str, Any]:
 
 
 def ab_spec_parts() -> dict[str, Any]:
-    """Spec keys for an A/B between arms A and B (primary n_max 3) and a sweep of arm S with on/off pair."""
+    """Spec keys for an A/B between arms A and B (primary n_max 3) and a sweep of arm S with on/off pair,
+    measured with llama-server (the engine whose rows they are)."""
     return {
+        "run": {**eval_spec()["run"], "engine": {"name": "llama.cpp"}},
         "comparisons": [
             {
                 "id": "retrain-ab",

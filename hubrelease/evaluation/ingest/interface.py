@@ -70,6 +70,14 @@ class Source(ABC):
     def recognises(self, record: Record) -> bool:
         """True when ``record`` is this tool's output."""
 
+    def served_by(self, record: Record) -> tuple[str, str] | None:
+        """The engine the record's content proves served it, with the proof; None: any engine could have.
+
+        A client benchmark can measure any OpenAI-compatible server, so only what the server itself
+        wrote into the record (its own status endpoint, its own metrics) names the engine.
+        """
+        return None
+
 
 class ServingSource(Source):
     """A tool that writes one summary record per serving run (a configuration at one concurrency)."""
@@ -88,6 +96,11 @@ class ServingSource(Source):
 
     def sent(self, record: Record) -> int | None:
         """Requests sent (failed ones included), when the record says; None: unknown."""
+        return None
+
+    def default_name(self, record: Record) -> tuple[str, str] | None:
+        """(file stem, run name) when the tool names its output files itself: such a stem is the tool's
+        words (backend, rate, model, date), not the user's, so only its run name part names the run."""
         return None
 
     def model(self, record: Record) -> str | None:

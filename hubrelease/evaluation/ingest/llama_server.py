@@ -308,6 +308,8 @@ class LlamaOptions:
     """Artifact path -> sha256, from ``--manifest``."""
     binaries: Sequence[str] = ()
     """Engine binary sha256s, from ``--manifest``."""
+    release_names: Sequence[str] = ()
+    """The release's repo id and title, from ``--manifest``: what a drafter may be named without a digest."""
 
 
 def _artifact_digest(artifacts: Mapping[str, str | None], drafter: str | None) -> str | None:
@@ -324,6 +326,10 @@ class LlamaServerRows(Source):
 
     tool = "llama-server rows"
     engine = "llama-server"
+
+    def served_by(self, record: Record) -> tuple[str, str] | None:
+        """``timings`` (predicted_n, draft_n_accepted...) is llama-server's own per-request account."""
+        return "llama-server", "its rows carry llama-server's timings"
 
     def recognises(self, record: Record) -> bool:
         """A row or raw response with ``predicted_n``, flat or under ``timings``."""

@@ -148,9 +148,13 @@ def _target_warning(source: ServingSource, record: Record, run: Run | None) -> l
     return [f"{record.path}:{record.line}: {key} {served!r} does not name the target {run.target.repo_id!r}"]
 
 
-def run_name(override: str | None, record: Record) -> str:
-    """A run's configuration: its CONFIG=PATH override, else its ``tag``, else the file's stem."""
-    return override or str(record.data.get("tag") or "") or record.path.stem
+def run_name(source: ServingSource, override: str | None, record: Record) -> str:
+    """A run's configuration: its CONFIG=PATH override, else its ``tag``, else the file's stem (the run
+    name part of it when the stem is the tool's own default file name)."""
+    if override or record.data.get("tag"):
+        return override or str(record.data["tag"])
+    default = source.default_name(record)
+    return default[1] if default is not None and default[0] == record.path.stem else record.path.stem
 
 
 def missing_cells(cells: Sequence[Cell], configurations: Sequence[Configuration]) -> list[str]:
@@ -177,7 +181,7 @@ def serving_cells(
     servers: dict[str, tuple[ServerInfo, Record]] = {}
     cells, warnings, unchecked = [], [], 0
     for source, override, record in runs:
-        name = run_name(override, record)
+        name = run_name(source, override, record)
         if name not in by_id:
             raise record.error(
                 f"configuration {name!r} is not in the spec ({', '.join(by_id)}); pass the file as CONFIG=PATH",

@@ -81,6 +81,12 @@ class BenchServing(ServingSource):
     def server(self, record: Record) -> ServerInfo | None:
         return server_info(record)
 
+    def served_by(self, record: Record) -> tuple[str, str] | None:
+        """``server_info`` is the answer of SGLang's own ``/server_info`` endpoint (serving.py:1847)."""
+        if server_info(record) is None:
+            return None
+        return "sglang", "it carries SGLang's /server_info"
+
     def sent(self, record: Record) -> int | None:
         """With --output-details, one ``output_lens`` entry per request sent; without, unknown."""
         lens = record.data.get("output_lens")

@@ -94,6 +94,32 @@ class VllmBenchServe(ServingSource):
         """The spec_decode_* counters are written only when the server exported them (serve.py:1376)."""
         return True if record.data.get("spec_decode_acceptance_length") is not None else None
 
+    def served_by(self, record: Record) -> tuple[str, str] | None:
+        """The spec_decode_* figures come from the server's ``vllm:spec_decode*`` Prometheus metrics only
+        (serve.py:235), so a file carrying them was served by vLLM."""
+        if not self.speculated(record):
+            return None
+        return "vllm", "its spec_decode_* figures are read from vLLM's own vllm:spec_decode metrics"
+
+    def default_name(self, record: Record) -> tuple[str, str] | None:
+        """``compute_result_filename`` (serve.py:1615-1626): ``{label}-{rate}qps[-concurrency{N}]-{model}-
+        {date}``, the label defaulting to the backend; the run is named by that label."""
+        data = record.data
+        label = str(data.get("label") or data.get("backend") or "")
+        model, date = str(data.get("model_id") or ""), str(data.get("date") or "")
+        if not (label and model and date):
+            return None
+        concurrency = data.get("max_concurrency")
+        rate = f"{_rate(data.get('request_rate'))}qps" + (
+            f"-concurrency{concurrency}" if concurrency is not None else ""
+        )
+        if data.get("ramp_up_strategy") is not None:
+            rate = (
+                f"ramp-up-{data['ramp_up_strategy']}-{data.get('ramp_up_start_rps')}qps-"
+                f"{data.get('ramp_up_end_rps')}qps" + rate.partition("qps")[2]
+            )
+        return f"{label}-{rate}-{model.split('/')[-1]}-{date}", label
+
     def sent(self, record: Record) -> int | None:
         value = record.data.get("num_prompts")
         return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
@@ -101,3 +127,10 @@ class VllmBenchServe(ServingSource):
     def model(self, record: Record) -> str | None:
         value = record.data.get("model_id")
         return str(value) if value else None
+
+
+def _rate(value: object) -> str:
+    """``request_rate`` as the file name spells it: the float's ``str`` (the file stores inf as "inf")."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(float(value))
+    return str(value)

@@ -287,7 +287,9 @@ def test_raw_completion_responses_pair_by_prompt_with_arm_and_boot_from_the_file
     ]
     comparisons = ab_spec_parts()["comparisons"]
     comparisons[0]["design"]["prompts"] = 3  # the spec's count must be the rows' (analysis.derive_design)
-    spec = load_spec(write_spec(tmp_path / "spec.json", eval_spec(comparisons=comparisons)))
+    spec = load_spec(
+        write_spec(tmp_path / "spec.json", eval_spec(run=ab_spec_parts()["run"], comparisons=comparisons))
+    )
     evaluation = build_evaluation(sources, spec)
     (ab,) = evaluation.comparisons
     row = next(r for r in ab.rows if r.setting == 3)

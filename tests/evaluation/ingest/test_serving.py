@@ -13,6 +13,7 @@ from hubrelease.evaluation.ingest import ServingOptions
 from hubrelease.evaluation.spec import load_spec
 from tests.factories.bench_runs import (
     SEED_001_FIELDS,
+    ab_spec_parts,
     eval_spec,
     llama_rows,
     seed_001_ab_rows,
@@ -166,7 +167,9 @@ def test_a_spec_stating_other_counts_than_the_rows_is_refused(tmp_path: Path) ->
         "arms": [{"id": "A", "label": "A"}, {"id": "B", "label": "B"}],
         "design": {"repetitions": 3},
     }  # fmt: skip
-    spec = load_spec(write_spec(tmp_path / "spec.json", eval_spec(comparisons=[comparison])))
+    spec = load_spec(
+        write_spec(tmp_path / "spec.json", eval_spec(run=ab_spec_parts()["run"], comparisons=[comparison]))
+    )
     with pytest.raises(BuildError, match=r"design\.repetitions is 3 in the spec, but the rows hold 2"):
         build_evaluation([Source(path)], spec)
 

@@ -120,3 +120,27 @@ def test_vllm_and_bench_serving_files_are_told_apart_in_one_build(tmp_path: Path
     (v,) = read_records(vllm)
     (s,) = read_records(sglang)
     assert (source_of(v).engine, source_of(s).engine) == ("vllm", "sglang")
+
+
+def test_a_result_under_vllms_default_file_name_is_speculative_by_its_counters(tmp_path: Path) -> None:
+    # serve.py:1626 names it {label or backend}-{rate}qps-concurrency{N}-{model}-{date}.json; the model
+    # "acme/target" puts the word "target" in it, which named the run autoregressive before.
+    name = "openai-infqps-concurrency4-target-20260809-101500"
+    one = write_json(tmp_path / f"{name}.json", vllm_result())
+    two = write_json(
+        tmp_path / f"{name.replace('concurrency4', 'concurrency8')}.json", vllm_result(max_concurrency=8)
+    )
+    evaluation = build_evaluation([Source(one), Source(two)], spec_options=OPTIONS)
+    (configuration,) = evaluation.configurations  # both concurrencies are one run, named by the backend
+    assert (configuration.id, configuration.method) == ("openai", "speculative")
+    assert [cell.concurrency for cell in evaluation.cells] == [4, 8]
+
+
+def test_the_label_of_a_default_file_name_still_names_the_run(tmp_path: Path) -> None:
+    data = vllm_result(label="autoregressive")
+    path = write_json(tmp_path / "autoregressive-infqps-concurrency4-target-20260809-101500.json", data)
+    code, _, err = run_cli("build", "eval", path, "--hardware", "X", "--out", tmp_path / "e.json")
+    assert code == 2
+    assert "configuration 'autoregressive' is named 'autoregressive', which says autoregressive" in err
+    renamed = write_json(tmp_path / "renamed.json", data)
+    assert build_evaluation([Source(renamed)], spec_options=OPTIONS).configurations[0].id == "renamed"

@@ -1,0 +1,29 @@
+"""A claim's sentence carries the conditions and unit of the row it quotes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hubrelease.card.claims import compute_claims
+from hubrelease.card.locator import Locator
+from hubrelease.card.render import render_card
+from hubrelease.evaluation import Evaluation
+from hubrelease.manifest import load_manifest
+from tests.factories.cards import ab_evaluation, gguf_card, write_card_release
+
+
+def test_a_comparison_claim_states_its_setting_unit_and_role(tmp_path: Path) -> None:
+    card_section = {**gguf_card(), "usage": []}  # no command: the release has no recommended file
+    manifest = write_card_release(tmp_path, card=card_section, evaluations={"eval/ab.json": ab_evaluation()})
+    card = load_manifest(manifest).card
+    assert card is not None
+    (claim,) = compute_claims(
+        card, {"eval/ab.json": Evaluation.model_validate(ab_evaluation())}, Locator(manifest)
+    ).values()
+    assert (claim.setting, claim.unit) == ("n_max=3", "output tok/s")
+    text = render_card(manifest)
+    assert (
+        "On Test GPU at n_max=3, retrained measured 22.95 output tok/s against 21.63 output tok/s for upstream, "
+        "a 6.1% increase (paired difference +1.315 output tok/s, 95% CI [0.360, 2.270]"
+    ) in text
+    assert "n = 8, the preregistered primary endpoint)." in text
