@@ -44,7 +44,12 @@ def parse_card(content: str, repo_type: str) -> tuple[dict[str, Any], str]:
     except yaml.YAMLError as exc:
         where = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise ValueError(f"invalid YAML in the front matter: {where}") from None
-    except (TypeError, KeyError, AttributeError, ValueError) as exc:  # model-index, eval_results of the wrong shape
+    except (
+        TypeError,
+        KeyError,
+        AttributeError,
+        ValueError,
+    ) as exc:  # model-index, eval_results of the wrong shape
         raise ValueError(f"invalid front matter: {exc}") from None
     return data, str(card.text)
 

@@ -330,7 +330,7 @@ def preupload(request: Request) -> Response:
     hosted = store.text(tree, ".gitignore")
     ignore = GitIgnore(body["gitIgnore"] if isinstance(body.get("gitIgnore"), str) else hosted)
     files = []
-    for item in body.get("files", []):
+    for item in request.typed(body, "files", list, []):
         try:
             path, sample = str(item["path"]), base64.b64decode(item.get("sample", ""))
         except (KeyError, TypeError, AttributeError, ValueError):
