@@ -405,17 +405,20 @@ class HubHandler(BaseHTTPRequestHandler):
         corrupt = streamed and hub.faults.take(("corrupt",), method, split.path, name) is not None
         headers = _lower(self.headers.items())
         grant: auth.Grant | None = None
-        try:
-            body = self._body(count, body_limit(name, hub), corrupt)
-        except StoreError as exc:
-            self._answer(error_response(exc), None, name, counted, None)
-            return
+        refusal: StoreError | None = None
         try:
             if found is not None and fault is None:
                 # From the headers, before a byte of the body is read: a refused caller costs no body.
                 grant = auth.require(hub.access, name, method, headers.get("authorization", ""))
         except StoreError as exc:
-            self._answer(error_response(exc), body, name, counted, DRAIN_BYTES)
+            refusal = exc
+        try:
+            body = self._body(count, body_limit(name, hub), corrupt)
+        except StoreError as exc:
+            self._answer(error_response(refusal or exc), None, name, counted, None)
+            return
+        if refusal is not None:
+            self._answer(error_response(refusal), body, name, counted, DRAIN_BYTES)
             return
         if fault is not None and fault.kind == "drop":
             self._drop(body, fault.after_bytes)

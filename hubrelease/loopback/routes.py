@@ -37,7 +37,8 @@ from hubrelease.loopback.store import (
 from hubrelease.loopback.wire import Request, Response, error_response, json_response, parse_range
 from hubrelease.screen import ScreenError, parse_json, parse_yaml
 
-SPOOL_BYTES = 8 * 1024 * 1024
+SPOOL_BYTES = 1024 * 1024
+"""A commit body kept in memory up to this size, on disk past it."""
 
 
 def _repo_url(request: Request, key: RepoKey) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,6 +163,30 @@ def test_broken_bodies_are_client_errors(target: Target, route: str, change: tup
     else:
         payload = str(value).encode("utf-8", "surrogatepass")
     _check(target, route, payload)
+
+
+ODD_VALUES: tuple[Any, ...] = (None, False, "text", -1, 10**30, [], {}, [1], 1.5)
+"""One of each JSON type and the sizes no field takes (10**30 once hung an LFS batch building its URLs)."""
+
+
+def _fields(body: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Every key path of a body (a list's first item stands for all)."""
+    if isinstance(body, list):
+        yield from _fields(body[0], path) if body else ()
+    elif isinstance(body, dict):
+        for key, value in body.items():
+            yield (*path, key)
+            yield from _fields(value, (*path, key))
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_every_field_takes_a_value_of_every_type(target: Target, route: str) -> None:
+    """The drawn cases above, made exhaustive where it is cheap: each field of the route's body set to
+    each of ``ODD_VALUES`` in turn (a list of files that is ``null`` was a 500)."""
+    body = _filled(ROUTES[route][2], target.repo)
+    for path in _fields(body):
+        for value in ODD_VALUES:
+            _check(target, route, _encode(route, _put(body, path, value)))
 
 
 @pytest.mark.parametrize("card", sorted(HOSTILE_FRONT_MATTER))
