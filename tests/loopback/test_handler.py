@@ -3,7 +3,6 @@ read, how much of a body each route holds, and which workers a client without a 
 
 from __future__ import annotations
 
-import base64
 import json
 import socket
 import tracemalloc
@@ -16,7 +15,7 @@ import pytest
 from hubrelease.loopback import LoopbackHub
 from hubrelease.loopback.handler import DRAIN_BYTES, SMALL_BODY
 from hubrelease.loopback.routes import COMMIT_LINE_BYTES
-from tests.factories.hub import logged, raw_request
+from tests.factories.hub import logged, ndjson_commit, raw_request
 from tests.factories.waiting import CEILING_S
 
 TOKEN = "hf_test_writer"
@@ -71,14 +70,6 @@ def test_each_route_has_its_own_bound_on_a_body_in_memory(guarded: LoopbackHub) 
     assert record.status == 413 and record.bytes_in == 0  # refused from Content-Length (main: 64 MiB)
 
 
-def _commit_body(files: dict[str, bytes]) -> bytes:
-    lines = [{"key": "header", "value": {"summary": "files"}}]
-    for path, data in files.items():
-        content = base64.b64encode(data).decode()
-        lines.append({"key": "file", "value": {"path": path, "content": content, "encoding": "base64"}})
-    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
-
-
 @contextmanager
 def _traced() -> Iterator[list[int]]:
     """The peak of bytes Python allocated meanwhile, in every thread (the server's included)."""
@@ -93,7 +84,7 @@ def _traced() -> Iterator[list[int]]:
 
 def test_a_commit_holds_one_line_of_regular_files_in_memory(guarded: LoopbackHub) -> None:
     files = {f"data/{n}.txt": bytes([65 + n]) * (512 << 10) for n in range(24)}  # 12 MiB of regular files
-    body = _commit_body(files)
+    body = ndjson_commit(files)
     api_url = f"{guarded.url}/api/models/acme/regular"
     headers = {"Authorization": f"Bearer {TOKEN}"}
     assert (
@@ -110,7 +101,7 @@ def test_a_commit_holds_one_line_of_regular_files_in_memory(guarded: LoopbackHub
 def test_a_regular_file_past_the_lfs_threshold_is_refused(guarded: LoopbackHub) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}"}
     raw_request(f"{guarded.url}/api/repos/create", "POST", b'{"name": "acme/big"}', headers)
-    body = _commit_body({"big.txt": b"x" * (COMMIT_LINE_BYTES * 3 // 4 + 1)})
+    body = ndjson_commit({"big.txt": b"x" * (COMMIT_LINE_BYTES * 3 // 4 + 1)})
     status, _, text = raw_request(f"{guarded.url}/api/models/acme/big/commit/main", "POST", body, headers)
     assert status == 413 and b"go to LFS" in text  # main decoded and stored it whole
 
