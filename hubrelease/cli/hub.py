@@ -29,7 +29,7 @@ Limits (what a slow or hostile client can hold, and the largest accepted inputs)
   anonymous_workers 8 requests without a credential the server issued, served apart from max_workers
   request_timeout   60 s of silence inside a request body
   min_upload_rate   64 KiB/s average for a body, once request_timeout has passed (else 408)
-  max_body          64 MiB for a body read into memory (each route less: 64 KiB, 8 MiB file lists); larger is 413
+  max_body          64 MiB for a body read into memory (each route less: 1 MiB, 8 MiB file lists); larger is 413
   max_upload        64 GiB for a streamed body (LFS object, xorb) and for the files one Xet shard describes
   commits           2 GiB streamed to disk, one line of at most 15 MiB in memory (regular files under 10 MiB)
   xorbs, shards     80 MiB per xorb, 64 MiB per shard; LZ4 chunks decoded to at most their header's length (128 KiB)

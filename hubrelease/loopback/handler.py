@@ -170,8 +170,9 @@ def _streamed(name: str) -> bool:
 KIB, MIB = 1024, 1024 * 1024
 DRAIN_BYTES = 64 * KIB
 """Most of a body read after its caller was refused (401/403), to keep the connection; past it, closed."""
-SMALL_BODY = 64 * KIB
-"""The in-memory body of a route not in ``BODY_LIMITS``: a few fields of JSON or a form."""
+SMALL_BODY = MIB
+"""The in-memory body of a route not in ``BODY_LIMITS``: a few fields of JSON or a form (a comment or
+a pull request's description among them)."""
 BODY_LIMITS = {
     # Lists of files or objects: preupload and the LFS batch in pages of 256 files (_commit_api.py
     # UPLOAD_BATCH_MAX_NUM_FILES), paths-info, a copy's file list, a multipart upload's parts, a card.
