@@ -118,7 +118,9 @@ def parse_json(text: str | bytes, *, int_digits: int = MAX_INT_DIGITS) -> Any:
     return data
 
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# Unrolled ("normal* (special normal*)*"): the alternation "(?:[^"\\]|\\.)*" kept a backtracking
+# frame per character, 146 bytes of memory per byte of a long string (a 1 MiB string: 153 MB).
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _BRACKET_STEP = [{ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}.get(b, 0) for b in range(256)]
 

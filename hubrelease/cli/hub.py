@@ -26,11 +26,14 @@ Limits (what a slow or hostile client can hold, and the largest accepted inputs)
   max_header_bytes  64 KiB of request head; larger is 431
   idle_timeout      75 s for a kept-alive connection with no request
   max_workers       64 requests served at once
+  anonymous_workers 8 requests without a credential the server issued, served apart from max_workers
   request_timeout   60 s of silence inside a request body
   min_upload_rate   64 KiB/s average for a body, once request_timeout has passed (else 408)
-  max_body          64 MiB for a body read into memory (JSON, forms, shards); larger is 413
-  max_upload        64 GiB for a streamed body (LFS object, xorb, commit) and for the files one Xet shard describes
+  max_body          64 MiB for a body read into memory (each route less: 1 MiB, 8 MiB file lists); larger is 413
+  max_upload        64 GiB for a streamed body (LFS object, xorb) and for the files one Xet shard describes
+  commits           2 GiB streamed to disk, one line of at most 15 MiB in memory (regular files under 10 MiB)
   xorbs, shards     80 MiB per xorb, 64 MiB per shard; LZ4 chunks decoded to at most their header's length (128 KiB)
+  xorb, shard work  8,192 chunks and 64 MiB decoded per xorb; a shard's terms at most 4x the distinct chunks they name
   Range             ignored unless one 'bytes=' range; one past the end is 416 (huge numbers included)
   commit paths      empty, absolute, '.'/'..' segments, NUL, backslash, '.git/' are 400
 """

@@ -167,6 +167,14 @@ class Access:
             return EVERYTHING
         raise StoreError(401, "Invalid credentials in Authorization header")
 
+    def knows(self, authorization: str) -> bool:
+        """Whether ``authorization`` holds a token of this table (minted or configured), not merely
+        one an open Hub would take."""
+        presented = authorization.removeprefix("Bearer ").strip().encode()
+        with self._lock:
+            tokens = list(self._tokens)
+        return any([hmac.compare_digest(token.encode(), presented) for token in tokens])
+
     def sign(self, value: str) -> str:
         return hmac.new(self.secret, value.encode(), hashlib.sha256).hexdigest()
 

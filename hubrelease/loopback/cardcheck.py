@@ -21,21 +21,36 @@ from huggingface_hub.utils import validate_repo_id
 
 from hubrelease.card.frontmatter import ALLOWED_RELATIONS
 from hubrelease.hub_licenses import is_hub_license
+from hubrelease.screen import ScreenError, parse_yaml
 
 
 def parse_card(content: str, repo_type: str) -> tuple[dict[str, Any], str]:
-    """Front matter and body, parsed by huggingface_hub as the Hub reads them; ValueError says why not."""
-    if REGEX_YAML_BLOCK.search(content) is None:
+    """Front matter and body, parsed by huggingface_hub as the Hub reads them; ValueError says why not.
+
+    The YAML goes through the input screen first (``screen.parse_yaml``): RepoCard's own
+    ``yaml.safe_load`` would expand an alias bomb of a few hundred bytes into millions of values.
+    """
+    block = REGEX_YAML_BLOCK.search(content)
+    if block is None:
         return {}, content  # RepoCard would log a warning and take empty metadata: the same
+    try:
+        parse_yaml(block.group(2))
+    except ScreenError as exc:
+        raise ValueError(f"invalid YAML in the front matter: {exc.problem}") from None
     card_class = DatasetCard if repo_type == "dataset" else ModelCard
     try:
         card = card_class(content)
+        data: dict[str, Any] = card.data.to_dict()  # type: ignore[no-untyped-call]
     except yaml.YAMLError as exc:
         where = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise ValueError(f"invalid YAML in the front matter: {where}") from None
-    except (TypeError, KeyError) as exc:
+    except (
+        TypeError,
+        KeyError,
+        AttributeError,
+        ValueError,
+    ) as exc:  # model-index, eval_results of the wrong shape
         raise ValueError(f"invalid front matter: {exc}") from None
-    data: dict[str, Any] = card.data.to_dict()  # type: ignore[no-untyped-call]
     return data, str(card.text)
 
 

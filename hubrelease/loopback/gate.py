@@ -328,6 +328,18 @@ class Body:
         self._chunk = size
         return True
 
+    def drain(self, most: int | None = None) -> bool:
+        """Read and drop the rest of the body, at most ``most`` bytes (None: all); True if it ended."""
+        buffer = memoryview(bytearray(1 << 16))
+        left = most
+        while not self._ended and (left is None or left > 0):
+            got = self.readinto(buffer if left is None else buffer[: min(left, len(buffer))])
+            if not got:
+                break
+            if left is not None:
+                left -= got
+        return self._ended
+
     def __iter__(self) -> Iterator[bytes]:
         buffer = memoryview(bytearray(1 << 20))
         while count := self.readinto(buffer):

@@ -18,6 +18,7 @@ from hubrelease.loopback.faults import Fault, RequestRecord
 from hubrelease.loopback.gate import Body, ConnReader, Gate
 from hubrelease.loopback.store import StoreError
 from hubrelease.loopback.wire import Request, Response, error_response, json_response
+from hubrelease.loopback.xetstore import MAX_SHARD_BYTES
 
 if TYPE_CHECKING:
     from hubrelease.loopback.server import LoopbackHub
@@ -144,6 +145,11 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
     ]
 ]
 CDN_ROUTES = frozenset({"cdn"})
+SIGNED_ROUTES = frozenset(
+    {"lfs_upload", "lfs_part", "lfs_complete", "lfs_verify", "xet_xorb", "xet_fetch", "cdn"}
+)
+"""Routes whose URL carries the server's signature instead of a token (``auth.py``)."""
+_AUTHORIZATION = re.compile(rb"^authorization:[ \t]*([^\r\n]*)", re.IGNORECASE | re.MULTILINE)
 
 
 def match(method: str, path: str, cdn: bool = False) -> tuple[str, View, dict[str, str]] | None:
@@ -159,6 +165,38 @@ def match(method: str, path: str, cdn: bool = False) -> tuple[str, View, dict[st
 
 def _streamed(name: str) -> bool:
     return any(route[0] == name and route[4] for route in ROUTES)
+
+
+KIB, MIB = 1024, 1024 * 1024
+DRAIN_BYTES = 64 * KIB
+"""Most of a body read after its caller was refused (401/403), to keep the connection; past it, closed."""
+SMALL_BODY = MIB
+"""The in-memory body of a route not in ``BODY_LIMITS``: a few fields of JSON or a form (a comment or
+a pull request's description among them)."""
+BODY_LIMITS = {
+    # Lists of files or objects: preupload and the LFS batch in pages of 256 files (_commit_api.py
+    # UPLOAD_BATCH_MAX_NUM_FILES), paths-info, a copy's file list, a multipart upload's parts, a card.
+    "preupload": 8 * MIB,
+    "paths_info": 8 * MIB,
+    "lfs_batch": 8 * MIB,
+    "lfs_duplicate": 8 * MIB,
+    "lfs_complete": 8 * MIB,
+    "validate_yaml": 8 * MIB,
+    "xet_shard": MAX_SHARD_BYTES,
+    # Streamed to disk: huggingface_hub documents create_commit as "limited to 25k LFS files and a
+    # 1GB payload for regular files" (hf_api.py, create_commit docstring); base64 makes that 4/3 GB.
+    "commit": 2 * 1024 * MIB,
+}
+
+
+def body_limit(name: str, hub: LoopbackHub) -> int:
+    """The largest body ``name`` accepts (413 past it): a streamed upload's ``max_upload``, else the
+    route's own in-memory bound, never above ``max_body``."""
+    if name in BODY_LIMITS and _streamed(name):
+        return min(BODY_LIMITS[name], hub.max_upload)
+    if _streamed(name):
+        return hub.max_upload
+    return min(BODY_LIMITS.get(name, SMALL_BODY), hub.max_body)
 
 
 class HubHTTPServer(ThreadingHTTPServer):
@@ -180,6 +218,11 @@ class HubHTTPServer(ThreadingHTTPServer):
         self.cdn = cdn
         """This listener is the storage origin: it serves ``CDN_ROUTES`` only."""
         self.pool = ThreadPoolExecutor(max_workers=hub.max_workers, thread_name_prefix="loopback-hub")
+        self.anonymous_pool = ThreadPoolExecutor(
+            max_workers=hub.anonymous_workers, thread_name_prefix="loopback-hub-anonymous"
+        )
+        """Serves requests that carry no credential the server knows: however many of them send slow
+        bodies, they hold these workers only, never ``pool``'s."""
         self.closing = threading.Event()
         # Before the bind: a port in use makes socketserver call server_close(), which closes it.
         self.gate = Gate(
@@ -201,7 +244,32 @@ class HubHTTPServer(ThreadingHTTPServer):
         self.gate.admit(request)
 
     def _dispatch(self, sock: socket.socket, head: bytes) -> None:
-        self.pool.submit(self._serve, sock, head)
+        pool = self.pool if self._credentialed(head) else self.anonymous_pool
+        pool.submit(self._serve, sock, head)
+
+    def _credentialed(self, head: bytes) -> bool:
+        """Whether a request head carries a credential this server issued: a Hub token it knows, a
+        live Xet token, or a signature on a signed-URL route (checked by the view before a byte of
+        the body is read, so a forged one is refused at once). Read in the gate thread from the head
+        alone; anything else, anonymous or unknown, is served by ``anonymous_pool``."""
+        line = head.split(b"\n", 1)[0].decode("latin-1").split()
+        if len(line) != 3:
+            return False
+        split = urlsplit(line[1])
+        found = match(line[0], split.path, self.cdn)
+        if found is not None and found[0] in SIGNED_ROUTES and "sig" in parse_qs(split.query):
+            return True
+        authorization = _AUTHORIZATION.search(head)
+        if authorization is None:
+            return False
+        value = authorization[1].decode("latin-1").strip()
+        if self.hub.access.knows(value):
+            return True
+        try:
+            self.hub.xet.check(value, False, self.hub.faults.xet_token_epoch)
+        except StoreError:
+            return False
+        return True
 
     def _serve(self, sock: socket.socket, head: bytes) -> None:
         handler: HubHandler | None = None
@@ -220,6 +288,7 @@ class HubHTTPServer(ThreadingHTTPServer):
         super().server_close()
         self.gate.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
+        self.anonymous_pool.shutdown(wait=False, cancel_futures=True)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Keep failures for tests instead of printing them; a client hanging up is not a failure."""
@@ -335,49 +404,59 @@ class HubHandler(BaseHTTPRequestHandler):
         fault = hub.faults.take(("status", "drop", "echo"), method, split.path, name)
         streamed = found is not None and _streamed(name) and fault is None
         corrupt = streamed and hub.faults.take(("corrupt",), method, split.path, name) is not None
-        body: Body | None = None
-        data, unreadable = b"", None
+        headers = _lower(self.headers.items())
+        grant: auth.Grant | None = None
+        refusal: StoreError | None = None
         try:
-            body = self._body(count, hub.max_upload if streamed else hub.max_body, corrupt)
-            if fault is not None and fault.kind == "drop":
-                self._drop(body, fault.after_bytes)
-                self._record(RequestRecord(method, split.path, name, 0, counted[0], 0))
-                return
-            if not streamed:
-                data = self._read_all(body, keep=found is not None)
+            if found is not None and fault is None:
+                # From the headers, before a byte of the body is read: a refused caller costs no body.
+                grant = auth.require(hub.access, name, method, headers.get("authorization", ""))
         except StoreError as exc:
-            unreadable = exc
-        if unreadable is not None:
-            response = error_response(unreadable)
-        elif fault is not None:
+            refusal = exc
+        try:
+            body = self._body(count, body_limit(name, hub), corrupt)
+        except StoreError as exc:
+            self._answer(error_response(refusal or exc), None, name, counted, None)
+            return
+        if refusal is not None:
+            self._answer(error_response(refusal), body, name, counted, DRAIN_BYTES)
+            return
+        if fault is not None and fault.kind == "drop":
+            self._drop(body, fault.after_bytes)
+            self._record(RequestRecord(method, split.path, name, 0, counted[0], 0))
+            return
+        if fault is not None:
             response = _fault_response(fault, self.headers.items())
-        elif found is None or body is None:
+        elif found is None:
             response = error_response(StoreError(404, f"no route for {method} {split.path}"))
         else:
-            headers = _lower(self.headers.items())
-            try:
-                grant = auth.require(hub.access, name, method, headers.get("authorization", ""))
-            except StoreError as exc:
-                response = error_response(exc)
-            else:
-                writes = auth.writes(name, method)
-                query = parse_qs(split.query)
-                request = Request(hub, method, found[2], query, headers, data, body, grant, writes)
-                response = self._run(found[1], request)
-            if streamed and not self.close_connection:
-                try:
-                    self._read_all(
-                        body, keep=False
-                    )  # what a failing view did not read: the connection stays usable
-                except StoreError:
-                    self.close_connection = True
+            writes = auth.writes(name, method)
+            request = Request(hub, method, found[2], parse_qs(split.query), headers, body, grant, writes)
+            response = self._run(found[1], request)
             after = hub.faults.take(("after",), method, split.path, name)
             if after is not None:
                 response = _fault_response(after, self.headers.items())
+        refused = response.status in (401, 403) and fault is None
+        self._answer(response, body, name, counted, DRAIN_BYTES if refused else None)
+
+    def _answer(
+        self, response: Response, body: Body | None, name: str, received: list[int], drain: int | None
+    ) -> None:
+        """Send ``response`` once what is left of ``body`` is read (a refused caller's, at most
+        ``drain`` bytes: a longer rest closes the connection instead of being read to its end)."""
+        if body is None:
+            self.close_connection = True
+        elif not self.close_connection:
+            try:
+                if not body.drain(drain):
+                    self.close_connection = True
+            except StoreError:
+                self.close_connection = True
+        split = urlsplit(self.path)
         # Recorded before the answer goes out, so a client that got it finds it in the log.
-        head = method == "HEAD"
+        head = self.command == "HEAD"
         out = 0 if head else response.content_length
-        self._record(RequestRecord(method, split.path, name, response.status, counted[0], out))
+        self._record(RequestRecord(self.command, split.path, name, response.status, received[0], out))
         self._send(response, head)
 
     def _record(self, record: RequestRecord) -> None:
@@ -388,18 +467,6 @@ class HubHandler(BaseHTTPRequestHandler):
             hub.access_log(
                 f"{record.method} {_header_value(record.path)} {status} in={record.bytes_in} out={record.bytes_out}"
             )
-
-    def _read_all(self, body: Body, keep: bool) -> bytes:
-        """A small body in memory (JSON, forms, shards: ``_body`` capped it at ``max_body``), or drained unkept."""
-        try:
-            if keep:
-                return b"".join(body)
-            for _ in body:
-                pass
-            return b""
-        except StoreError:
-            self.close_connection = True  # the rest is not read: the connection cannot be reused
-            raise
 
     def _run(self, view: View, request: Request) -> Response:
         try:

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 _OID = re.compile(r"^[0-9a-f]{64}$")
 LFS_CONTENT_TYPE = "application/vnd.git-lfs+json"
+MAX_PARTS = 10_000
+"""Most parts of a multipart upload (S3's limit, which the Hub's LFS storage has): a larger object
+gets larger parts, so a batch answer stays small whatever size it names."""
 
 
 def _size(request: Request) -> int:
@@ -41,9 +44,15 @@ def batch(request: Request) -> Response:
         raise StoreError(400, "the loopback Hub's batch endpoint handles uploads only")
     hub = request.hub
     objects: list[dict[str, Any]] = []
-    for item in body.get("objects", []):
+    for item in request.typed(body, "objects", list, []):
         oid, size = (item.get("oid"), item.get("size")) if isinstance(item, dict) else (None, None)
-        if not isinstance(oid, str) or not _OID.match(oid) or not isinstance(size, int) or size < 0:
+        # A size past max_upload could never be sent, and its multipart URLs would not fit in memory.
+        if (
+            not isinstance(oid, str)
+            or not _OID.match(oid)
+            or not isinstance(size, int)
+            or not 0 <= size <= hub.max_upload
+        ):
             error = {"code": 422, "message": "bad oid or size"}
             objects.append({"oid": str(oid), "size": size if isinstance(size, int) else 0, "error": error})
             continue
@@ -53,7 +62,7 @@ def batch(request: Request) -> Response:
         verify = {"href": f"{hub.url}/__lfs/verify?{repo}&sig={hub.access.sign(tenant)}"}
         if size > hub.multipart_threshold:
             upload_id = uuid.uuid4().hex
-            chunk = hub.multipart_chunk
+            chunk = max(hub.multipart_chunk, -(-size // MAX_PARTS))
             parts = -(-size // chunk)
             header: dict[str, str] = {"chunk_size": str(chunk)}
             part_sig = hub.access.sign(f"{oid}:{upload_id}")

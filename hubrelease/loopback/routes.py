@@ -7,24 +7,25 @@ see ``/work/shared/research/hub-api.md`` section 2.1 for the route table.
 from __future__ import annotations
 
 import base64
-import contextlib
+import binascii
 import hashlib
 import json
 import re
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 from urllib.parse import quote, urlencode
-
-import yaml
 
 from hubrelease.loopback import cardcheck
 from hubrelease.loopback.auth import covers
 from hubrelease.loopback.gitpatterns import GitAttributes, GitIgnore
 from hubrelease.loopback.store import (
     FileOp,
+    HubStore,
     RepoKey,
     StoreError,
     comment_event,
@@ -34,8 +35,10 @@ from hubrelease.loopback.store import (
     wants_lfs,
 )
 from hubrelease.loopback.wire import Request, Response, error_response, json_response, parse_range
+from hubrelease.screen import ScreenError, parse_json, parse_yaml
 
-SPOOL_BYTES = 8 * 1024 * 1024
+SPOOL_BYTES = 1024 * 1024
+"""A commit body kept in memory up to this size, on disk past it."""
 
 
 def _repo_url(request: Request, key: RepoKey) -> str:
@@ -182,18 +185,48 @@ def _object_id(key: RepoKey) -> str:
 
 
 def _front_matter(content: str) -> dict[str, Any] | None:
-    """A card's YAML front matter as a mapping (None without one); ValueError says why it is invalid."""
+    """A card's YAML front matter as a mapping (None without one), read through the input screen
+    (``screen.parse_yaml``: aliases measured before anything expands them); ValueError says why it is invalid."""
     if not content.startswith("---"):
         return None
     end = content.find("\n---", 3)
     if end < 0:
         raise ValueError("front matter is not closed by '---'")
     try:
-        data = yaml.safe_load(content[3:end])
-    except yaml.YAMLError as exc:
-        raise ValueError(f"invalid YAML: {exc}") from None
+        data = parse_yaml(content[3:end])
+    except ScreenError as exc:
+        raise ValueError(f"invalid YAML: {exc.problem}") from None
     if data is not None and not isinstance(data, dict):
         raise ValueError("front matter must be a mapping")
+    return data
+
+
+CARD_CACHE = 128
+"""Cards whose parsed front matter is kept (by README blob id: a commit's card is parsed once)."""
+_cards: OrderedDict[str, bytes | None] = OrderedDict()
+_cards_lock = threading.Lock()
+
+
+def _card_data(store: HubStore, tree: dict[str, Any]) -> bytes | None:
+    """The JSON of the README's front matter (None: no card, or a broken one, which has no cardData
+    on the Hub either), parsed once per README blob however often ``repo_info`` is asked."""
+    entry = tree.get("README.md")
+    if entry is None or entry["lfs"]:
+        return None
+    oid = str(entry["oid"])
+    with _cards_lock:
+        if oid in _cards:
+            _cards.move_to_end(oid)
+            return _cards[oid]
+    try:
+        card = _front_matter(store.text(tree, "README.md"))
+    except ValueError:
+        card = None
+    data = None if card is None else json.dumps(card, default=str).encode()  # YAML dates become text
+    with _cards_lock:
+        _cards[oid] = data
+        while len(_cards) > CARD_CACHE:
+            _cards.popitem(last=False)
     return data
 
 
@@ -224,14 +257,8 @@ def repo_info(request: Request) -> Response:
     blobs = request.flag("blobs")
     listed = sorted(tree)[: request.hub.faults.siblings_limit]
     refs = request.hub.store.refs(key)
-    info: dict[str, Any] = {}
-    # The card's front matter (ModelInfo.card_data); a broken card has no cardData on the Hub either.
-    with contextlib.suppress(ValueError):
-        if (card := _front_matter(request.hub.store.text(tree, "README.md"))) is not None:
-            info["cardData"] = card
-    return json_response(
+    response = json_response(
         {
-            **info,
             "_id": _object_id(key),
             "id": key.repo_id,
             "author": key.repo_id.split("/")[0],
@@ -248,6 +275,10 @@ def repo_info(request: Request) -> Response:
             "siblings": [_sibling(path, tree[path], blobs) for path in listed],
         }
     )
+    card = _card_data(request.hub.store, tree)  # ModelInfo.card_data, spliced in as parsed once
+    if card is not None:
+        response.body = b'{"cardData": ' + card + b", " + response.body[1:]
+    return response
 
 
 def list_refs(request: Request) -> Response:
@@ -300,7 +331,7 @@ def preupload(request: Request) -> Response:
     hosted = store.text(tree, ".gitignore")
     ignore = GitIgnore(body["gitIgnore"] if isinstance(body.get("gitIgnore"), str) else hosted)
     files = []
-    for item in body.get("files", []):
+    for item in request.typed(body, "files", list, []):
         try:
             path, sample = str(item["path"]), base64.b64decode(item.get("sample", ""))
         except (KeyError, TypeError, AttributeError, ValueError):
@@ -316,23 +347,59 @@ def preupload(request: Request) -> Response:
     return json_response({"files": files})
 
 
-def _parse_commit(lines: Iterable[bytes]) -> tuple[dict[str, Any], list[FileOp]]:
+COMMIT_LINE_BYTES = 15 * 1024 * 1024
+"""Longest line of an ndjson commit: a regular file under ``LFS_MIN_SIZE`` (10 MiB), base64-encoded,
+with its path. preupload sends anything larger to LFS, so huggingface_hub never commits one."""
+
+
+def _commit_lines(spool: IO[bytes]) -> Iterator[dict[str, Any]]:
+    """The commit's lines as objects, one in memory at a time, each through the input screen."""
+    while line := spool.readline(COMMIT_LINE_BYTES + 1):
+        if len(line) > COMMIT_LINE_BYTES:
+            raise StoreError(
+                413,
+                f"a commit line is longer than {COMMIT_LINE_BYTES} bytes: files of 10 MiB or more go to LFS",
+            )
+        if not line.strip():
+            continue
+        try:
+            item = parse_json(line)
+        except ScreenError as exc:
+            raise StoreError(400, f"malformed commit payload: {exc.problem}") from None
+        if not isinstance(item, dict) or not isinstance(item.get("value", {}), dict):
+            raise StoreError(400, "malformed commit payload: a line must be {key, value: {...}}")
+        yield item
+
+
+def _text(value: dict[str, Any], name: str) -> str:
+    if not isinstance(value.get(name), str):
+        raise StoreError(400, f"malformed commit payload: {name!r} must be a string")
+    return str(value[name])
+
+
+def _parse_commit(store: HubStore, spool: IO[bytes]) -> tuple[dict[str, Any], list[FileOp]]:
+    """Header and operations of an ndjson commit; a regular file's bytes go to the git store as its
+    line is read, so the commit never holds them."""
     header: dict[str, Any] | None = None
     ops: list[FileOp] = []
-    for raw in lines:
-        if not raw.strip():
-            continue
-        line = json.loads(raw)
+    for line in _commit_lines(spool):
         key, value = line.get("key"), line.get("value", {})
         if key == "header":
             header = value
         elif key == "file":
-            ops.append(FileOp("file", value["path"], content=base64.b64decode(value["content"])))
+            path = _text(value, "path")
+            try:
+                content = base64.b64decode(_text(value, "content"), validate=True)
+            except binascii.Error as exc:
+                raise StoreError(400, f"malformed commit payload: {path!r}: {exc}") from None
+            ops.append(FileOp("file", path, blob=store.put_git_blob(content), size=len(content)))
         elif key == "lfsFile":  # a copy has no size (_commit_api.py _prepare_commit_payload, case 2.d)
-            size = None if value.get("size") is None else int(value["size"])
-            ops.append(FileOp("lfsFile", value["path"], sha256=value["oid"], size=size))
+            size = value.get("size")
+            if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+                raise StoreError(400, f"malformed commit payload: invalid size {size!r}")
+            ops.append(FileOp("lfsFile", _text(value, "path"), sha256=_text(value, "oid"), size=size))
         elif key in ("deletedFile", "deletedFolder"):
-            ops.append(FileOp(key, value["path"]))
+            ops.append(FileOp(str(key), _text(value, "path")))
         else:
             raise StoreError(400, f"unsupported commit line {key!r}")
     if header is None:
@@ -344,17 +411,13 @@ def commit(request: Request) -> Response:
     key = request.require_repo()
     # Streamed to a spool file, then parsed a line at a time: a commit may carry up to 1 GB of
     # regular files (create_commit's documented limit), which must not sit in memory as one body.
-    with tempfile.SpooledTemporaryFile(
-        SPOOL_BYTES, mode="w+b", dir=str(request.hub.store.tmp_dir())
-    ) as spool:
+    store = request.hub.store
+    with tempfile.SpooledTemporaryFile(SPOOL_BYTES, mode="w+b", dir=str(store.tmp_dir())) as spool:
         for chunk in request.chunks:
             spool.write(chunk)
         spool.seek(0)
-        try:
-            header, ops = _parse_commit(spool)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise StoreError(400, f"malformed commit payload: {exc}") from None
-    commit_id, pr_num = request.hub.store.commit(
+        header, ops = _parse_commit(store, cast(IO[bytes], spool))
+    commit_id, pr_num = store.commit(
         key,
         request.arg("rev"),
         ops,

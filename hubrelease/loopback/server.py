@@ -39,6 +39,7 @@ class LoopbackHub:
         multipart_chunk: int = 16 * 1024 * 1024,
         access_log: Callable[[str], None] | None = None,
         max_workers: int = 64,
+        anonymous_workers: int = 8,
         idle_timeout: float = 75.0,
         header_timeout: float = 30.0,
         request_timeout: float = 60.0,
@@ -66,6 +67,9 @@ class LoopbackHub:
         """Unexpected exceptions raised while serving (answered as HTTP 500); tests assert it stays empty.
         The first ``MAX_ERRORS`` are kept, so a long-running ``hub serve`` cannot grow without bound."""
         self.max_workers = max_workers
+        self.anonymous_workers = anonymous_workers
+        """Workers for requests without a credential the server knows (``HubHTTPServer._credentialed``),
+        apart from ``max_workers``: slow anonymous bodies never starve clients with a token."""
         self.idle_timeout = idle_timeout
         """Seconds a kept-alive connection may wait for its next request before it is closed."""
         self.header_timeout = header_timeout
@@ -79,9 +83,10 @@ class LoopbackHub:
         self.max_header_bytes = max_header_bytes
         """Largest request head; larger is 431."""
         self.max_body = max_body
-        """Largest body read into memory (JSON, forms, shards); larger is 413."""
+        """Largest body read into memory (JSON, forms, shards); each route has its own smaller bound
+        (``handler.BODY_LIMITS``); larger is 413."""
         self.max_upload = max_upload
-        """Largest streamed body (LFS object, xorb, multipart part, commit); larger is 413."""
+        """Largest streamed body (LFS object, xorb, multipart part; a commit has its own bound); larger is 413."""
         self.page_size = page_size
         self.page_size_expand = page_size_expand
         self.multipart_threshold = multipart_threshold

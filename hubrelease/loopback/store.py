@@ -89,11 +89,13 @@ class RepoKey:
 
 @dataclass(frozen=True)
 class FileOp:
-    """One line of an ndjson commit, already decoded."""
+    """One line of an ndjson commit, already decoded; a regular file's bytes are already stored
+    (``put_git_blob``), so a commit holds none of them in memory."""
 
     kind: str  # "file" | "lfsFile" | "deletedFile" | "deletedFolder"
     path: str
-    content: bytes | None = None
+    blob: str | None = None
+    """A regular file's git blob id."""
     sha256: str | None = None
     size: int | None = None
 
@@ -293,7 +295,7 @@ class HubStore:
             with contextlib.suppress(OSError):
                 folder.rmdir()
 
-    def _put_git_blob(self, data: bytes) -> str:
+    def put_git_blob(self, data: bytes) -> str:
         sha1 = git_hash(data)
         path = self.git_path(sha1)
         if not path.is_file():
@@ -329,7 +331,7 @@ class HubStore:
         with self._locked():
             if self.exists(key):
                 return False
-            blob = self._put_git_blob(GITATTRIBUTES.encode())
+            blob = self.put_git_blob(GITATTRIBUTES.encode())
             commit_id = self._new_commit_id()
             entry = {"size": len(GITATTRIBUTES), "oid": blob, "lfs": None, "last": commit_id}
             self._write_commit(key, commit_id, [], "initial commit", "", {".gitattributes": entry})
@@ -478,7 +480,6 @@ class HubStore:
         for op in ops:
             check_repo_path(op.path, folder=op.kind == "deletedFolder")
         sizes = {op.sha256: self._usable_size(key, op, covers) for op in ops if op.kind == "lfsFile"}
-        contents = {op.path: self._put_git_blob(op.content) for op in ops if op.content is not None}
         with self._locked():
             refs = self.refs(key)
             head = self.resolve(key, revision)
@@ -499,7 +500,7 @@ class HubStore:
             tree = dict(self.commit_data(key, head)["tree"])
             commit_id = self._new_commit_id()
             for op in ops:
-                self._apply(tree, op, commit_id, contents, sizes)
+                self._apply(tree, op, commit_id, sizes)
             summary = str(header.get("summary") or "update")
             self._write_commit(key, commit_id, [head], summary, str(header.get("description") or ""), tree)
             pr_num: int | None = None
@@ -587,17 +588,11 @@ class HubStore:
         tree: dict[str, Any],
         op: FileOp,
         commit_id: str,
-        contents: dict[str, str],
         sizes: dict[str | None, int],
     ) -> None:
         if op.kind == "file":
-            assert op.content is not None
-            tree[op.path] = {
-                "size": len(op.content),
-                "oid": contents[op.path],
-                "lfs": None,
-                "last": commit_id,
-            }
+            assert op.blob is not None and op.size is not None
+            tree[op.path] = {"size": op.size, "oid": op.blob, "lfs": None, "last": commit_id}
         elif op.kind == "lfsFile":
             assert op.sha256 is not None
             size = sizes[op.sha256]
@@ -647,6 +642,6 @@ class HubStore:
             self.reach.add("lfs", sha256, self.tenant(key))
             op = FileOp("lfsFile", path, sha256=sha256, size=len(data))
         else:
-            op = FileOp("file", path, content=data)
+            op = FileOp("file", path, blob=self.put_git_blob(data), size=len(data))
         commit_id, _ = self.commit(key, revision, [op], {"summary": f"replace {path}"}, create_pr=False)
         return commit_id

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, unquote
 
 from hubrelease.loopback.auth import may_read
 from hubrelease.loopback.store import REPO_TYPES, RepoKey, StoreError
+from hubrelease.screen import ScreenError, parse_json
 
 if TYPE_CHECKING:
     from hubrelease.loopback.auth import Grant
@@ -21,20 +22,29 @@ if TYPE_CHECKING:
 
 @dataclass
 class Request:
-    """One parsed request. ``body`` is empty for streamed uploads, which read ``chunks`` instead."""
+    """One parsed request. Its body is read only when a view asks for it (``body``, ``json``,
+    ``form``, or ``chunks`` for a streamed upload), so a view checks the caller first and a refused
+    request costs no body read."""
 
     hub: LoopbackHub
     method: str
     params: dict[str, str]
     query: dict[str, list[str]]
     headers: dict[str, str]
-    body: bytes
     chunks: Body
-    """The streamed body (``gate.Body``): ``readinto`` it, or iterate it for copies."""
+    """The body (``gate.Body``, capped at the route's limit): ``readinto`` it, or iterate it for copies."""
     grant: Grant | None = None
     """The caller's token grant; None = anonymous (``auth.py``)."""
     writes: bool = False
     """The route changes its repo: ``require_repo`` then also checks write access."""
+    _body: bytes | None = field(default=None, repr=False)
+
+    @property
+    def body(self) -> bytes:
+        """The whole body in memory, read on first use (``chunks`` caps it at the route's limit)."""
+        if self._body is None:
+            self._body = b"".join(self.chunks)
+        return self._body
 
     def arg(self, name: str, default: str = "") -> str:
         """Path parameter, percent-decoded once (revisions arrive as ``quote(rev, safe='')``)."""
@@ -45,14 +55,23 @@ class Request:
         return self.query.get(name, [""])[0].lower() in ("1", "true")
 
     def json(self) -> dict[str, Any]:
-        """The JSON object body; anything else is the client's error (400), not the server's (500)."""
+        """The JSON object body, read through the input screen (``screen.parse_json``: nesting,
+        digits, surrogates); anything else is the client's error (400), not the server's (500)."""
         try:
-            data = json.loads(self.body or b"{}")
-        except ValueError as exc:
-            raise StoreError(400, f"invalid JSON body: {exc}") from None
+            data = parse_json(self.body or b"{}")
+        except ScreenError as exc:
+            raise StoreError(400, f"invalid JSON body: {exc.problem}") from None
         if not isinstance(data, dict):
             raise StoreError(400, "the JSON body must be an object")
         return data
+
+    def typed(self, body: dict[str, Any], name: str, kind: type[Any], default: Any = None) -> Any:
+        """``body[name]`` when it is a ``kind`` (or absent: ``default``); any other type is a 400
+        naming the field, so a string where an object belongs is the client's error."""
+        value = body.get(name, default)
+        if value is not default and not isinstance(value, kind):
+            raise StoreError(400, f"{name!r} must be {kind.__name__}, not {type(value).__name__}")
+        return value
 
     def form(self) -> dict[str, list[str]]:
         try:

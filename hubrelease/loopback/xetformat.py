@@ -22,6 +22,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import BinaryIO
 
 import blake3
@@ -111,6 +112,14 @@ BOOKEND = b"\xff" * 32
 FLAG_VERIFICATION = 1 << 31
 FLAG_METADATA_EXT = 1 << 30
 MAX_CHUNK = 128 * 1024  # TARGET_CHUNK_SIZE (64 KiB) * MAXIMUM_CHUNK_MULTIPLIER (2), xorb_object/constants.rs
+MAX_XORB_CHUNKS = 8 * 1024  # xorb_object/constants.rs:22, where hf_xet cuts a xorb
+MAX_XORB_RAW = 64 * 1024 * 1024  # MAX_XORB_BYTES, xorb_object/constants.rs:17: a xorb's decoded bytes
+REPEAT = 4
+"""How many times over a shard may name the chunks it names (a file holding a block four times): past
+it, the bytes and chunks it names beyond one ``MAX_CHUNK`` chunk per term are refused unread."""
+INDEX_CACHE = 16
+"""Xorb chunk indexes the store keeps loaded (``XetStore.xorb_index``); ``shard_work_problem`` counts
+a term whose xorb is not among the last ``INDEX_CACHE`` named as a fresh load of its index."""
 
 
 class XetFormatError(ValueError):
@@ -223,8 +232,25 @@ def read_chunk(handle: BinaryIO) -> tuple[int, int, bytes] | None:
     return scheme, size, payload
 
 
+def _check_layout(handle: BinaryIO) -> None:
+    """Refuse a xorb of more chunks or decoded bytes than hf_xet ever puts in one, from its chunk
+    headers alone (payloads are skipped, nothing is decoded), then rewind: decoding it costs at most
+    ``MAX_XORB_RAW`` bytes and ``MAX_XORB_CHUNKS`` hashes, however small the upload."""
+    chunks = raw = 0
+    while len(header := handle.read(8)) == 8 and not header.startswith(XORB_FOOTER_IDENT):
+        chunks += 1
+        raw += int.from_bytes(header[5:8], "little")
+        if chunks > MAX_XORB_CHUNKS:
+            raise XetFormatError(f"xorb holds more than {MAX_XORB_CHUNKS} chunks")
+        if raw > MAX_XORB_RAW:
+            raise XetFormatError(f"xorb decodes to more than {MAX_XORB_RAW} bytes")
+        handle.seek(int.from_bytes(header[1:4], "little"), 1)
+    handle.seek(0)
+
+
 def scan_xorb(handle: BinaryIO) -> list[XorbChunk]:
     """Decode every chunk of a xorb, hashing each; the caller compares ``aggregated_hash``."""
+    _check_layout(handle)
     chunks: list[XorbChunk] = []
     offset = 0
     while (found := read_chunk(handle)) is not None:
@@ -325,6 +351,65 @@ def _xorb_section(data: bytes, offset: int) -> list[ShardXorb]:
         hashes = [next(records)[1][:32] for _ in range(entries)]
         xorbs.append(ShardXorb(hash_hex(record[:32]), hashes, data[start : start + RECORD * (entries + 1)]))
     raise XetFormatError("shard has no xorb section bookend")  # pragma: no cover - _records raises first
+
+
+def _spans(spans: list[tuple[int, int]], length: int) -> list[tuple[int, int]]:
+    """``spans`` clipped to ``[0, length)`` and merged: the distinct chunk ranges they cover."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted((max(a, 0), min(b, length)) for a, b in spans):
+        if start >= end:
+            continue
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def shard_work_problem(files: list[ShardFile], chunk_sizes: dict[str, list[int]]) -> str | None:
+    """Why checking ``files`` would cost more than a linear bound (None: it does not).
+
+    ``chunk_sizes`` holds the raw chunk sizes of each xorb the files name that the uploader reaches;
+    terms naming any other are not counted (their file is refused at that term, at no cost), so the
+    answer never depends on what other tenants hold. Checking a file loads the index of each xorb
+    its terms name, hashes each chunk reference and decodes each byte it describes; a shard may
+    name the same chunks many times over (terms are 48 bytes), so each of the three is bounded by
+    ``REPEAT`` times what the distinct chunks named hold, plus one index load, one chunk and
+    ``MAX_CHUNK`` bytes per term (a run of one repeated chunk: a file of zeros).
+    """
+    terms = refs = described = loads = 0
+    named: dict[str, list[tuple[int, int]]] = {}
+    recent: dict[str, None] = {}
+    for item in files:
+        for term in item.segments:
+            if term.xorb not in chunk_sizes:
+                continue
+            terms += 1
+            refs += term.end - term.start
+            described += term.size
+            named.setdefault(term.xorb, []).append((term.start, term.end))
+            if term.xorb in recent:
+                del recent[term.xorb]
+            else:
+                loads += len(chunk_sizes[term.xorb])
+            recent[term.xorb] = None
+            if len(recent) > INDEX_CACHE:
+                del recent[next(iter(recent))]
+    distinct_chunks = distinct_bytes = indexes = 0
+    for xorb, spans in named.items():
+        sizes = chunk_sizes[xorb]
+        indexes += len(sizes)
+        offsets = [0, *accumulate(sizes)]
+        for start, end in _spans(spans, len(sizes)):
+            distinct_chunks += end - start
+            distinct_bytes += offsets[end] - offsets[start]
+    if refs > REPEAT * distinct_chunks + terms:
+        return f"its terms name {refs} chunks, more than {REPEAT} times the {distinct_chunks} distinct ones"
+    if described > REPEAT * distinct_bytes + terms * MAX_CHUNK:
+        return f"its terms describe {described} bytes, more than {REPEAT} times the {distinct_bytes} distinct ones"
+    if loads > REPEAT * indexes + terms:
+        return f"its terms name {len(named)} xorbs in an order that reads {loads} index entries"
+    return None
 
 
 def is_dedup_eligible(chunk: bytes) -> bool:

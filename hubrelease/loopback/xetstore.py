@@ -43,6 +43,7 @@ import secrets
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -121,6 +122,7 @@ class XetStore:
         self._tokens: dict[str, XetToken] = {}
         self.grants = Grants()
         self._lock = threading.Lock()
+        self._indexes: OrderedDict[str, list[XorbChunk]] = OrderedDict()
 
     @functools.cached_property
     def store_id(self) -> str:
@@ -186,10 +188,21 @@ class XetStore:
         return self._path("xorbs", xorb)
 
     def xorb_index(self, xorb: str) -> list[XorbChunk]:
+        """A stored xorb's chunks; the last ``INDEX_CACHE`` read are kept (a xorb never changes), so a
+        shard naming one xorb in many terms reads its index once."""
+        with self._lock:
+            if xorb in self._indexes:
+                self._indexes.move_to_end(xorb)
+                return self._indexes[xorb]
         path = self._path("xorbs", xorb, ".json")
         if not path.is_file():
             raise StoreError(400, f"xorb {xorb} was not uploaded")
-        return [XorbChunk(o, s, n, bytes.fromhex(h)) for o, s, n, h in json.loads(path.read_text())]
+        index = [XorbChunk(o, s, n, bytes.fromhex(h)) for o, s, n, h in json.loads(path.read_text())]
+        with self._lock:
+            self._indexes[xorb] = index
+            while len(self._indexes) > xetformat.INDEX_CACHE:
+                self._indexes.popitem(last=False)
+        return index
 
     def file_record(self, file_hash: str) -> dict[str, Any] | None:
         path = self._path("files", file_hash, ".json")
@@ -275,6 +288,7 @@ class XetStore:
             raise StoreError(400, f"invalid shard: {exc}") from None
         if sum(item.size for item in files) > self.max_file:  # checked before anything is decoded
             raise StoreError(413, f"the shard's files hold more than {self.max_file} bytes")
+        self._check_work(files, caller)
         new = sum(self._prove(item, caller) for item in files)
         for item in files:
             self.store.reach.add("lfs", str(item.sha256), caller.tenant)
@@ -294,6 +308,20 @@ class XetStore:
                         atomic_write_text(self._path("chunks", xetformat.hash_hex(chunk)), shard)
                         self.store.reach.add("chunk", xetformat.hash_hex(chunk), caller.tenant)
         return new
+
+    def _check_work(self, files: list[xetformat.ShardFile], caller: Caller) -> None:
+        """Refuse, before any chunk is hashed or decoded, a shard whose check would cost more than a
+        bound linear in its size and the distinct chunks it names (``xetformat.shard_work_problem``),
+        counting the xorbs ``caller`` reaches only (reach asked first, as ``_check_terms`` does)."""
+        named = {term.xorb for item in files for term in item.segments}
+        sizes = {
+            x: [c.size for c in self.xorb_index(x)]
+            for x in named
+            if self.reaches("xorb", x, caller) and self.has_xorb(x)
+        }
+        problem = xetformat.shard_work_problem(files, sizes)
+        if problem is not None:
+            raise StoreError(400, f"invalid shard: {problem}")
 
     def _keep_record(self, xorb: xetformat.ShardXorb, caller: Caller) -> bool:
         """Keep a xorb's shard record for dedup answers, if it describes a xorb the CAS holds and

@@ -162,7 +162,7 @@ def test_hub_serve_help_states_the_servers_limits() -> None:
             number, unit = rest.split()[:2]
             stated[name] = int(number) * units.get(unit.removesuffix("/s"), 1)
     assert stated == {name: defaults[name].default for name in stated}
-    assert len(stated) == 9
+    assert len(stated) == 10
     assert "80 MiB per xorb, 64 MiB per shard" in EXAMPLES and "(128 KiB)" in EXAMPLES
     assert (xetstore.MAX_XORB_BYTES, xetstore.MAX_SHARD_BYTES, xetformat.MAX_CHUNK) == (
         80 << 20,

@@ -214,3 +214,27 @@ def write_card_release(
     }
     files = {"model.safetensors": b"\x00" * 1500 + b"weights", "config.json": b"{}\n"}
     return write_release(root, files, extra_manifest=manifest)
+
+
+def alias_bomb(width: int = 10, levels: int = 7) -> str:
+    """A README whose front matter is a few hundred bytes that YAML aliases expand to ``width ** levels``
+    values (10 ** 7 by default: past the input screen's 1,000,000)."""
+    lines = ["---", "l0: &l0 [" + ", ".join(["x"] * width) + "]"]
+    for level in range(1, levels):
+        lines.append(f"l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * width) + "]")
+    return "\n".join([*lines, "---", "# card", ""])
+
+
+HOSTILE_FRONT_MATTER = {
+    "alias_bomb": alias_bomb(),
+    "deep_flow": "---\na: " + "[" * 100_000 + "]" * 100_000 + "\n---\n",
+    "deep_block": "---\n" + "".join(" " * i + "a:\n" for i in range(2_000)) + "---\n",
+    "eval_results_false": "---\neval_results: false\n---\n",
+    "model_index_scalar": "---\nmodel-index: [1]\n---\n",
+    "model_index_string": "---\nmodel-index: [{name: x, results: oops}]\n---\n",
+    "not_a_mapping": "---\njust a string\n---\n",
+    "a_date": "---\nlicense: mit\ndate: 2024-01-01\n---\n",
+    "long_integer": "---\nx: " + "9" * 5_000 + "\n---\n",
+    "self_alias": "---\na: &a [*a]\n---\n",
+}
+"""README texts whose front matter breaks a naive reader: each must be a 4xx or a card without cardData."""

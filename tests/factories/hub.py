@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import http.client
+import json
 import os
 import sys
 import urllib.error
@@ -73,6 +75,16 @@ def hf_env(hub: LoopbackHub, hf_home: Path) -> dict[str, str]:
     )
     env.pop("HF_TOKEN", None)
     return env
+
+
+def ndjson_commit(files: dict[str, bytes], summary: str = "files") -> bytes:
+    """The body of a commit of regular ``files`` as huggingface_hub sends it (header, then one base64
+    line per file): for tests that commit what the client would check or refuse first."""
+    lines: list[dict[str, object]] = [{"key": "header", "value": {"summary": summary}}]
+    for path, data in files.items():
+        content = base64.b64encode(data).decode()
+        lines.append({"key": "file", "value": {"path": path, "content": content, "encoding": "base64"}})
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
 
 
 def upload_files(api: HfApi, repo_id: str, files: dict[str, bytes], repo_type: str = "model") -> str:
