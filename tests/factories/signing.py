@@ -131,3 +131,45 @@ def public_good_trust_config(target: Path) -> Path:
     }
     target.write_text(json.dumps(config), encoding="utf-8")
     return target
+
+
+def resign(folder: Path, keys: KeyPair, ignore_paths: list[str]) -> None:
+    """Replace ``folder/model.sig`` with one signing the same files with ``keys`` but recording
+    ``ignore_paths`` in its statement (a statement `hubrelease sign` never writes, as a hostile
+    signer or another tool could): model-signing's own classes build it."""
+    from model_signing import manifest as oms_manifest
+    from model_signing._hashing.hashing import Digest
+    from model_signing._signing import signing as oms_signing
+
+    from hubrelease.signing.signers import SigningMethod, sign_statement
+    from hubrelease.signing.statement import HASH_TYPE, read_unverified
+
+    signed = read_unverified(folder / "model.sig")
+    serialization = oms_manifest.SerializationType.from_args(
+        {"method": "files", "hash_type": HASH_TYPE, "allow_symlinks": False, "ignore_paths": ignore_paths}
+    )
+    items = [
+        serialization.new_item(path, Digest(HASH_TYPE, bytes.fromhex(sha)))
+        for path, sha in signed.digests.items()
+    ]
+    payload = oms_signing.Payload(oms_manifest.Manifest(signed.name, items, serialization))
+    bundle = sign_statement(SigningMethod(key=keys.private), payload)
+    (folder / "model.sig").write_text(bundle, encoding="utf-8")
+
+
+_LETTERS = b"bcdefghijklmnopqrstuvwxy"
+
+
+def flip_one_byte(path: Path) -> bytes:
+    """Change one byte of ``path`` (returning its original bytes): the middle byte of a binary file;
+    in a text file the letter nearest the middle becomes the next letter, so it still parses (in the
+    manifest, a letter of its first comment)."""
+    data = path.read_bytes()
+    at = len(data) // 2
+    if path.name == "hubrelease.yaml":
+        at = data.index(b"tiny")
+    elif path.suffix in (".md", ".json", ".jsonl", ".yaml"):
+        at = min((i for i, byte in enumerate(data) if byte in _LETTERS), key=lambda i: abs(i - at))
+    changed = data[at] + 1 if path.suffix in (".md", ".json", ".jsonl", ".yaml") else data[at] ^ 0x01
+    path.write_bytes(data[:at] + bytes([changed]) + data[at + 1 :])
+    return data
