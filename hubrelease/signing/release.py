@@ -222,6 +222,15 @@ def verify_local_signature(
         elif name is None or name.startswith(STATE_DIR + "/") or not local.exists():
             observed[path] = None  # the manifest as published (``root:``), or a file that is gone
     digests = published_digests([f for f in files if f[0] in observed], observed)
-    for name in present - set(digests):  # files push does not publish, which model_signing hashes
+    unpublished = present - set(digests)  # files push does not publish, which model_signing hashes
+    for name in unpublished & set(signed.digests):
         digests[name] = seen.get(name) or sha256_file(folder / name)
-    return statement_findings(signed, digests)
+    extra = [
+        Finding.make(
+            "signature",
+            name,
+            "not published, but in the folder and not signed: `model_signing verify` refuses the folder",
+        )
+        for name in sorted(unpublished - set(signed.digests))
+    ]
+    return statement_findings(signed, digests) + extra

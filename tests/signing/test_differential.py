@@ -10,6 +10,7 @@ signature ignores, a statement with hostile `ignore_paths`, a folder signed by `
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -28,6 +29,9 @@ from tests.factories.cli import run_cli
 from tests.factories.signing import KeyPair, ec_key_pair, flip_one_byte, resign
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+TARGET_HEADER = "ab" * 32
+PLANTED = {f"header:{TARGET_HEADER}": {"depth": 2, "hidden": 8, "vocab": 10, "source": "planted"}}
+"""Facts of a target with 2 layers and 10 tokens, for the pin the signed manifest holds: 5 lint errors."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,13 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Signed:
     for name in ("example", "example-target"):
         shutil.copytree(REPO_ROOT / "manifests" / name, work / name, ignore=ignore)
     keys, other = ec_key_pair(work / "keys"), ec_key_pair(work / "keys", "other")
-    code, _, err = run_cli("sign", work / "example" / "hubrelease.yaml", "--key", keys.private)
+    manifest = work / "example" / "hubrelease.yaml"
+    pinned = (
+        f"      unpinned: true\n      files:\n        - {{path: t.gguf, header_sha256: {TARGET_HEADER}}}\n"
+    )
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("      unpinned: true\n", pinned, 1))
+    assert run_cli("render-card", manifest, "--force")[0] == 0  # lint reads the target's facts by this pin
+    code, _, err = run_cli("sign", manifest, "--key", keys.private)
     assert code == 0, err
     download = work / "download"
     for name in [*read_unverified(work / "example" / SIGNATURE_NAME).digests, SIGNATURE_NAME]:
@@ -113,9 +123,7 @@ CASES: dict[str, Change] = {
     "a model.sig that is not JSON": _bundle(lambda data: b"[1, 2"),
     "an added file under a path the manifest ignores": _adds("checkpoint/evil.py", b"import os\n"),
     "an added file under the state folder": _adds(f"{STATE_DIR}/evil.py", b"import os\n"),
-    "a planted targets cache": _adds(
-        TARGETS_CACHE.as_posix(), b'{"header:' + b"0" * 64 + b'": {"depth": 1}}'
-    ),
+    "a planted targets cache": _adds(TARGETS_CACHE.as_posix(), json.dumps(PLANTED).encode()),
     "an added file under .git": _adds(".git/config", b"[core]\n"),
     "an added file under .cache/huggingface": _adds(".cache/huggingface/x.metadata"),
     "a symlink beside the signed files": lambda folder, s: (folder / "link.json").symlink_to("config.json"),
