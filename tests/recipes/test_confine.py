@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
+from tests.factories.built_releases import keep_only
 from tests.factories.cli import run_cli
 from tests.factories.drafters import write_checkpoint
 
@@ -37,18 +37,8 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def _keep(manifest: Path, kind: str, path: str, edit: Edit) -> None:
-    """Keep only the artifact or evaluation ``path`` in the manifest, its recipe changed by ``edit``."""
-    data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
-    for key in ("artifacts", "evaluations"):
-        data[key] = [e for e in data.get(key, []) if key == kind and e["path"] == path]
-    [entry] = data[kind]
-    edit(entry["recipe"])
-    manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-
-
 def _evaluation(manifest: Path, edit: Edit) -> None:
-    _keep(manifest, "evaluations", "serving-evaluation.json", edit)
+    keep_only(manifest, "evaluations", "serving-evaluation.json", edit)
 
 
 def _refused(manifest: Path, *words: str, extra: tuple[str | Path, ...] = ()) -> str:
@@ -118,7 +108,7 @@ def test_a_fifo_in_a_drafter_folder_is_refused(release: Path) -> None:
     """The builder opens the files an index names before any input list exists: the folder is screened."""
     manifest = release / "hubrelease.yaml"
     os.mkfifo(release / "checkpoint" / "model.safetensors.index.json")
-    _keep(manifest, "artifacts", "model.safetensors", lambda r: None)
+    keep_only(manifest, "artifacts", "model.safetensors", lambda r: None)
     _refused(manifest, "source", "'checkpoint/model.safetensors.index.json'", "not a regular file")
 
 
@@ -142,7 +132,7 @@ def test_a_symlink_out_of_the_release_is_an_input_outside_it(release: Path, tmp_
 
 def test_a_target_beside_the_release_is_read_only_when_its_folder_is_given(release: Path) -> None:
     manifest = release / "hubrelease.yaml"
-    _keep(manifest, "artifacts", "gguf/drafter-q8_0.gguf", lambda r: None)
+    keep_only(manifest, "artifacts", "gguf/drafter-q8_0.gguf", lambda r: None)
     _refused(manifest, "options.tokenizer_from", "'../target.gguf'", "--inputs DIR")
     code, out, err = run_cli("rebuild", manifest, "--check", "--json", "--inputs", release.parent)
     assert code == 0, err
@@ -165,7 +155,7 @@ def test_a_sitecustomize_module_never_reaches_a_site_packages(release: Path, wor
     site = work.parent / "venv" / "lib" / "python3.11" / "site-packages"
     site.mkdir(parents=True)
     manifest = release / "hubrelease.yaml"
-    _keep(
+    keep_only(
         manifest,
         "artifacts",
         "evil-out/model.safetensors",

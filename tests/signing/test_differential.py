@@ -10,12 +10,13 @@ signature ignores, a statement with hostile `ignore_paths`, a folder signed by `
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner as ClickRunner
@@ -24,47 +25,26 @@ from model_signing._cli import main as model_signing_cli
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.lint.target import TARGETS_CACHE
 from hubrelease.release_files import SIGNATURE_NAME
-from hubrelease.signing.statement import read_unverified
 from tests.factories.cli import run_cli
-from tests.factories.signing import KeyPair, ec_key_pair, flip_one_byte, resign
+from tests.factories.signing import (
+    SignedDownload,
+    flip_one_byte,
+    resign,
+    sign_raw_statement,
+    signed_download,
+)
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 TARGET_HEADER = "ab" * 32
 PLANTED = {f"header:{TARGET_HEADER}": {"depth": 2, "hidden": 8, "vocab": 10, "source": "planted"}}
 """Facts of a target with 2 layers and 10 tokens, for the pin the signed manifest holds: 5 lint errors."""
 
 
-@dataclass(frozen=True)
-class Signed:
-    folder: Path
-    """The signed files and ``model.sig``, as a download holds them."""
-    keys: KeyPair
-    other: KeyPair
-
-
 @pytest.fixture(scope="module")
-def signed(tmp_path_factory: pytest.TempPathFactory) -> Signed:
-    work = tmp_path_factory.mktemp("differential")
-    ignore = shutil.ignore_patterns(STATE_DIR)
-    for name in ("example", "example-target"):
-        shutil.copytree(REPO_ROOT / "manifests" / name, work / name, ignore=ignore)
-    keys, other = ec_key_pair(work / "keys"), ec_key_pair(work / "keys", "other")
-    manifest = work / "example" / "hubrelease.yaml"
-    pinned = (
-        f"      unpinned: true\n      files:\n        - {{path: t.gguf, header_sha256: {TARGET_HEADER}}}\n"
-    )
-    manifest.write_text(manifest.read_text(encoding="utf-8").replace("      unpinned: true\n", pinned, 1))
-    assert run_cli("render-card", manifest, "--force")[0] == 0  # lint reads the target's facts by this pin
-    code, _, err = run_cli("sign", manifest, "--key", keys.private)
-    assert code == 0, err
-    download = work / "download"
-    for name in [*read_unverified(work / "example" / SIGNATURE_NAME).digests, SIGNATURE_NAME]:
-        (download / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(work / "example" / name, download / name)
-    return Signed(download, keys, other)
+def signed(tmp_path_factory: pytest.TempPathFactory) -> SignedDownload:
+    return signed_download(tmp_path_factory.mktemp("differential"), TARGET_HEADER)
 
 
-Change = Callable[[Path, Signed], None]
+Change = Callable[[Path, SignedDownload], None]
 PUBLISHED = (
     "README.md", "bench/autoregressive.jsonl", "bench/dflash2.jsonl", "bench/eval-spec.yaml",
     "bench/prompts.jsonl", "config.json", "evaluation.json", "hubrelease.yaml", "model.safetensors",
@@ -82,7 +62,7 @@ def _adds(name: str, data: bytes = b"{}\n") -> Change:
 
 
 def _then(*changes: Change) -> Change:
-    def apply(folder: Path, s: Signed) -> None:
+    def apply(folder: Path, s: SignedDownload) -> None:
         for change in changes:
             change(folder, s)
 
@@ -90,7 +70,7 @@ def _then(*changes: Change) -> Change:
 
 
 def _flip(name: str) -> Change:
-    def apply(folder: Path, s: Signed) -> None:
+    def apply(folder: Path, s: SignedDownload) -> None:
         flip_one_byte(folder / name)
 
     return apply
@@ -100,12 +80,24 @@ def _resign(paths: list[str]) -> Change:
     return lambda folder, s: resign(folder, s.keys, paths)
 
 
-def _model_signing_sign(folder: Path, s: Signed) -> None:
+def _model_signing_sign(folder: Path, s: SignedDownload) -> None:
     """The folder signed by `model_signing sign key` itself: its statement does not ignore the state folder."""
     (folder / SIGNATURE_NAME).unlink()
     args = ["sign", "key", str(folder), "--signature", str(folder / SIGNATURE_NAME)]
     result = ClickRunner().invoke(model_signing_cli, [*args, "--private_key", str(s.keys.private)])
     assert result.exit_code == 0, result.output
+
+
+def _restated(change: Callable[[dict[str, Any]], None]) -> Change:
+    """The statement changed by ``change`` and signed again with the signer's key (a hostile signer)."""
+
+    def apply(folder: Path, s: SignedDownload) -> None:
+        bundle = json.loads((folder / SIGNATURE_NAME).read_text(encoding="utf-8"))
+        statement = json.loads(base64.b64decode(bundle["dsseEnvelope"]["payload"]))
+        change(statement)
+        sign_raw_statement(folder, s.keys, json.dumps(statement).encode())
+
+    return apply
 
 
 def _bundle(change: Callable[[bytes], bytes]) -> Change:
@@ -135,6 +127,15 @@ CASES: dict[str, Change] = {
         for paths in ([""], ["/"], [".."], ["."], ["bench"], ["/", "..", "bench/.."])
         for extra in ("", ", and an added file")
     },
+    "a statement whose hash_type is empty": _restated(
+        lambda st: st["predicate"]["serialization"].update(hash_type="")
+    ),
+    "a statement whose method is shards": _restated(
+        lambda st: st["predicate"]["serialization"].update(method="shards", shard_size=1 << 20)
+    ),
+    "a resource signed under another algorithm": _restated(
+        lambda st: st["predicate"]["resources"][0].update(algorithm="blake2")
+    ),
     "signed by model_signing": _model_signing_sign,
     "signed by model_signing, then a file added under the state folder": _then(
         _model_signing_sign, _adds(f"{STATE_DIR}/evil.py")
@@ -156,7 +157,9 @@ def _hubrelease_verdict(folder: Path, public: Path) -> tuple[bool, str]:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("key", ["signer", "another key"])
-def test_hubrelease_gives_model_signings_verdict(signed: Signed, tmp_path: Path, name: str, key: str) -> None:
+def test_hubrelease_gives_model_signings_verdict(
+    signed: SignedDownload, tmp_path: Path, name: str, key: str
+) -> None:
     folder = tmp_path / "download"
     shutil.copytree(signed.folder, folder, symlinks=True)
     CASES[name](folder, signed)
@@ -166,7 +169,7 @@ def test_hubrelease_gives_model_signings_verdict(signed: Signed, tmp_path: Path,
     assert verdict == reference, f"model_signing: {said}\nhubrelease: {shown}"
 
 
-def test_the_corpus_holds_both_verdicts(signed: Signed, tmp_path: Path) -> None:
+def test_the_corpus_holds_both_verdicts(signed: SignedDownload, tmp_path: Path) -> None:
     """The corpus is not all refusals: the signed folder, and the changes model-signing ignores, pass."""
     accepted: list[bool] = []
     for name in ("as signed", "an added file under .git", "signed by model_signing"):
