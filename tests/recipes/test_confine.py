@@ -141,20 +141,27 @@ def test_a_target_beside_the_release_is_read_only_when_its_folder_is_given(relea
 
 def test_a_sitecustomize_module_never_reaches_a_site_packages(release: Path, work: Path) -> None:
     """A drafter whose ``auto_map`` names ``sitecustomize``, built with ``out`` in a venv's
-    site-packages, put the release's module where the next ``python`` imports it (on main)."""
+    site-packages, put the release's module where the next ``python`` imports it (on main). Its
+    module is copied as text, never imported: a rebuild with its own ``out`` runs no line of it."""
+    marker = work.parent / "ran"
     checkpoint = write_checkpoint(release / "evil")
     config = json.loads((checkpoint / "config.json").read_text())
     config["auto_map"] = {"AutoModel": "sitecustomize.DFlashDraftModel"}
     (checkpoint / "config.json").write_text(json.dumps(config))
-    (checkpoint / "sitecustomize.py").write_text("open('/tmp/pwned', 'w')\n")
+    (checkpoint / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
     code, _, err = run_cli(
         "build", "safetensors-drafter", checkpoint, "--out", release / "evil-out",
         "--manifest", release / "hubrelease.yaml",
     )  # fmt: skip
     assert code == 0, err
+    manifest = release / "hubrelease.yaml"
+    keep_only(manifest, "artifacts", "evil-out/model.safetensors", lambda r: None)
+    code, out, err = run_cli("rebuild", manifest, "--check", "--json")
+    assert code == 0, err
+    assert [r["status"] for r in json.loads(out)["results"]] == ["identical"]
+    assert not marker.exists()
     site = work.parent / "venv" / "lib" / "python3.11" / "site-packages"
     site.mkdir(parents=True)
-    manifest = release / "hubrelease.yaml"
     keep_only(
         manifest,
         "artifacts",
@@ -163,3 +170,4 @@ def test_a_sitecustomize_module_never_reaches_a_site_packages(release: Path, wor
     )
     _refused(manifest, "out", "rebuild folder")
     assert list(site.iterdir()) == []
+    assert not marker.exists()
