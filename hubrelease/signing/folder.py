@@ -59,8 +59,8 @@ def _own_state(name: str) -> bool:
     )
 
 
-def model_signing_view(folder: Path, signed: SignedFiles) -> FolderView:
-    """The files of ``folder`` that ``model_signing verify`` compares with ``signed``."""
+def _ignored(folder: Path, signed: SignedFiles) -> list[Path]:
+    """The paths ``model_signing verify`` ignores in ``folder`` under ``signed``'s statement."""
     ignored = [folder / SIGNATURE_NAME]
     for value in signed.ignore_paths:
         full = folder / value
@@ -69,7 +69,21 @@ def model_signing_view(folder: Path, signed: SignedFiles) -> FolderView:
         except ValueError:
             continue
         ignored.append(full)
-    ignored += [folder / p for p in _GIT_PATHS]
+    return ignored + [folder / p for p in _GIT_PATHS]
+
+
+# Where a download of a Hub repo would be: a pure path, only ever compared, never touched.
+_DOWNLOAD = Path("/download")
+
+
+def hidden(name: str, signed: SignedFiles) -> bool:
+    """Whether ``model_signing verify`` of a download holding repo path ``name`` ignores it."""
+    return serialization.should_ignore(_DOWNLOAD / name, _ignored(_DOWNLOAD, signed))
+
+
+def model_signing_view(folder: Path, signed: SignedFiles) -> FolderView:
+    """The files of ``folder`` that ``model_signing verify`` compares with ``signed``."""
+    ignored = _ignored(folder, signed)
     files: list[str] = []
     for path in itertools.chain((folder,), folder.glob("**/*")):
         name = path.relative_to(folder).as_posix()

@@ -25,7 +25,7 @@ from hubrelease.loopback import LoopbackHub
 from hubrelease.release_files import SIGNATURE_NAME
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
-from tests.factories.signing import KeyPair, ec_key_pair, flip_one_byte
+from tests.factories.signing import KeyPair, ec_key_pair, flip_one_byte, resign
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -291,3 +291,22 @@ def test_without_local_copies_regular_files_are_fetched_but_never_weights(
     assert fetched >= {SIGNATURE_NAME, "config.json", "README.md"}
     assert not fetched & {"model.safetensors", "tiny-dflash2-q8_0.gguf"}
     assert os.path.getsize(signed.download / "model.safetensors") > 100_000
+
+
+@pytest.mark.parametrize("ignore_paths", [[""], ["."]])
+def test_a_statement_ignoring_everything_is_refused_remotely_and_by_model_signing(
+    signed: Signed, tmp_path: Path, ignore_paths: list[str]
+) -> None:
+    """``model_signing verify`` applies the statement's own ignore paths: ``""`` and ``"."`` name the
+    folder itself, so nothing is hashed and every signed file is missing. The remote check used
+    hubrelease's fixed list instead, and accepted it."""
+    statement = tmp_path / "statement"
+    statement.mkdir()
+    shutil.copy(signed.download / SIGNATURE_NAME, statement / SIGNATURE_NAME)
+    resign(statement, signed.keys, ignore_paths)
+    branch = f"t-ignore-{len(ignore_paths[0])}"
+    head = _tampered(signed, branch, [CommitOperationAdd(SIGNATURE_NAME, str(statement / SIGNATURE_NAME))])
+    code, found = _hubrelease_remote(signed, head)
+    assert code == 1 and set(_signature_paths(found).values()) == {"signed but not published"}, found
+    code, text = _model_signing(_download(signed, head, tmp_path / "dl"), signed.keys)
+    assert code == 1 and "Missing files" in text, text
