@@ -72,8 +72,9 @@ def _ignored(folder: Path, signed: SignedFiles) -> list[Path]:
     return ignored + [folder / p for p in _GIT_PATHS]
 
 
-# Where a download of a Hub repo would be: a pure path, only ever compared, never touched.
-_DOWNLOAD = Path("/download")
+# Where a download of a Hub repo would be, relative as the README's `model_signing verify key NAME`
+# names it (so an absolute ignore path hides nothing): a pure path, only compared, never touched.
+_DOWNLOAD = Path("download")
 
 
 def hidden(name: str, signed: SignedFiles) -> bool:
