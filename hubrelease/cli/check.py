@@ -44,6 +44,15 @@ def check(
             "--preview/--no-preview", help="Check the page on an embedded loopback Hub (copies the files)."
         ),
     ] = True,
+    inputs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--inputs",
+            exists=True,
+            file_okay=False,
+            help="A folder outside the release that recipes may read (rebuild --inputs); repeatable.",
+        ),
+    ] = None,
     endpoint: EndpointOpt = None,
     token: TokenOpt = None,
     quiet: QuietOpt = False,
@@ -55,7 +64,9 @@ def check(
 
     api = hub_session(endpoint, token, quiet)
     with output.progress(json_mode) as progress:
-        report = check_release(api, manifest, directory, preview=preview, progress=progress)
+        report = check_release(
+            api, manifest, directory, preview=preview, progress=progress, inputs=inputs or ()
+        )
     if summary is not None:
         atomic_write_text(summary, markdown(report))
     if json_mode:
