@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import DirOpt, EndpointOpt, JsonOpt, ManifestArg, QuietOpt, TokenOpt, hub_session
+from hubrelease.cli.options import (
+    DirOpt,
+    EndpointOpt,
+    InputsOpt,
+    JsonOpt,
+    ManifestArg,
+    QuietOpt,
+    TokenOpt,
+    hub_session,
+)
 
 EXAMPLES = """
 Examples:
@@ -44,15 +53,7 @@ def check(
             "--preview/--no-preview", help="Check the page on an embedded loopback Hub (copies the files)."
         ),
     ] = True,
-    inputs: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--inputs",
-            exists=True,
-            file_okay=False,
-            help="A folder outside the release that recipes may read (rebuild --inputs); repeatable.",
-        ),
-    ] = None,
+    inputs: InputsOpt = None,
     endpoint: EndpointOpt = None,
     token: TokenOpt = None,
     quiet: QuietOpt = False,

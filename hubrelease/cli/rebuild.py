@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import DirOpt, EndpointOpt, JsonOpt, ManifestArg, TokenOpt, hub_session
+from hubrelease.cli.options import DirOpt, EndpointOpt, InputsOpt, JsonOpt, ManifestArg, TokenOpt, hub_session
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -104,16 +103,7 @@ def rebuild(
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", min=1, help="Recipes run at once (default: all cores).")
     ] = None,
-    inputs: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--inputs",
-            exists=True,
-            file_okay=False,
-            help="A folder outside the release that recipes may read (a target GGUF); repeatable. "
-            "Without it, a recipe reads only inside the release folder.",
-        ),
-    ] = None,
+    inputs: InputsOpt = None,
     endpoint: EndpointOpt = None,
     token: TokenOpt = None,
     json_mode: JsonOpt = False,
