@@ -13,6 +13,7 @@ text, ``--json`` and a Markdown job summary (``markdown``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -116,6 +117,7 @@ def check_release(
     *,
     preview: bool = True,
     progress: Progress = NULL_PROGRESS,
+    inputs: Sequence[Path] = (),
 ) -> GateReport:
     """Run every check of the pull-request gate on the manifest at ``manifest_path`` (``directory``: ``--dir``)."""
     manifest = load_manifest(manifest_path)
@@ -128,7 +130,7 @@ def check_release(
         _row("verify", _named(drift), f"{len(report.files)} files as pinned (size, then sha256)"),
         _lint(manifest, report.errors),
         _card(manifest, manifest_path, root, directory, [f for f in report.errors if f.path == card]),
-        _rebuild(manifest, manifest_path, root, api),
+        _rebuild(manifest, manifest_path, root, api, inputs),
         _pins(manifest, api),
     ]
     if any(check.verdict == "fail" for check in checks[:3]):
@@ -177,13 +179,20 @@ def _card(
     return GateCheck("card", "fail", f"{name} or its charts are stale", tuple(stale + charts))
 
 
-def _rebuild(manifest: Manifest, manifest_path: Path, root: Path, api: HfApi) -> GateCheck:
-    """``rebuild --check`` when the manifest has recipes: every output rebuilds to its pinned bytes."""
+def _rebuild(
+    manifest: Manifest, manifest_path: Path, root: Path, api: HfApi, inputs: Sequence[Path]
+) -> GateCheck:
+    """``rebuild --check`` when the manifest has recipes: every output rebuilds to its pinned bytes
+    (reading outside the release only from ``inputs``; a recipe naming any other path fails)."""
+    from hubrelease.recipes.confine import RecipeRefused
     from hubrelease.recipes.rebuild import plan_jobs, rebuild
 
     if not plan_jobs(manifest):
         return GateCheck("rebuild", "skipped", "no recipes")
-    results = rebuild(manifest, manifest_path, root, hub=lambda: api).results
+    try:
+        results = rebuild(manifest, manifest_path, root, hub=lambda: api, inputs=inputs).results
+    except RecipeRefused as exc:
+        return _row("rebuild", [exc.message], "")
     problems = [
         f"{r.output.path}: {r.status}" + (f": {r.detail}" if r.detail else "")
         for r in results

@@ -24,7 +24,7 @@ run hubrelease build eval autoregressive=bench/autoregressive.jsonl dflash2=benc
   --spec bench/eval-spec.yaml --prompts bench/prompts.jsonl --out evaluation.json --manifest hubrelease.yaml --record
 run hubrelease lint tiny-dflash2-q8_0.gguf --config config.json
 # Every recorded recipe re-run in a temporary folder: inputs by digest, bytes and figures compared.
-run hubrelease rebuild hubrelease.yaml --check
+run hubrelease rebuild hubrelease.yaml --check --inputs ../example-target
 
 # The target must exist before the drafter can pin it: publish it. Its pin says `unpinned: true`,
 # which lock keeps as it is (and says so); --pin converts it on purpose to the commit just pushed.

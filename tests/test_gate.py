@@ -209,11 +209,16 @@ def test_a_recipe_that_no_longer_rebuilds_its_file_fails(
     text = manifest.read_text(encoding="utf-8")
     at = text.index("out: gguf/drafter-q8_0.gguf")
     manifest.write_text(text[:at] + text[at:].replace("outtype: q8_0", "outtype: f16", 1), encoding="utf-8")
-    code, report = _check(hub, manifest, "--no-preview")
+    code, report = _check(hub, manifest, "--no-preview", "--inputs", str(tmp_path / "c"))
     assert (code, _verdicts(report)["rebuild"]) == (1, "fail")
     assert _problems(report, "rebuild") == [
         "gguf/drafter-q8_0.gguf: differs: GGUF key general.file_type: published UINT32 7, rebuilt UINT32 1"
     ]
+    # Without --inputs the target beside the release is a path the recipe may not read: a failed check.
+    code, report = _check(hub, manifest, "--no-preview")
+    assert (code, _verdicts(report)["rebuild"]) == (1, "fail")
+    [problem] = _problems(report, "rebuild")
+    assert problem.startswith("recipe of gguf/drafter-q8_0.gguf: options.tokenizer_from '../target.gguf'")
 
 
 def test_the_summary_escapes_table_markup() -> None:

@@ -137,4 +137,11 @@ def parse(data: bytes) -> list[EvalResultEntry]:
         raise InputError(f"an .eval_results file that is not YAML: {exc.problem}", line=exc.line) from None
     if not isinstance(loaded, list):
         raise InputError("an .eval_results file is a YAML list of entries")
-    return parse_eval_result_entries(loaded)
+    try:
+        return parse_eval_result_entries(loaded)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        # huggingface_hub indexes each entry as the Hub writes it (_eval_results.py:198-210): another shape
+        # raises whatever the first wrong access raises.
+        raise InputError(
+            f"an .eval_results entry huggingface_hub cannot read: {type(exc).__name__}: {exc}"
+        ) from None

@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import DirOpt, EndpointOpt, JsonOpt, ManifestArg, QuietOpt, TokenOpt, hub_session
+from hubrelease.cli.options import (
+    DirOpt,
+    EndpointOpt,
+    InputsOpt,
+    JsonOpt,
+    ManifestArg,
+    QuietOpt,
+    TokenOpt,
+    hub_session,
+)
 
 EXAMPLES = """
 Examples:
@@ -44,6 +53,7 @@ def check(
             "--preview/--no-preview", help="Check the page on an embedded loopback Hub (copies the files)."
         ),
     ] = True,
+    inputs: InputsOpt = None,
     endpoint: EndpointOpt = None,
     token: TokenOpt = None,
     quiet: QuietOpt = False,
@@ -55,7 +65,9 @@ def check(
 
     api = hub_session(endpoint, token, quiet)
     with output.progress(json_mode) as progress:
-        report = check_release(api, manifest, directory, preview=preview, progress=progress)
+        report = check_release(
+            api, manifest, directory, preview=preview, progress=progress, inputs=inputs or ()
+        )
     if summary is not None:
         atomic_write_text(summary, markdown(report))
     if json_mode:

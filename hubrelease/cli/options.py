@@ -31,6 +31,16 @@ DirOpt = Annotated[
         show_default=False,
     ),
 ]
+InputsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--inputs",
+        exists=True,
+        file_okay=False,
+        help="A folder outside the release that recipes may read (a target GGUF); repeatable. "
+        "Without it, a recipe reads only inside the release folder.",
+    ),
+]
 EndpointOpt = Annotated[
     str | None,
     typer.Option(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import DirOpt, EndpointOpt, JsonOpt, ManifestArg, TokenOpt, hub_session
+from hubrelease.cli.options import DirOpt, EndpointOpt, InputsOpt, JsonOpt, ManifestArg, TokenOpt, hub_session
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -25,13 +25,16 @@ Examples:
 
   hubrelease rebuild hubrelease.yaml --check -j 4 --endpoint local   # hf:// inputs from the local Hub
 
+  hubrelease rebuild hubrelease.yaml --check --inputs ../example-target  # a tokenizer GGUF beside it
+
 Statuses: identical; differs (with the first differing GGUF key or tensor, safetensors tensor, JSON
 path or line); input-changed (which input, recorded and current digest); input-missing; tool-differs
 (the bytes differ and a recorded library version differs from the one here); skipped (a recipe of an
 external tool). Identical bytes under other library versions are identical, with a note.
 
 Exit codes: 0 every rebuilt file identical (or without --check: the report was printed), 1 (--check)
-a difference, 2 an input is missing or the manifest is invalid, 4 the Hub could not be reached.
+a difference, 2 an input is missing, a recipe names a path it may not read or write, or the manifest
+is invalid, 4 the Hub could not be reached.
 """
 
 
@@ -100,6 +103,7 @@ def rebuild(
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", min=1, help="Recipes run at once (default: all cores).")
     ] = None,
+    inputs: InputsOpt = None,
     endpoint: EndpointOpt = None,
     token: TokenOpt = None,
     json_mode: JsonOpt = False,
@@ -123,7 +127,13 @@ def rebuild(
 
     with output.progress(json_mode) as progress:
         report = run_rebuild(
-            release, manifest, root, jobs=jobs or os.cpu_count() or 1, hub=hub, progress=progress
+            release,
+            manifest,
+            root,
+            jobs=jobs or os.cpu_count() or 1,
+            hub=hub,
+            progress=progress,
+            inputs=inputs or (),
         )
     if json_mode:
         output.emit_document(None, **report_json(report))

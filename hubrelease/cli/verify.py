@@ -164,7 +164,12 @@ def verify(
         raise InputError("manifest not found", path=manifest) from None
     except (IsADirectoryError, UnicodeDecodeError):
         raise InputError("not a manifest or sha256sum file", path=manifest) from None
-    options = VerifyOptions(jobs=jobs, use_cache=not no_cache, follow_symlinks=follow_symlinks)
+    options = VerifyOptions(
+        jobs=jobs,
+        use_cache=not no_cache,
+        follow_symlinks=follow_symlinks,
+        remembered_target=policy is None,
+    )
     sums = looks_like_sums(text)
     if sums and policy is not None:
         raise InputError(

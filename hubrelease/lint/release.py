@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hubrelease.errors import HubReleaseError
-from hubrelease.fsutil import ReleaseFolder
+from hubrelease.fsutil import ReleaseFolder, read_regular
 from hubrelease.lint.drafter import lint_file
 from hubrelease.lint.findings import FileFinding, RuleFinding, error, warning
 from hubrelease.lint.hf_tags import hf_tag_findings
@@ -102,7 +102,7 @@ def eval_results_findings(manifest: Manifest, root: Path) -> list[FileFinding]:
             continue
         try:
             expected = render(manifest, pins[source], root, dataset if isinstance(dataset, str) else None)
-            actual = path.read_bytes()
+            actual = read_regular(path)  # a FIFO is refused, not waited on
             parse(actual)
         except (HubReleaseError, OSError, ValueError, KeyError) as exc:
             results.append(FileFinding(artifact.path, error("eval-results", f"cannot be checked: {exc}")))

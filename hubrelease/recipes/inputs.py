@@ -9,7 +9,7 @@ width), and a 200 GB target should not be hashed to record a drafter build.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,8 @@ from hubrelease.hashing import sha256_file
 
 Input = dict[str, Any]
 """A ``RecipeInput`` as the manifest stores it: ``{path|uri, size, sha256}`` or ``{path|uri, header_sha256}``."""
+Screen = Callable[[Path, str], object]
+"""Called with each file and its recorded name before it is read; raises to refuse it (``rebuild``)."""
 
 
 def relative_name(path: Path, root: Path) -> str:
@@ -26,11 +28,14 @@ def relative_name(path: Path, root: Path) -> str:
     return relative_inside(path, root) or Path(os.path.relpath(path.resolve(), root.resolve())).as_posix()
 
 
-def file_inputs(paths: Iterable[Path], root: Path) -> list[Input]:
-    """Whole-file inputs, each once, in the order given."""
+def file_inputs(paths: Iterable[Path], root: Path, screen: Screen | None = None) -> list[Input]:
+    """Whole-file inputs, each once, in the order given (each passed to ``screen`` before it is read)."""
     seen: dict[str, Path] = {}
     for path in paths:
         seen.setdefault(relative_name(path, root), path)
+    if screen is not None:
+        for name, path in seen.items():
+            screen(path, name)
     return [{"path": name, "size": p.stat().st_size, "sha256": sha256_file(p)} for name, p in seen.items()]
 
 

@@ -23,6 +23,7 @@ from hubrelease.errors import HubReleaseError, HubUnavailable, NotFoundError
 from hubrelease.hashing import sha256_file
 from hubrelease.manifest.models import Manifest, Recipe, RecipeInput
 from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.recipes.confine import Confinement, RecipeRefused, output_folder
 from hubrelease.recipes.diff import FigureCheck, compare_figures, first_difference, load_json
 from hubrelease.recipes.inputs import Input
 from hubrelease.recipes.run import Release, prepare, run
@@ -193,12 +194,19 @@ class _Rebuilder:
         notes = [] if recipe.inputs else ["the recipe records no inputs (an older build): not compared"]
         for result in results:
             result.tools, result.notes = tools, list(notes)
+        confinement = Confinement(
+            job.outputs[0].path,
+            (self.release.root, *self.release.inputs),
+            {i.path: i.size for i in recipe.inputs if i.path is not None and i.size is not None},
+        )
+        work = self.work / str(index)
+        target = output_folder(work, job.out, confinement)
         missing = _missing(recipe, self.release.root)
         if missing:
             return self._all(results, "input-missing", None, missing)
         try:
-            prepared = prepare(recipe, self.release)
-        except HubUnavailable:
+            prepared = prepare(recipe, self.release, confinement)
+        except (HubUnavailable, RecipeRefused):
             raise
         except NotFoundError as exc:  # an hf:// input whose repo or commit is gone
             found = InputFinding(recipe.source or "?", "missing", detail=str(exc))
@@ -209,10 +217,9 @@ class _Rebuilder:
         findings = input_findings(recipe.inputs, prepared.inputs) if recipe.inputs else []
         for result in results:
             result.inputs = findings
-        work = self.work / str(index)
         try:
-            built = run(recipe, job.out, self.release, prepared, work)
-        except HubUnavailable:
+            built = run(recipe, job.out, self.release, prepared, target)
+        except (HubUnavailable, RecipeRefused):
             raise
         except HubReleaseError as exc:
             status: Status = "input-changed" if findings else "tool-differs" if tools else "differs"
@@ -282,11 +289,20 @@ def rebuild(
     jobs: int = 1,
     hub: Callable[[], HfApi] | None = None,
     progress: Progress = NULL_PROGRESS,
+    inputs: Sequence[Path] = (),
 ) -> RebuildReport:
-    """Re-run every recipe of ``manifest`` (release folder ``root``) into a temporary folder, removed after."""
+    """Re-run every recipe of ``manifest`` (release folder ``root``) into a temporary folder, removed after.
+
+    Recipes read only from ``root`` and the folders ``inputs`` (``recipes.confine``).
+    """
     planned = plan_jobs(manifest)
     release = Release(
-        root.resolve(), manifest_path, manifest, hub, 1 if jobs > 1 and len(planned) > 1 else jobs
+        root.resolve(),
+        manifest_path,
+        manifest,
+        hub,
+        1 if jobs > 1 and len(planned) > 1 else jobs,
+        tuple(p.resolve() for p in inputs),
     )
     work = Path(tempfile.mkdtemp(prefix="hubrelease-rebuild-"))
     try:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from hubrelease.formats.gguf_header import GGUFSet
 from hubrelease.recipes.inputs import (
     Input,
+    Screen,
     dataset_files,
     drafter_files,
     file_inputs,
@@ -54,10 +55,15 @@ def shard_uris(model: GGUFSet, first_uri: str) -> dict[Path, str]:
 
 
 def drafter_inputs(
-    builder: str, source: Path, root: Path, tokenizer: GGUFSet | None = None, tokenizer_uri: str | None = None
+    builder: str,
+    source: Path,
+    root: Path,
+    tokenizer: GGUFSet | None = None,
+    tokenizer_uri: str | None = None,
+    screen: Screen | None = None,
 ) -> list[Input]:
     """A drafter build's inputs: its folder's files, then the tokenizer GGUF's shard headers."""
-    inputs = file_inputs(drafter_files(source, modules=builder == "safetensors-drafter"), root)
+    inputs = file_inputs(drafter_files(source, modules=builder == "safetensors-drafter"), root, screen)
     if tokenizer is not None:
         uris = shard_uris(tokenizer, tokenizer_uri) if tokenizer_uri else None
         inputs += header_inputs(tokenizer, root, uris)

@@ -1,7 +1,8 @@
 """Re-run one recipe: the inputs it would read now (by digest), then the builder into a work folder.
 
-Every path in a recipe is relative to the release folder; outputs go under ``work`` at the same
-relative paths, never into the release. Paths a builder records inside its output (evaluation
+Every path in a recipe is relative to the release folder and is checked before it is read or
+written (``recipes.confine``); outputs go under the work folder at the same relative paths, never
+into the release. Paths a builder records inside its output (evaluation
 sources, a card's shard links) are taken relative to where the output lives in the release, so the
 rebuilt bytes are the bytes ``build`` wrote there.
 """
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from hubrelease.errors import InputError
 from hubrelease.formats.gguf_header import GGUFSet
 from hubrelease.manifest.models import Manifest, Recipe
+from hubrelease.recipes.confine import Confinement
 from hubrelease.recipes.inputs import Input, dataset_files, file_inputs
 from hubrelease.recipes.record import drafter_inputs
 from hubrelease.sizes import parse_size
@@ -34,6 +36,8 @@ class Release:
     hub: Callable[[], HfApi] | None = None
     """The Hub client for ``hf://`` inputs (None: such a recipe's input is reported missing)."""
     jobs: int = 1
+    inputs: tuple[Path, ...] = ()
+    """Folders outside the release that recipes may read from (``rebuild --inputs``), resolved."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ def _source(recipe: Recipe, release: Release) -> Path:
     return release.root / recipe.source
 
 
-def _tokenizer(recipe: Recipe, release: Release) -> tuple[GGUFSet, str | None]:
+def _tokenizer(recipe: Recipe, release: Release, confinement: Confinement) -> tuple[GGUFSet, str | None]:
     from hubrelease.formats.gguf_header import read_gguf
 
     location = _str(recipe.options, "tokenizer_from")
@@ -68,7 +72,9 @@ def _tokenizer(recipe: Recipe, release: Release) -> tuple[GGUFSet, str | None]:
         raise InputError("the gguf-drafter recipe names no tokenizer_from")
     keep = lambda key: key.startswith("tokenizer.")  # noqa: E731
     if not location.startswith("hf://"):
-        return read_gguf(release.root / location, keep_key=keep), None
+        path = confinement.file(release.root / location, "options.tokenizer_from", location)
+        confinement.folder(path.parent, "options.tokenizer_from", location)  # the shards of a split set
+        return read_gguf(path, keep_key=keep), None
     if release.hub is None:
         raise InputError(f"{location} is on the Hub: give --endpoint (or run where the Hub is reachable)")
     from hubrelease.hub.remote_headers import read_hub_gguf
@@ -76,42 +82,65 @@ def _tokenizer(recipe: Recipe, release: Release) -> tuple[GGUFSet, str | None]:
     return read_hub_gguf(release.hub(), location, keep_key=keep)
 
 
-def prepare(recipe: Recipe, release: Release) -> Prepared:
-    """The inputs the recipe's builder would read now, computed as ``build`` computed them."""
-    options, root = recipe.options, release.root
-    if recipe.builder == "safetensors-drafter":
-        return Prepared(drafter_inputs(recipe.builder, _source(recipe, release), root))
-    if recipe.builder == "gguf-drafter":
-        model, uri = _tokenizer(recipe, release)
-        return Prepared(drafter_inputs(recipe.builder, _source(recipe, release), root, model, uri), model)
+def _named(options: dict[str, Any], keys: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(field, path) of each path option among ``keys``, a list option item by item."""
+    named: list[tuple[str, str]] = []
+    for key in keys:
+        value = options.get(key)
+        if isinstance(value, list):
+            named += [(f"options.{key}[{n}]", str(v)) for n, v in enumerate(value)]
+        elif value is not None:
+            named.append((f"options.{key}", str(value)))
+    return named
+
+
+def prepare(recipe: Recipe, release: Release, confinement: Confinement) -> Prepared:
+    """The inputs the recipe's builder would read now, computed as ``build`` computed them, each path
+    checked by ``confinement`` before a byte of it is read."""
+    options, root, screen = recipe.options, release.root, confinement.input
     if recipe.builder == "eval":
-        files = [root / p for p in _list(options, "sources")]
-        files += [root / str(options[k]) for k in ("spec", "prompts") if k in options]
+        files = [confinement.file(root / p, where, p) for where, p in _named(options, _EVAL_PATHS)]
         return Prepared(file_inputs(files, root))
+    source = _source(recipe, release)
+    confinement.folder(source, "source", str(recipe.source))
+    if recipe.builder == "safetensors-drafter":
+        return Prepared(drafter_inputs(recipe.builder, source, root, screen=screen))
+    if recipe.builder == "gguf-drafter":
+        model, uri = _tokenizer(recipe, release, confinement)
+        return Prepared(drafter_inputs(recipe.builder, source, root, model, uri, screen), model)
     if recipe.builder == "speculators-drafter":
         location = _str(options, "verifier_config", "") or ""
         local = [] if location.startswith("hf://") or not location else [root / location]
         return Prepared(
-            drafter_inputs(recipe.builder, _source(recipe, release), root) + file_inputs(local, root)
+            drafter_inputs(recipe.builder, source, root, screen=screen)
+            + file_inputs(
+                local, root, lambda path, name: confinement.file(path, "options.verifier_config", name)
+            )
         )
     if recipe.builder == "eval-results":
-        return Prepared(file_inputs([_source(recipe, release)], root))
+        return Prepared(file_inputs([source], root, screen))
     if recipe.builder == "dataset-card":
         tokenizer = _str(options, "tokenizer")
-        data = _source(recipe, release)
-        return Prepared(file_inputs(dataset_files(data, root / tokenizer if tokenizer else None), root))
+        if tokenizer:
+            confinement.file(root / tokenizer, "options.tokenizer", tokenizer)
+        files = dataset_files(source, root / tokenizer if tokenizer else None)
+        return Prepared(file_inputs(files, root, screen))
     raise InputError(f"{recipe.builder!r} is not a hubrelease builder")
 
 
-def run(recipe: Recipe, out: str, release: Release, prepared: Prepared, work: Path) -> list[Path]:
-    """Run the builder with ``out`` under ``work``; the files written (paths under ``work``)."""
+_EVAL_PATHS = ("sources", "spec", "prompts")
+
+
+def run(recipe: Recipe, out: str, release: Release, prepared: Prepared, target: Path) -> list[Path]:
+    """Run the builder writing to ``target`` (``out`` in the work folder, already confined there);
+    the files written."""
     options = recipe.options
     if recipe.builder == "safetensors-drafter":
         from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 
         files = build_safetensors_drafter(
             _source(recipe, release),
-            work / out,
+            target,
             cast="keep" if options.get("dtype") == "keep" else "bf16",
             max_shard_size=parse_size(_str(options, "max_shard_size")) or None,
         )
@@ -126,7 +155,7 @@ def run(recipe: Recipe, out: str, release: Release, prepared: Prepared, work: Pa
             raise InputError(f"the gguf-drafter recipe has flavor {flavor!r}, outtype {outtype!r}")
         files = build_gguf_drafter(
             _source(recipe, release),
-            work / out,
+            target,
             flavor=cast(Flavor, flavor),
             outtype=cast(OutType, outtype),
             tokenizer_from=prepared.tokenizer,
@@ -135,15 +164,15 @@ def run(recipe: Recipe, out: str, release: Release, prepared: Prepared, work: Pa
         )
         return [f.path for f in files]
     if recipe.builder == "eval":
-        return [_run_eval(recipe, out, release, work)]
+        return [_run_eval(recipe, out, release, target)]
     if recipe.builder == "speculators-drafter":
-        return _run_speculators(recipe, out, release, work)
+        return _run_speculators(recipe, release, target)
     if recipe.builder == "eval-results":
-        return [_run_eval_results(recipe, out, release, work)]
-    return [_run_dataset_card(recipe, out, release, work)]
+        return [_run_eval_results(recipe, release, target)]
+    return [_run_dataset_card(recipe, out, release, target)]
 
 
-def _run_speculators(recipe: Recipe, out: str, release: Release, work: Path) -> list[Path]:
+def _run_speculators(recipe: Recipe, release: Release, target: Path) -> list[Path]:
     from hubrelease.builders.speculators_drafter import Verifier, build_speculators_drafter
     from hubrelease.formats.safetensors_header import read_json_object
 
@@ -162,7 +191,7 @@ def _run_speculators(recipe: Recipe, out: str, release: Release, work: Path) -> 
         config = read_json_object(release.root / location)
     files = build_speculators_drafter(
         _source(recipe, release),
-        work / out,
+        target,
         Verifier.from_config(verifier, config, location),
         cast="keep" if options.get("dtype") == "keep" else "bf16",
         max_shard_size=parse_size(_str(options, "max_shard_size")) or None,
@@ -170,7 +199,7 @@ def _run_speculators(recipe: Recipe, out: str, release: Release, work: Path) -> 
     return [f.path for f in files]
 
 
-def _run_eval_results(recipe: Recipe, out: str, release: Release, work: Path) -> Path:
+def _run_eval_results(recipe: Recipe, release: Release, target: Path) -> Path:
     from hubrelease.builders.eval_results import render
     from hubrelease.fsutil import atomic_write_bytes
 
@@ -178,13 +207,12 @@ def _run_eval_results(recipe: Recipe, out: str, release: Release, work: Path) ->
     pin = next((e for e in release.manifest.evaluation_files if e.path == source), None)
     if pin is None:
         raise InputError(f"the eval-results recipe's evaluation file {source!r} is not in evaluations")
-    target = work / out
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(target, render(release.manifest, pin, release.root, _str(recipe.options, "dataset")))
     return target
 
 
-def _run_eval(recipe: Recipe, out: str, release: Release, work: Path) -> Path:
+def _run_eval(recipe: Recipe, out: str, release: Release, target: Path) -> Path:
     from hubrelease.builders.evaluation import Source, build_evaluation, llama_options, write_evaluation
     from hubrelease.evaluation.infer import SpecOptions
     from hubrelease.evaluation.ingest import ServingOptions
@@ -216,13 +244,12 @@ def _run_eval(recipe: Recipe, out: str, release: Release, work: Path) -> Path:
         ),
         llama_options=llama_options(_str(options, "columns"), allow_incomplete, release.manifest_path),
     )
-    target = work / out
     target.parent.mkdir(parents=True, exist_ok=True)
     write_evaluation(evaluation, target)
     return target
 
 
-def _run_dataset_card(recipe: Recipe, out: str, release: Release, work: Path) -> Path:
+def _run_dataset_card(recipe: Recipe, out: str, release: Release, target: Path) -> Path:
     from hubrelease.builders.dataset_card import CardOptions, dataset_card_text
     from hubrelease.fsutil import atomic_write_text
 
@@ -241,7 +268,6 @@ def _run_dataset_card(recipe: Recipe, out: str, release: Release, work: Path) ->
             attribution=tuple(_list(options, "attribution")),
         ),
     )
-    target = work / out
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(target, text)
     return target

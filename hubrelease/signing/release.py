@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hubrelease.errors import CheckFailed, InputError
-from hubrelease.fsutil import atomic_write_text, relative_inside
+from hubrelease.fsutil import STATE_DIR, atomic_write_text, relative_inside
 from hubrelease.hashing import sha256_file
 from hubrelease.manifest.models import Manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
@@ -167,18 +167,20 @@ def declared_policy(manifest: Manifest, root: Path, given: SignaturePolicy) -> S
     return policy
 
 
-def signature_findings(
-    signature: Path, policy: SignaturePolicy, observed: Mapping[str, str | None]
-) -> list[Finding]:
-    """Findings for ``signature`` (a local file) under ``policy`` against ``observed`` repo paths."""
+def verified_statement(signature: Path, policy: SignaturePolicy) -> SignedFiles | Finding:
+    """The statement of ``signature`` (a local file) once it verifies under ``policy``, else the finding."""
     if not signature.is_file():
-        return [Finding.make("signature", SIGNATURE_NAME, "no signature: `hubrelease sign` writes one")]
+        return Finding.make("signature", SIGNATURE_NAME, "no signature: `hubrelease sign` writes one")
     try:
-        signed = verify_bundle(signature, policy)
+        return verify_bundle(signature, policy)
     except (SignatureInvalid, InputError) as exc:
         if not isinstance(exc, SignatureInvalid) and exc.path != str(signature):
             raise
-        return [Finding.make("signature", SIGNATURE_NAME, exc.message)]
+        return Finding.make("signature", SIGNATURE_NAME, exc.message)
+
+
+def statement_findings(signed: SignedFiles, observed: Mapping[str, str | None]) -> list[Finding]:
+    """Findings for a verified statement against ``observed`` repo paths."""
     findings = [Finding.make("signature", path, problem) for path, problem in differences(signed, observed)]
     unusable = download_problem(signed)
     if unusable is not None:
@@ -186,16 +188,49 @@ def signature_findings(
     return findings
 
 
+def signature_findings(
+    signature: Path, policy: SignaturePolicy, observed: Mapping[str, str | None]
+) -> list[Finding]:
+    """Findings for ``signature`` (a local file) under ``policy`` against ``observed`` repo paths."""
+    signed = verified_statement(signature, policy)
+    return [signed] if isinstance(signed, Finding) else statement_findings(signed, observed)
+
+
 def verify_local_signature(
     manifest: Manifest, manifest_path: Path, report: VerifyReport, policy: SignaturePolicy
 ) -> list[Finding]:
-    """The release folder ``report`` checked against its ``model.sig``: the files as they are on disk."""
+    """The release folder ``report`` checked against its ``model.sig``: the files as they are on disk,
+    the ones ``model_signing verify`` would hash (``signing.folder``), each under its repo path."""
+    from hubrelease.signing.folder import model_signing_view
+
     folder = Path(report.root)
+    signed = verified_statement(folder / SIGNATURE_NAME, policy)
+    if isinstance(signed, Finding):
+        return [signed]
+    view = model_signing_view(folder, signed)
+    if view.refusal is not None:
+        return [Finding.make("signature", view.refusal[0], view.refusal[1])]
     files = publish_set(manifest, manifest_path, folder)
     seen = {check.path: check.sha256 for check in report.files}
+    present = set(view.files)
     observed: dict[str, str | None] = {}
     for path, local, _ in files:
         name = relative_inside(local, folder)
-        if name is not None and name in seen:
-            observed[path] = seen[name]
-    return signature_findings(folder / SIGNATURE_NAME, policy, published_digests(files, observed))
+        if name in present:
+            present.discard(name)
+            observed[path] = seen.get(name)
+        elif name is None or name.startswith(STATE_DIR + "/") or not local.exists():
+            observed[path] = None  # the manifest as published (``root:``), or a file that is gone
+    digests = published_digests([f for f in files if f[0] in observed], observed)
+    unpublished = present - set(digests)  # files push does not publish, which model_signing hashes
+    for name in unpublished & set(signed.digests):
+        digests[name] = seen.get(name) or sha256_file(folder / name)
+    extra = [
+        Finding.make(
+            "signature",
+            name,
+            "not published, but in the folder and not signed: `model_signing verify` refuses the folder",
+        )
+        for name in sorted(unpublished - set(signed.digests))
+    ]
+    return statement_findings(signed, digests) + extra

@@ -4,8 +4,9 @@ The Hub's tree listing gives every LFS/Xet file's sha256, which is what the stat
 regular (non-LFS) file has only a git blob id there: its digest comes from the local copy when that
 copy has the same blob id, else from its bytes, fetched (regular files are small: the Hub sends
 anything over 10 MiB to LFS). The signature itself is a regular file, fetched the same way. Every
-file at the commit counts, so a file added on the Hub is "published but not signed", exactly as
-``model_signing verify`` of a download would say "Extra files".
+file at the commit counts but those ``model_signing verify`` of a download ignores under the
+statement's own rules (``signing.folder``), so a file added on the Hub is "published but not
+signed", exactly as it would say "Extra files".
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from hubrelease.hub.metadata import RemoteFile, list_files
 from hubrelease.hub.plan import REGULAR_FILE_MAX
 from hubrelease.hub.ranged import Traffic
 from hubrelease.release_files import SIGNATURE_NAME
-from hubrelease.signing.release import signature_findings
-from hubrelease.signing.statement import ignored
+from hubrelease.signing.folder import hidden
+from hubrelease.signing.release import statement_findings, verified_statement
 from hubrelease.signing.verifiers import SignaturePolicy
 from hubrelease.verify.findings import Finding
 
@@ -55,17 +56,20 @@ def verify_remote_signature(
             f"{remote_sig.size:,} bytes, over the {MAX_SIGNATURE_BYTES:,} a signature may take; not read"
         )
         return [Finding.make("signature", SIGNATURE_NAME, message)], traffic
+    with tempfile.TemporaryDirectory() as scratch:
+        signature = Path(scratch) / SIGNATURE_NAME
+        signature.write_bytes(read_whole(api, repo_id, commit, repo_type, remote_sig, traffic))
+        signed = verified_statement(signature, policy)
+    if isinstance(signed, Finding):
+        return [signed], traffic
     observed: dict[str, str | None] = {}
     for path, entry in sorted(files.items()):
-        if ignored(path):  # .gitattributes, model.sig: model_signing verify skips them too
+        if hidden(path, signed):  # what model_signing verify of a download skips, by the statement's rules
             continue
         observed[path] = entry.sha256 or _regular_sha256(
             api, repo_id, commit, repo_type, entry, local, traffic
         )
-    with tempfile.TemporaryDirectory() as scratch:
-        signature = Path(scratch) / SIGNATURE_NAME
-        signature.write_bytes(read_whole(api, repo_id, commit, repo_type, remote_sig, traffic))
-        return signature_findings(signature, policy, observed), traffic
+    return statement_findings(signed, observed), traffic
 
 
 def _regular_sha256(

@@ -90,7 +90,15 @@ def signed_files(manifest: oms_manifest.Manifest) -> SignedFiles:
     # The subject digest as Payload computes it: sha256 over the raw digests in resource order.
     root = hashlib.sha256(b"".join(r.digest.digest_value for r in resources)).hexdigest()
     return SignedFiles(
-        {r.identifier: r.digest.digest_hex for r in resources},
+        # `model_signing verify` hashes with sha256 whatever the statement says (hashing.py:278-281
+        # defaults, set by _cli.py:749-758) and compares digests with their algorithm (manifest.py:442,
+        # hashing's Digest): a resource signed under another algorithm never matches a file.
+        {
+            r.identifier: r.digest.digest_hex
+            if r.digest.algorithm == HASH_TYPE
+            else f"{r.digest.algorithm}:{r.digest.digest_hex}"
+            for r in resources
+        },
         tuple(str(p) for p in args.get("ignore_paths", ())),
         str(args["method"]),
         str(args["hash_type"]),
@@ -133,12 +141,14 @@ def differences(signed: SignedFiles, observed: Mapping[str, str | None]) -> list
     ("Missing files"), present but unsigned ("Extra files"), or with other bytes ("Hash mismatch").
     """
     problems: list[tuple[str, str]] = []
-    if (signed.method, signed.hash_type) != ("files", HASH_TYPE):
+    # Only the method decides what model_signing compares (per-file items, manifest.py:442); the
+    # statement's hash_type is informational there, the resources' own algorithms are not.
+    if signed.method != "files":
         problems.append(
             (
                 SIGNATURE_NAME,
-                f"signed per {signed.method!r} with {signed.hash_type}: hubrelease compares whole-file "
-                "sha256 digests only; check it with `model_signing verify`",
+                f"signed per {signed.method!r}: hubrelease compares whole-file sha256 digests only; "
+                "check it with `model_signing verify`",
             )
         )
         return problems

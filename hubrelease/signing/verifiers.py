@@ -112,8 +112,10 @@ def _read(path: Path, policy: SignaturePolicy) -> oms_signing.Signature:
     reader = sign_sigstore.Signature if policy.identity is not None else sign_sigstore_pb.Signature
     try:
         return reader.read(path)
-    except (OSError, UnicodeDecodeError):
-        raise
+    except OSError as exc:
+        raise InputError(f"cannot read it: {exc.strerror or exc}", path=path) from None
+    except UnicodeDecodeError:
+        raise SignatureInvalid("not a Sigstore bundle: not UTF-8 text", path=path) from None
     except Exception as exc:
         raise SignatureInvalid(f"not a Sigstore bundle: {_reason(exc)}", path=path) from None
 

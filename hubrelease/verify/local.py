@@ -36,6 +36,9 @@ class VerifyOptions(NamedTuple):
     use_cache: bool = True
     follow_symlinks: bool = False
     check_unlisted: bool = True
+    remembered_target: bool = True
+    """Lint against the target facts remembered in the state folder; off for ``--signature``, whose
+    verdict no file outside the signature may change (model_signing ignores the state folder)."""
 
 
 class VerifyPlan(NamedTuple):
@@ -109,7 +112,7 @@ def verify_manifest(
     """
     plan = plan or plan_manifest(manifest, manifest_path, root)
     report = verify_plan(plan, options, progress)
-    lint = _lint_findings(manifest, ReleaseFolder(plan.folder), report)
+    lint = _lint_findings(manifest, ReleaseFolder(plan.folder), report, options.remembered_target)
     if manifest.evaluations:  # the evaluations' run metadata against the pins (issue 20 item 2)
         from hubrelease.evaluation.provenance import provenance_findings
 
@@ -119,7 +122,9 @@ def verify_manifest(
     return report._replace(findings=tuple(sorted(report.findings + tuple(lint))))
 
 
-def _lint_findings(manifest: Manifest, folder: ReleaseFolder, report: VerifyReport) -> list[Finding]:
+def _lint_findings(
+    manifest: Manifest, folder: ReleaseFolder, report: VerifyReport, remembered_target: bool = True
+) -> list[Finding]:
     """Drafter lint for artifacts marked ``lint: true`` whose bytes verified (linting drift is noise)."""
     verified = {check.path for check in report.files if check.status == "ok"}
     wanted = [a for a in manifest.artifacts if a.lint and a.local_path in verified]
@@ -130,7 +135,7 @@ def _lint_findings(manifest: Manifest, folder: ReleaseFolder, report: VerifyRepo
     from hubrelease.lint.target import cached_target
 
     # The pinned target's depth, width and vocabulary, as lock or lint remembered them (no network here).
-    target = cached_target(manifest, folder.root)
+    target = cached_target(manifest, folder.root) if remembered_target else None
     findings: list[Finding] = []
     for artifact in wanted:
         config = folder.path(artifact.lint_config) if artifact.lint_config else None

@@ -221,7 +221,7 @@ def test_build_with_manifest_pins_the_verifier_and_the_card_states_it(tmp_path: 
     code, out, _ = run_cli("verify", manifest)
     assert code == 0, out
     # hubrelease rebuild re-runs the recipe: the same bytes.
-    code, out, _ = run_cli("rebuild", manifest, "--json")
+    code, out, _ = run_cli("rebuild", manifest, "--json", "--inputs", Path(TARGET_CONFIG).parent)
     rebuilt = {
         r["path"]: r["status"] for r in json.loads(out)["results"] if r["path"].startswith("speculators/")
     }

@@ -16,7 +16,9 @@ def test_the_example_card_lists_what_rebuild_checks_and_the_same_figure_count() 
     card = (EXAMPLE / "README.md").read_text(encoding="utf-8")
     section = card.split("## Reproducibility\n", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `([^`]+)` \| ([\w-]+) \| .* \| (.+) \|$", section, flags=re.M)
-    code, out, err = run_cli("rebuild", EXAMPLE / "hubrelease.yaml", "--json")
+    code, out, err = run_cli(
+        "rebuild", EXAMPLE / "hubrelease.yaml", "--json", "--inputs", EXAMPLE.parent / "example-target"
+    )
     assert code == 0, err
     report = json.loads(out)
     expected = [

@@ -9,7 +9,11 @@ shards with a tokenizer. Everything is tiny (a few hundred KiB) and seeded.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from tests.factories.bench_runs import (
     ab_rows,
@@ -107,3 +111,14 @@ def write_dataset_release(root: Path) -> Path:
         "--language", "en", "--manifest", manifest,
     )  # fmt: skip
     return manifest
+
+
+def keep_only(manifest: Path, kind: str, path: str, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Keep only the artifact or evaluation ``path`` (``kind``: artifacts, evaluations) in a built
+    release's manifest, its recipe changed by ``edit``: one recipe to rebuild."""
+    data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    for key in ("artifacts", "evaluations"):
+        data[key] = [e for e in data.get(key, []) if key == kind and e["path"] == path]
+    [entry] = data[kind]
+    edit(entry["recipe"])
+    manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

@@ -131,3 +131,99 @@ def public_good_trust_config(target: Path) -> Path:
     }
     target.write_text(json.dumps(config), encoding="utf-8")
     return target
+
+
+def resign(folder: Path, keys: KeyPair, ignore_paths: list[str]) -> None:
+    """Replace ``folder/model.sig`` with one signing the same files with ``keys`` but recording
+    ``ignore_paths`` in its statement (a statement `hubrelease sign` never writes, as a hostile
+    signer or another tool could): model-signing's own classes build it."""
+    from model_signing import manifest as oms_manifest
+    from model_signing._hashing.hashing import Digest
+    from model_signing._signing import signing as oms_signing
+
+    from hubrelease.signing.signers import SigningMethod, sign_statement
+    from hubrelease.signing.statement import HASH_TYPE, read_unverified
+
+    signed = read_unverified(folder / "model.sig")
+    serialization = oms_manifest.SerializationType.from_args(
+        {"method": "files", "hash_type": HASH_TYPE, "allow_symlinks": False, "ignore_paths": ignore_paths}
+    )
+    items = [
+        serialization.new_item(path, Digest(HASH_TYPE, bytes.fromhex(sha)))
+        for path, sha in signed.digests.items()
+    ]
+    payload = oms_signing.Payload(oms_manifest.Manifest(signed.name, items, serialization))
+    bundle = sign_statement(SigningMethod(key=keys.private), payload)
+    (folder / "model.sig").write_text(bundle, encoding="utf-8")
+
+
+_LETTERS = b"bcdefghijklmnopqrstuvwxy"
+
+
+def flip_one_byte(path: Path) -> bytes:
+    """Change one byte of ``path`` (returning its original bytes): the middle byte of a binary file;
+    in a text file the letter nearest the middle becomes the next letter, so it still parses (in the
+    manifest, a letter of its first comment)."""
+    data = path.read_bytes()
+    at = len(data) // 2
+    if path.name == "hubrelease.yaml":
+        at = data.index(b"tiny")
+    elif path.suffix in (".md", ".json", ".jsonl", ".yaml"):
+        at = min((i for i, byte in enumerate(data) if byte in _LETTERS), key=lambda i: abs(i - at))
+    changed = data[at] + 1 if path.suffix in (".md", ".json", ".jsonl", ".yaml") else data[at] ^ 0x01
+    path.write_bytes(data[:at] + bytes([changed]) + data[at + 1 :])
+    return data
+
+
+class SignedDownload(NamedTuple):
+    folder: Path
+    """The example's signed files and ``model.sig``, as ``hf download`` leaves them (its cache aside)."""
+    keys: KeyPair
+    other: KeyPair
+    """A key that did not sign it."""
+
+
+def signed_download(work: Path, target_header: str) -> SignedDownload:
+    """The example release, its target pinned by ``target_header`` (so lint reads remembered target
+    facts by that pin), signed by `hubrelease sign` with a fresh key, copied as a download would be."""
+    import shutil
+
+    from hubrelease.fsutil import STATE_DIR
+    from hubrelease.signing.statement import read_unverified
+    from tests.factories.cli import run_cli
+
+    repo = Path(__file__).resolve().parents[2]
+    for name in ("example", "example-target"):
+        shutil.copytree(repo / "manifests" / name, work / name, ignore=shutil.ignore_patterns(STATE_DIR))
+    keys, other = ec_key_pair(work / "keys"), ec_key_pair(work / "keys", "other")
+    manifest = work / "example" / "hubrelease.yaml"
+    pinned = (
+        f"      unpinned: true\n      files:\n        - {{path: t.gguf, header_sha256: {target_header}}}\n"
+    )
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("      unpinned: true\n", pinned, 1))
+    assert run_cli("render-card", manifest, "--force")[0] == 0
+    code, _, err = run_cli("sign", manifest, "--key", keys.private)
+    assert code == 0, err
+    download = work / "download"
+    for name in [*read_unverified(work / "example" / "model.sig").digests, "model.sig"]:
+        (download / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(work / "example" / name, download / name)
+    return SignedDownload(download, keys, other)
+
+
+def sign_raw_statement(folder: Path, keys: KeyPair, payload: bytes) -> None:
+    """Re-sign ``folder/model.sig`` over ``payload`` as its DSSE payload, whatever the bytes hold (the
+    envelope and signature as model-signing's key signer makes them, ``sign_ec_key.py``), so a
+    reader meets a statement only a hostile signer writes, with a signature that checks out."""
+    import base64
+
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    from model_signing._signing.sign_sigstore_pb import pae
+
+    bundle = json.loads((folder / "model.sig").read_text(encoding="utf-8"))
+    key = load_pem_private_key(keys.private.read_bytes(), password=None)
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    signature = key.sign(pae(payload), ec.ECDSA(hashes.SHA256()))
+    bundle["dsseEnvelope"]["payload"] = base64.b64encode(payload).decode()
+    bundle["dsseEnvelope"]["signatures"] = [{"sig": base64.b64encode(signature).decode(), "keyid": ""}]
+    (folder / "model.sig").write_text(json.dumps(bundle), encoding="utf-8")

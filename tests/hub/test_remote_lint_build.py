@@ -109,6 +109,8 @@ def test_tokenizer_from_the_hub_builds_the_same_bytes(
     hub_inputs = [i for i in artifact.recipe.inputs if i.uri is not None]
     assert [i.uri for i in hub_inputs] == [f"hf://{repo}-target@{commit}/{n}" for n in shard_names]
     assert all(i.header_sha256 and i.sha256 is None for i in hub_inputs)
-    code, out, err = run_cli("rebuild", manifest, "--check", "--json", "--endpoint", hub.url)
+    code, out, err = run_cli(
+        "rebuild", manifest, "--check", "--json", "--endpoint", hub.url, "--inputs", root
+    )
     assert code == 0, err
     assert [r["status"] for r in json.loads(out)["results"]] == ["identical"]

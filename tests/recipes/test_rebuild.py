@@ -44,7 +44,10 @@ def copy(built: Path, tmp_path: Path) -> Path:
 
 
 def _rebuild(manifest: Path, *extra: str) -> tuple[int, dict[str, Any]]:
-    code, out, err = run_cli("rebuild", manifest, "--check", "--json", *extra)
+    """``rebuild --check --json``, reading the target GGUF beside the release (``--inputs``)."""
+    code, out, err = run_cli(
+        "rebuild", manifest, "--check", "--json", "--inputs", manifest.parent.parent, *extra
+    )
     assert code in (0, 1, 2), err
     return code, json.loads(out)
 
@@ -175,7 +178,7 @@ def test_a_different_library_version_recorded(copy: Path) -> None:
     code, report = _rebuild(manifest)
     result = _by_path(report)["gguf/ik-f16.gguf"]
     assert (code, result["status"]) == (1, "tool-differs")
-    code, out, _ = run_cli("rebuild", manifest, "--check")
+    code, out, _ = run_cli("rebuild", manifest, "--check", "--inputs", copy)
     assert code == 1
     line = next(line for line in out.splitlines() if "ik-f16" in line)
     assert line.split()[0] == "tool-differs" and f"gguf 0.0.1 recorded, {here} here" in line
@@ -206,7 +209,8 @@ def test_a_shard_added_to_a_source_folder_is_an_input_change(copy: Path) -> None
 def test_report_is_the_same_for_any_jobs(copy: Path) -> None:
     (copy / "release" / "bench" / "ab.csv").write_text("broken\n", encoding="utf-8")
     outputs = {
-        run_cli("rebuild", copy / "release" / "hubrelease.yaml", "--json", "-j", str(j))[1] for j in (1, 3)
+        run_cli("rebuild", copy / "release" / "hubrelease.yaml", "--json", "-j", str(j), "--inputs", copy)[1]
+        for j in (1, 3)
     }
     assert len(outputs) == 1
     assert json.loads(outputs.pop())["summary"]["input-changed"] == 1
@@ -214,11 +218,11 @@ def test_report_is_the_same_for_any_jobs(copy: Path) -> None:
 
 def test_without_check_the_report_exits_0(copy: Path) -> None:
     (copy / "release" / "config.json").write_text("{}\n", encoding="utf-8")
-    code, out, _ = run_cli("rebuild", copy / "release" / "hubrelease.yaml")
+    code, out, _ = run_cli("rebuild", copy / "release" / "hubrelease.yaml", "--inputs", copy)
     assert code == 0
     line = next(line for line in out.splitlines() if line.split()[1] == "gguf/drafter-q8_0.gguf")
     assert line.startswith("input-changed") and "input config.json changed: recorded sha256 " in line
-    assert run_cli("rebuild", copy / "release" / "hubrelease.yaml", "--check")[0] == 1
+    assert run_cli("rebuild", copy / "release" / "hubrelease.yaml", "--check", "--inputs", copy)[0] == 1
 
 
 def test_an_old_recipe_without_inputs_still_loads_and_rebuilds(copy: Path) -> None:

@@ -25,7 +25,7 @@ from hubrelease.loopback import LoopbackHub
 from hubrelease.release_files import SIGNATURE_NAME
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
-from tests.factories.signing import KeyPair, ec_key_pair
+from tests.factories.signing import KeyPair, ec_key_pair, flip_one_byte, resign
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -165,28 +165,10 @@ def test_model_signing_cli_accepts_the_download_and_hubrelease_agrees(signed: Si
     assert _hubrelease_remote(signed, signed.commit) == (0, set())
 
 
-_LETTERS = b"bcdefghijklmnopqrstuvwxy"
-
-
-def _flip_one_byte(path: Path) -> bytes:
-    """Change one byte of ``path`` (returning its original bytes): the middle byte of a binary file;
-    in a text file the letter nearest the middle becomes the next letter, so it still parses (in the
-    manifest, a letter of its first comment)."""
-    data = path.read_bytes()
-    at = len(data) // 2
-    if path.name == "hubrelease.yaml":
-        at = data.index(b"tiny")
-    elif path.suffix in (".md", ".json", ".jsonl", ".yaml"):
-        at = min((i for i, byte in enumerate(data) if byte in _LETTERS), key=lambda i: abs(i - at))
-    changed = data[at] + 1 if path.suffix in (".md", ".json", ".jsonl", ".yaml") else data[at] ^ 0x01
-    path.write_bytes(data[:at] + bytes([changed]) + data[at + 1 :])
-    return data
-
-
 @pytest.mark.parametrize("name", PUBLISHED)
 def test_one_changed_byte_in_any_published_file_is_refused_by_both(signed: Signed, name: str) -> None:
     path = signed.download / name
-    original = _flip_one_byte(path)
+    original = flip_one_byte(path)
     try:
         code, text = _model_signing(signed.download, signed.keys)
         assert code == 1 and "Hash mismatch for" in text and name in text, text
@@ -251,7 +233,7 @@ def test_one_changed_byte_on_the_hub_is_refused_remotely_and_by_model_signing(
 ) -> None:
     changed = tmp_path / "changed"
     changed.write_bytes((signed.download / name).read_bytes())
-    _flip_one_byte(changed)
+    flip_one_byte(changed)
     branch = f"t-{PUBLISHED.index(name)}"
     head = _tampered(signed, branch, [CommitOperationAdd(name, str(changed))])
     code, found = _hubrelease_remote(signed, head)
@@ -309,3 +291,22 @@ def test_without_local_copies_regular_files_are_fetched_but_never_weights(
     assert fetched >= {SIGNATURE_NAME, "config.json", "README.md"}
     assert not fetched & {"model.safetensors", "tiny-dflash2-q8_0.gguf"}
     assert os.path.getsize(signed.download / "model.safetensors") > 100_000
+
+
+@pytest.mark.parametrize("ignore_paths", [[""], ["."]])
+def test_a_statement_ignoring_everything_is_refused_remotely_and_by_model_signing(
+    signed: Signed, tmp_path: Path, ignore_paths: list[str]
+) -> None:
+    """``model_signing verify`` applies the statement's own ignore paths: ``""`` and ``"."`` name the
+    folder itself, so nothing is hashed and every signed file is missing. The remote check used
+    hubrelease's fixed list instead, and accepted it."""
+    statement = tmp_path / "statement"
+    statement.mkdir()
+    shutil.copy(signed.download / SIGNATURE_NAME, statement / SIGNATURE_NAME)
+    resign(statement, signed.keys, ignore_paths)
+    branch = f"t-ignore-{len(ignore_paths[0])}"
+    head = _tampered(signed, branch, [CommitOperationAdd(SIGNATURE_NAME, str(statement / SIGNATURE_NAME))])
+    code, found = _hubrelease_remote(signed, head)
+    assert code == 1 and set(_signature_paths(found).values()) == {"signed but not published"}, found
+    code, text = _model_signing(_download(signed, head, tmp_path / "dl"), signed.keys)
+    assert code == 1 and "Missing files" in text, text
