@@ -2,7 +2,10 @@
 
 Built from the manifest's ``signing:`` section as command lines for ``hf download --local-dir``
 and ``model_signing verify`` (model-signing 1.1.1's own flags: ``_cli.py``, ``--signature``,
-``--public_key``, ``--certificate_chain``, ``--identity``, ``--identity_provider``).
+``--public_key``, ``--certificate_chain``, ``--identity``, ``--identity_provider``). The key or
+root a command uses comes from the download, which an attacker who replaces the files also
+replaces: so the pinned fingerprint is printed here, in the card at the commit a reader trusts,
+and compared (``openssl ... | sha256sum``) before the key is used.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from hubrelease.manifest.models import Manifest
+from hubrelease.manifest.models import GITHUB_ISSUER, GitHubWorkflow, Manifest
 from hubrelease.release_files import SIGNATURE_NAME
 
 _METHOD = {
@@ -18,6 +21,9 @@ _METHOD = {
     "certificate": "a certificate chain",
     "sigstore": "Sigstore keyless signing (a Fulcio certificate for the signer's OIDC identity, logged in Rekor)",
 }
+INSTALL = "pip install model-signing pyOpenSSL huggingface_hub"
+"""model-signing 1.1.1 imports OpenSSL (sign_certificate.py) for every ``verify`` but does not
+declare pyOpenSSL: without it, ``model_signing verify`` fails with ModuleNotFoundError."""
 
 
 @dataclass(frozen=True)
@@ -26,14 +32,32 @@ class SignatureCheck:
 
     method: str
     """How it was signed, in words."""
-    download: str
-    """``hf download`` of the release into a local folder."""
-    model_signing: str
-    """``model_signing verify ...`` of that folder."""
+    signer: str | None
+    """The pinned signer in words (a fingerprint, a workflow), None when the manifest pins none."""
+    commands: tuple[str, ...]
+    """Shell lines a reader runs as printed: install, ``hf download``, compare and verify."""
     hubrelease: str
     """The same check with hubrelease (who signed it, and that it signs exactly the published files)."""
-    key_published: bool
-    """``key``: the public key is one of the release's files (readers should still get it from the publisher)."""
+
+
+def _fingerprint_check(pem: str, certificate: bool) -> list[str]:
+    """A pipeline printing the SHA-256 of the DER SubjectPublicKeyInfo in ``pem`` (a key or certificate)."""
+    if certificate:
+        return [
+            "openssl",
+            "x509",
+            "-in",
+            pem,
+            "-noout",
+            "-pubkey",
+            "|",
+            "openssl",
+            "pkey",
+            "-pubin",
+            "-outform",
+            "DER",
+        ]
+    return ["openssl", "pkey", "-pubin", "-in", pem, "-outform", "DER"]
 
 
 def signature_check(manifest: Manifest, manifest_name: str) -> SignatureCheck | None:
@@ -62,17 +86,48 @@ def signature_check(manifest: Manifest, manifest_name: str) -> SignatureCheck | 
     ) -> str:  # in the download if the release publishes it, else as the publisher names it
         return f"{folder}/{published[path]}" if path in published else path
 
-    key_published = signing.public_key is not None and signing.public_key in published
+    identity = signing.identity
+    hubrelease = ["hubrelease", "verify", f"{folder}/{manifest_name}", "--signature"]
+    trusted: str | None = None  # the key or root file the command trusts
     if signing.public_key is not None:
-        verify += ["--public_key", where(signing.public_key)]
-    for certificate in signing.certificate_chain:
-        verify += ["--certificate_chain", where(certificate)]
-    if signing.identity is not None and signing.issuer is not None:
-        verify += ["--identity", signing.identity, "--identity_provider", signing.issuer]
+        trusted = where(signing.public_key)
+        verify += ["--public_key", trusted]
+    if signing.certificate_chain:  # only the root the pin names: the bundle carries the rest of the chain
+        trusted = where(signing.certificate_chain[-1])
+        verify += ["--certificate_chain", trusted]
+    if isinstance(identity, GitHubWorkflow):
+        signer = f"the GitHub Actions workflow `{identity.workflow}` of `{identity.repository}`, run for `{identity.ref}`"
+        hubrelease += ["--github-workflow", f"{identity.repository}/{identity.workflow}@{identity.ref}"]
+        exact = not any(ch in identity.ref for ch in "*?[")
+        verify += ["--identity", f"{identity.san_prefix}{identity.ref}", "--identity_provider", GITHUB_ISSUER]
+        lines = [shlex.join(verify)] if exact else []
+    elif signing.method == "sigstore":
+        assert identity is not None and signing.issuer is not None
+        signer = f"`{identity}`, issued by `{signing.issuer}`"
+        hubrelease += ["--identity", identity, "--issuer", signing.issuer]
+        lines = [shlex.join([*verify, "--identity", identity, "--identity_provider", signing.issuer])]
+    elif identity is not None:
+        assert trusted is not None
+        what = "key" if signing.method == "key" else "root certificate's key"
+        signer = f"the {what} with SHA-256 fingerprint `{identity}`"
+        hubrelease += ["--identity", identity]
+        digest = identity.removeprefix("sha256:")
+        compare = [
+            *_fingerprint_check(trusted, signing.method == "certificate"),
+            "|",
+            "sha256sum",
+            "|",
+            "grep",
+            "-q",
+            f"^{digest} ",
+        ]
+        lines = [" ".join(shlex.quote(w) if w != "|" else w for w in compare) + " && " + shlex.join(verify)]
+    else:
+        signer = None
+        lines = [shlex.join(verify)]
     return SignatureCheck(
         _METHOD[signing.method],
-        shlex.join(download),
-        shlex.join(verify),
-        shlex.join(["hubrelease", "verify", f"{folder}/{manifest_name}", "--signature"]),
-        key_published,
+        signer,
+        (INSTALL, shlex.join(download), *lines),
+        shlex.join(hubrelease),
     )

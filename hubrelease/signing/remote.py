@@ -29,6 +29,8 @@ from hubrelease.verify.findings import Finding
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
+    from hubrelease.manifest.models import Manifest
+
 MAX_SIGNATURE_BYTES = 64 << 20
 """A statement of 25,000 files (the Hub's per-commit cap) is about 5 MB of base64: far below this."""
 
@@ -87,3 +89,35 @@ def _regular_sha256(
         return None  # not a regular file the Hub would keep: reported as not matching, never fetched
     data = read_whole(api, repo_id, commit, repo_type, entry, traffic)
     return hashlib.sha256(data).hexdigest() if is_content(data, entry) else None
+
+
+MAX_MANIFEST_BYTES = 10 << 20
+"""The Hub keeps a file up to 10 MiB as a regular file; a larger manifest is not one push wrote."""
+
+
+def trusted_manifest(api: HfApi, pinned: str, name: str, repo_type: str = "model") -> Manifest:
+    """The manifest ``name`` as published at ``REPO@COMMIT`` (``pinned``), read from the Hub.
+
+    A reader's trust root: a commit the reader chose, whose files a later push cannot change, unlike
+    the folder being checked. Only a 40-hex commit is accepted (a branch or tag can be moved).
+    """
+    from hubrelease.errors import CheckFailed, InputError
+    from hubrelease.manifest import load_manifest_text
+    from hubrelease.revisions import is_commit
+
+    repo_id, _, commit = pinned.rpartition("@")
+    if not repo_id or not is_commit(commit):
+        raise InputError(
+            f"--trust-manifest {pinned!r}: say REPO@COMMIT, the full 40-hex commit whose manifest you trust"
+        )
+    entry = list_files(api, repo_id, commit, repo_type).get(name)
+    if entry is None or entry.size > MAX_MANIFEST_BYTES:
+        raise CheckFailed(f"--trust-manifest: {repo_id} has no {name} at {commit}")
+    data = read_whole(api, repo_id, commit, repo_type, entry)
+    if not is_content(data, entry):
+        raise CheckFailed(f"--trust-manifest: {name} at {repo_id}@{commit} is not what the Hub lists")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CheckFailed(f"--trust-manifest: {name} at {repo_id}@{commit} is not UTF-8") from None
+    return load_manifest_text(text, f"{repo_id}@{commit}:{name}")

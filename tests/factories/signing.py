@@ -131,3 +131,20 @@ def public_good_trust_config(target: Path) -> Path:
     }
     target.write_text(json.dumps(config), encoding="utf-8")
     return target
+
+
+def resign(folder: Path, key: Path) -> None:
+    """Replace ``folder``'s ``model.sig`` with a statement over its signed files as they are now,
+    signed with ``key``: what an attacker who swapped files and key publishes."""
+    import hashlib
+
+    from hubrelease.release_files import SIGNATURE_NAME
+    from hubrelease.signing.signers import SigningMethod, sign_statement
+    from hubrelease.signing.statement import payload, read_unverified
+
+    signature = folder / SIGNATURE_NAME
+    signed = read_unverified(signature)
+    digests = {path: hashlib.sha256((folder / path).read_bytes()).hexdigest() for path in signed.digests}
+    signature.write_text(
+        sign_statement(SigningMethod(key=key), payload(signed.name, digests)), encoding="utf-8"
+    )

@@ -2,40 +2,45 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import shlex
+import shutil
 from pathlib import Path
 
 import pytest
 
 from hubrelease.loopback import LoopbackHub
 from hubrelease.release_files import SIGNATURE_NAME
+from hubrelease.signing.identity import pem_fingerprint
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, hf_env, unique_repo
 from tests.factories.releases import write_release
-from tests.factories.signing import KeyPair, ec_key_pair
+from tests.factories.signing import KeyPair, ec_key_pair, resign
 
 WEIGHTS = os.urandom(120_000)
 
 
 def _signed_release(
-    folder: Path, repo: str, signing: dict[str, object] | None = None
+    folder: Path, repo: str, signing: dict[str, object] | None = None, *, pin: bool = True
 ) -> tuple[Path, KeyPair]:
-    """A release whose public key is one of its files, declared in ``signing:``, with a rendered card."""
+    """A release whose public key is one of its files, declared (and pinned) in ``signing:``, with a card."""
     keys = ec_key_pair(folder / "keys")
     files = {
         "model.safetensors": WEIGHTS,
         "config.json": b"{}\n",
         "signing-pub.pem": keys.public.read_bytes(),
     }
+    declared: dict[str, object] = {"method": "key", "public_key": "signing-pub.pem"}
+    if pin:
+        declared["identity"] = pem_fingerprint(keys.public)
     manifest = write_release(
         folder / "rel",
         files,
         extra_manifest={
             "release": {"repo_id": repo, "license": "mit"},
             "card": {"template": "safetensors_drafter", "summary": "A signed release."},
-            "signing": signing or {"method": "key", "public_key": "signing-pub.pem"},
+            "signing": signing or declared,
         },
     )
     code, _, err = run_cli("render-card", manifest)
@@ -43,51 +48,127 @@ def _signed_release(
     return manifest, keys
 
 
-def test_the_cards_commands_verify_the_release_as_printed(tmp_path: Path, loopback_hub: LoopbackHub) -> None:
-    repo = unique_repo("card")
-    manifest, keys = _signed_release(tmp_path, repo)
-    card = (tmp_path / "rel" / "README.md").read_text(encoding="utf-8")
-    section = card.split("## Signature\n", 1)[1]
+def _card_commands(card: Path) -> list[str]:
+    section = card.read_text(encoding="utf-8").split("## Signature\n", 1)[1]
     commands = re.search(r"```bash\n(.*?)```", section, re.S)
     assert commands is not None
-    download, check = commands[1].strip().splitlines()
+    return commands[1].strip().splitlines()
+
+
+def _run_line(line: str, cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    """One line of the card, as a reader's shell runs it (its fingerprint check is a pipeline)."""
+    done = run_program(["bash", "-c", line], cwd=cwd, env=env)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_the_cards_commands_verify_the_release_as_printed_and_refuse_a_swapped_key(
+    tmp_path: Path, loopback_hub: LoopbackHub
+) -> None:
+    repo = unique_repo("card")
+    manifest, keys = _signed_release(tmp_path, repo)
+    install, download, check = _card_commands(tmp_path / "rel" / "README.md")
     name = repo.split("/")[1]
+    pinned = pem_fingerprint(keys.public)
+    assert install == "pip install model-signing pyOpenSSL huggingface_hub"
     assert download == f"hf download {repo} --revision main --local-dir {name}"
-    assert (
-        check
-        == f"model_signing verify key {name} --signature {name}/model.sig --public_key {name}/signing-pub.pem"
+    assert check == (
+        f"openssl pkey -pubin -in {name}/signing-pub.pem -outform DER | sha256sum | grep -q '^{pinned[7:]} ' && "
+        f"model_signing verify key {name} --signature {name}/model.sig --public_key {name}/signing-pub.pem"
     )
-    assert f"`hubrelease verify {name}/hubrelease.yaml --signature`" in section
+    card = (tmp_path / "rel" / "README.md").read_text(encoding="utf-8")
+    assert f"the key with SHA-256 fingerprint `{pinned}`" in card
+    assert f"`hubrelease verify {name}/hubrelease.yaml --signature --identity {pinned}`" in card
     assert run_cli("sign", manifest, "--key", keys.private)[0] == 0
     code, _, err = run_cli("push", manifest, "--endpoint", loopback_hub.url)
     assert code == 0, err
     env = hf_env(loopback_hub, tmp_path / "hf-home")
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env['PATH']}"
     for line in (download, check):  # run exactly what the card prints, in a reader's folder
-        done = run_program(shlex.split(line), cwd=tmp_path, env=env)
-        assert done.returncode == 0, (line, done.stdout, done.stderr)
-    assert "Verification succeeded" in done.stdout
-    code, out, err = run_cli("verify", tmp_path / name / "hubrelease.yaml", "--signature")  # the declared key
-    assert code == 0 and out.startswith("OK (local)"), out + err
+        code, out = _run_line(line, tmp_path, env)
+        assert code == 0, (line, out)
+    assert "Verification succeeded" in out
+    # A key swap: another key's public half, and the same statement signed with it.
+    attacker = ec_key_pair(tmp_path / "attacker")
+    shutil.copy(attacker.public, tmp_path / name / "signing-pub.pem")
+    resign(tmp_path / name, attacker.private)
+    code, out = _run_line(check.split(" && ")[1], tmp_path, env)
+    assert code == 0, out  # model_signing alone trusts the swapped key ...
+    code, out = _run_line(check, tmp_path, env)
+    assert code == 1 and "Verification succeeded" not in out, out  # ... the card's comparison refuses it
 
 
 def test_sign_refuses_another_method_or_key_than_declared(tmp_path: Path) -> None:
-    manifest, _ = _signed_release(tmp_path, "acme/declared")
+    manifest, keys = _signed_release(tmp_path, "acme/declared")
     stranger = ec_key_pair(tmp_path / "stranger")
     code, _, err = run_cli("sign", manifest, "--key", stranger.private)
-    assert code == 2 and "signing: the manifest's signer does not accept this signature" in err
-    assert "Key mismatch" in err and not (tmp_path / "rel" / SIGNATURE_NAME).exists()
+    pinned, found = pem_fingerprint(keys.public), pem_fingerprint(stranger.public)
+    assert code == 2 and f"signing.identity pins {pinned}, but --key is {found}" in err, err
+    assert not (tmp_path / "rel" / SIGNATURE_NAME).exists()
     code, _, err = run_cli("sign", manifest, "--sigstore")
     assert code == 2 and "signing.method: the manifest's signing.method is key, not sigstore" in err
 
 
-def test_verify_trusts_the_declared_signer_unless_told_otherwise(tmp_path: Path) -> None:
+def test_sign_refuses_a_key_whose_public_half_is_not_the_published_one(tmp_path: Path) -> None:
+    manifest, _ = _signed_release(tmp_path, "acme/declared", pin=False)
+    stranger = ec_key_pair(tmp_path / "stranger")
+    code, _, err = run_cli("sign", manifest, "--key", stranger.private)
+    assert code == 2 and "signing: the manifest's signer does not accept this signature" in err
+    assert "Key mismatch" in err and not (tmp_path / "rel" / SIGNATURE_NAME).exists()
+
+
+def _signer(out: str) -> dict[str, str]:
+    report = json.loads(out)
+    found = [f for f in report["findings"] if f["path"] == SIGNATURE_NAME]
+    assert len(found) == 1, found
+    return {"severity": found[0]["severity"], "message": found[0]["message"]}
+
+
+def test_verify_trusts_a_signer_pinned_from_outside_the_folder_only(tmp_path: Path) -> None:
     manifest, keys = _signed_release(tmp_path, "acme/declared")
     assert run_cli("sign", manifest, "--key", keys.private)[0] == 0
-    assert run_cli("verify", manifest, "--signature")[0] == 0
+    pinned = pem_fingerprint(keys.public)
+    code, out, _ = run_cli("verify", manifest, "--signature", "--json")  # the folder's own manifest
+    signer = _signer(out)
+    assert code == 1 and signer["severity"] == "error", signer
+    assert (
+        f"the signer is unverified: {pinned} is pinned only by the manifest in the folder"
+        in signer["message"]
+    )
+    code, out, _ = run_cli("verify", manifest, "--signature", "--allow-unpinned-signer", "--json")
+    assert code == 0 and _signer(out)["severity"] == "warning"
+    code, out, err = run_cli("verify", manifest, "--signature", "--identity", pinned)
+    assert (
+        code == 0 and f"signature valid, signer matches the pinned identity {pinned} (from --identity)" in out
+    )
+    assert out.rstrip().splitlines()[-1].startswith("OK (local)"), out + err
     stranger = ec_key_pair(tmp_path / "stranger")
+    other = pem_fingerprint(stranger.public)
+    code, out, _ = run_cli("verify", manifest, "--signature", "--identity", other, "--json")
+    message = _signer(out)["message"]
+    assert code == 1 and message == (
+        f"signer does not match the pinned identity: expected {other}, found {pinned} (signing-pub.pem)"
+    )
     code, out, _ = run_cli("verify", manifest, "--signature", "--public-key", stranger.public)
     assert code == 1 and "Key mismatch" in out
+
+
+def test_pin_identity_records_the_key_once_keeping_comments_and_the_card_current(tmp_path: Path) -> None:
+    manifest, keys = _signed_release(tmp_path, "acme/declared", pin=False)
+    manifest.write_text("# the release\n" + manifest.read_text(encoding="utf-8"), encoding="utf-8")
+    assert run_cli("render-card", manifest)[0] == 0
+    code, out, err = run_cli("sign", manifest, "--key", keys.private, "--pin-identity")
+    pinned = pem_fingerprint(keys.public)
+    assert code == 0 and f"pinned signing.identity: {pinned}" in out + err, out + err
+    text = manifest.read_text(encoding="utf-8")
+    assert text.startswith("# the release\n") and f"identity: {pinned}" in text
+    assert pinned in (tmp_path / "rel" / "README.md").read_text(encoding="utf-8")
+    assert (
+        run_cli("verify", manifest, "--signature", "--identity", pinned)[0] == 0
+    )  # card and manifest signed
+    code, out, err = run_cli("sign", manifest, "--key", keys.private, "--pin-identity")
+    assert code == 0 and "pinned" not in out + err and manifest.read_text(encoding="utf-8") == text
+    stranger = ec_key_pair(tmp_path / "stranger")
+    assert run_cli("sign", manifest, "--key", stranger.private, "--pin-identity")[0] == 2  # never re-pinned
 
 
 @pytest.mark.parametrize(
@@ -97,7 +178,15 @@ def test_verify_trusts_the_declared_signer_unless_told_otherwise(tmp_path: Path)
         ({"method": "sigstore", "identity": "x"}, "signing.method sigstore needs issuer"),
         (
             {"method": "key", "public_key": "k.pem", "identity": "x"},
-            "identity belongs to signing.method sigstore",
+            "signing.method key pins a key fingerprint: sha256: and 64 lowercase hex digits",
+        ),
+        (
+            {"method": "key", "public_key": "k.pem", "issuer": "https://x"},
+            "issuer belongs to signing.method sigstore, not key",
+        ),
+        (
+            {"method": "sigstore", "identity": {"repository": "acme/r", "workflow": "release.yml"}},
+            "workflow",
         ),
         ({"method": "gpg"}, "signing.method"),
     ],

@@ -61,13 +61,17 @@ def _observed(folder: Path) -> dict[str, str | None]:
 
 
 def _policy(trust: Path, identity: str = KEYLESS_IDENTITY, issuer: str = KEYLESS_ISSUER) -> SignaturePolicy:
-    return SignaturePolicy(identity=identity, issuer=issuer, trust_config=trust)
+    return SignaturePolicy(identity=identity, issuer=issuer, trust_config=trust, anchor="--identity")
 
 
 def test_the_public_good_vector_verifies_offline(vector: Path, trust: Path) -> None:
     assert _model_signing(vector, trust) == (0, "Verification succeeded\n")
     findings = signature_findings(vector / "model.sig", _policy(trust), _observed(vector))
-    assert [(f.path, f.severity) for f in findings] == [DOWNLOAD_WARNING]
+    assert [(f.path, f.severity) for f in findings] == [DOWNLOAD_WARNING, ("model.sig", "info")]
+    assert findings[1].message == (
+        f"signature valid, signer matches the pinned identity {KEYLESS_IDENTITY} (issuer {KEYLESS_ISSUER}) "
+        "(from --identity)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -154,7 +154,8 @@ def test_unusable_key_material_is_one_line_naming_the_file(tmp_path: Path) -> No
         (("--public-key", "p.pem"), "--public-key needs --signature"),
         (
             ("--signature",),
-            "say whom to trust: --public-key, --certificate-chain, or --identity and --issuer (or declare",
+            "say whom to trust: --public-key, --certificate-chain, --identity (with --issuer), --github-workflow "
+            "or --trust-manifest REPO@COMMIT (or declare",
         ),
         (("--signature", "--identity", "me@example.com"), "both --identity and --issuer"),
         (("--signature", "--public-key", "p.pem", "--identity", "x", "--issuer", "y"), "give one of"),
