@@ -22,8 +22,9 @@ _METHOD = {
     "sigstore": "Sigstore keyless signing (a Fulcio certificate for the signer's OIDC identity, logged in Rekor)",
 }
 INSTALL = "pip install model-signing pyOpenSSL huggingface_hub"
-"""model-signing 1.1.1 imports OpenSSL (sign_certificate.py) for every ``verify`` but does not
-declare pyOpenSSL: without it, ``model_signing verify`` fails with ModuleNotFoundError."""
+"""model-signing 1.1.1 does not declare pyOpenSSL, yet ``import model_signing`` reaches
+``from OpenSSL import crypto`` (model_signing/_signing/sign_certificate.py line 29): in a fresh venv
+with only model-signing, every ``model_signing`` command fails with ModuleNotFoundError: OpenSSL."""
 
 
 @dataclass(frozen=True)
