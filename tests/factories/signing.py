@@ -12,7 +12,7 @@ import datetime
 import importlib.resources
 import json
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -275,7 +275,7 @@ def github_keyless_signature(
     ).sign(ca_key, hashes.SHA256())
     envelope = json.loads(dsse._sign(signing_key, dsse.Statement(statement)).to_json())
     pem = certificate.public_bytes(serialization.Encoding.PEM)
-    body = {
+    body: dict[str, Any] = {
         "kind": "dsse",
         "apiVersion": "0.0.1",
         "spec": {
