@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -14,7 +15,7 @@ from hubrelease.loopback import LoopbackHub
 from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.identity import pem_fingerprint
 from tests.factories.cli import run_cli, run_program
-from tests.factories.hub import VENV_BIN, hf_env, unique_repo
+from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
 from tests.factories.releases import write_release
 from tests.factories.signing import KeyPair, ec_key_pair, resign
 
@@ -222,3 +223,122 @@ def test_the_card_names_a_keyless_signer_and_a_dataset_download(tmp_path: Path) 
         "https://github.com/acme/data/.github/workflows/release.yml@refs/tags/v1 "
         "--identity_provider https://token.actions.githubusercontent.com"
     ) in out
+
+
+def test_push_refuses_another_keys_signature_before_any_write(
+    tmp_path: Path, loopback_hub: LoopbackHub
+) -> None:
+    repo = unique_repo("swapped")
+    manifest, keys = _signed_release(tmp_path, repo)
+    assert run_cli("sign", manifest, "--key", keys.private)[0] == 0
+    stranger = ec_key_pair(tmp_path / "stranger")
+    resign(tmp_path / "rel", stranger.private)  # the same files, signed with another key
+    loopback_hub.requests.clear()
+    code, out, err = run_cli("push", manifest, "--endpoint", loopback_hub.url)
+    assert (
+        code == 1
+        and "model.sig is not signed by the manifest's signer: signature does not verify (key)" in err
+    ), out + err
+    assert "Key mismatch" in err and "nothing was pushed" in err
+    writes = [r for r in loopback_hub.requests.records if r.method not in ("GET", "HEAD")]
+    assert writes == [] and not api_for(loopback_hub).repo_exists(repo)
+
+
+class Published(NamedTuple):
+    repo: str
+    commit: str
+    keys: KeyPair
+    download: Path
+    hub: LoopbackHub
+
+
+@pytest.fixture
+def published(tmp_path: Path, loopback_hub: LoopbackHub) -> Published:
+    """A pinned, signed release pushed to the loopback Hub and downloaded with the real `hf download`."""
+    repo = unique_repo("trusted")
+    manifest, keys = _signed_release(tmp_path, repo)
+    assert run_cli("sign", manifest, "--key", keys.private)[0] == 0
+    code, _, err = run_cli("push", manifest, "--endpoint", loopback_hub.url)
+    assert code == 0, err
+    commit = api_for(loopback_hub).list_repo_commits(repo)[0].commit_id
+    download = tmp_path / "download"
+    done = run_program(
+        ["hf", "download", repo, "--revision", commit, "--local-dir", str(download), "--quiet"],
+        env=hf_env(loopback_hub, tmp_path / "hf-home"),
+    )
+    assert done.returncode == 0, done.stderr
+    return Published(repo, commit, keys, download, loopback_hub)
+
+
+def _trusting(published: Published, *extra: str) -> tuple[int, dict[str, str]]:
+    code, out, err = run_cli(
+        "verify", published.download / "hubrelease.yaml", "--signature", "--endpoint", published.hub.url,
+        "--trust-manifest", f"{published.repo}@{published.commit}", *extra, "--json",
+    )  # fmt: skip
+    assert code in (0, 1), err
+    return code, _signer(out)
+
+
+def test_trust_manifest_takes_the_signer_from_the_hub_at_a_commit(published: Published) -> None:
+    pinned = pem_fingerprint(published.keys.public)
+    code, signer = _trusting(published)
+    assert code == 0 and signer == {
+        "severity": "info",
+        "message": f"signature valid, signer matches the pinned identity {pinned} "
+        f"(from the manifest at {published.repo}@{published.commit})",
+    }
+    code, _, err = run_cli(
+        "verify",
+        published.download / "hubrelease.yaml",
+        "--signature",
+        "--trust-manifest",
+        f"{published.repo}@main",
+    )
+    assert code == 2 and "the full 40-hex commit" in err
+
+
+def test_a_key_swap_is_refused_against_the_trusted_manifest(published: Published, tmp_path: Path) -> None:
+    attacker = ec_key_pair(tmp_path / "attacker")
+    shutil.copy(attacker.public, published.download / "signing-pub.pem")
+    resign(published.download, attacker.private)
+    code, signer = _trusting(published)
+    pinned, found = pem_fingerprint(published.keys.public), pem_fingerprint(attacker.public)
+    assert code == 1 and signer["message"] == (
+        f"signer does not match the pinned identity: expected {pinned}, found {found} (signing-pub.pem)"
+    )
+    code, out, _ = run_cli("verify", published.download / "hubrelease.yaml", "--signature", "--json")
+    assert code == 1 and _signer(out) == {
+        **signer,
+        "severity": "error",
+    }  # the folder's own pin refuses it too
+
+
+def test_a_full_resign_is_refused_against_the_trusted_manifest(published: Published, tmp_path: Path) -> None:
+    """Changed weights, `add`, a new key pinned in the manifest, `render-card`, `sign`: a consistent fake."""
+    folder = published.download
+    manifest = folder / "hubrelease.yaml"
+    (folder / "model.safetensors").write_bytes(os.urandom(120_000))
+    assert run_cli("add", manifest, folder / "model.safetensors")[0] == 0
+    attacker = ec_key_pair(tmp_path / "attacker")
+    shutil.copy(attacker.public, folder / "signing-pub.pem")
+    assert run_cli("add", manifest, folder / "signing-pub.pem")[0] == 0
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(
+        text.replace(pem_fingerprint(published.keys.public), pem_fingerprint(attacker.public)),
+        encoding="utf-8",
+    )
+    assert run_cli("render-card", manifest)[0] == 0
+    code, _, err = run_cli("sign", manifest, "--key", attacker.private)
+    assert code == 0, err
+    code, out, err = run_cli("verify", manifest, "--signature", "--allow-unpinned-signer")
+    assert code == 0, out + err  # a consistent fake: integrity alone cannot tell
+    code, out, _ = run_cli("verify", manifest, "--signature", "--json")
+    assert code == 1 and "the signer is unverified" in _signer(out)["message"]
+    code, signer = _trusting(published)
+    assert code == 1 and signer["message"].startswith(
+        f"signer does not match the pinned identity: expected {pem_fingerprint(published.keys.public)}"
+    )
+    code, out, _ = run_cli(
+        "verify", manifest, "--signature", "--identity", pem_fingerprint(published.keys.public), "--json"
+    )
+    assert code == 1 and "signer does not match the pinned identity" in _signer(out)["message"]
