@@ -133,9 +133,9 @@ def public_good_trust_config(target: Path) -> Path:
     return target
 
 
-def resign(folder: Path, key: Path) -> None:
+def resign(folder: Path, key: Path, certificate: Path | None = None, chain: tuple[Path, ...] = ()) -> None:
     """Replace ``folder``'s ``model.sig`` with a statement over its signed files as they are now,
-    signed with ``key``: what an attacker who swapped files and key publishes."""
+    signed with ``key`` (and ``certificate``, ``chain``): what an attacker who swapped files publishes."""
     import hashlib
 
     from hubrelease.release_files import SIGNATURE_NAME
@@ -145,9 +145,8 @@ def resign(folder: Path, key: Path) -> None:
     signature = folder / SIGNATURE_NAME
     signed = read_unverified(signature)
     digests = {path: hashlib.sha256((folder / path).read_bytes()).hexdigest() for path in signed.digests}
-    signature.write_text(
-        sign_statement(SigningMethod(key=key), payload(signed.name, digests)), encoding="utf-8"
-    )
+    method = SigningMethod(key=key, certificate=certificate, chain=chain)
+    signature.write_text(sign_statement(method, payload(signed.name, digests)), encoding="utf-8")
 
 
 GITHUB_OIDC_ISSUER = "https://token.actions.githubusercontent.com"
