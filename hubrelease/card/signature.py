@@ -37,8 +37,15 @@ class SignatureCheck:
     """The pinned signer in words (a fingerprint, a workflow), None when the manifest pins none."""
     commands: tuple[str, ...]
     """Shell lines a reader runs as printed: install, ``hf download``, compare and verify."""
+    download: str
+    """``hf download`` of the release into a local folder."""
+    model_signing: str | None
+    """``model_signing verify ...`` of that folder, after the fingerprint comparison when one is pinned
+    (None: a workflow ref pattern, which model_signing's exact ``--identity`` cannot express)."""
     hubrelease: str
     """The same check with hubrelease (who signed it, and that it signs exactly the published files)."""
+    key_published: bool
+    """``key``: the public key is one of the release's files (compared with the pinned fingerprint)."""
 
 
 def _fingerprint_check(pem: str, certificate: bool) -> list[str]:
@@ -130,5 +137,8 @@ def signature_check(manifest: Manifest, manifest_name: str) -> SignatureCheck | 
         _METHOD[signing.method],
         signer,
         (INSTALL, shlex.join(download), *lines),
+        shlex.join(download),
+        lines[0] if lines else None,
         shlex.join(hubrelease),
+        signing.public_key is not None and signing.public_key in published,
     )
