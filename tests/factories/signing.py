@@ -184,9 +184,9 @@ def _der_octet_string(data: bytes) -> bytes:
 
 
 def github_keyless_signature(
-    folder: Path, statement: bytes, *, repository: str, workflow: str, ref: str
+    folder: Path, statement: bytes, trust: Path, *, repository: str, workflow: str, ref: str
 ) -> KeylessRelease:
-    """``folder/model.sig``: a Sigstore bundle of ``statement`` (in-toto JSON) signed as the GitHub
+    """``folder/model.sig`` and the client trust config ``trust``: a Sigstore bundle of ``statement`` (in-toto JSON) signed as the GitHub
     Actions ``workflow`` of ``repository`` at ``ref``, with a local trust root that verifies it offline.
 
     Everything public-good Sigstore does is done here with throwaway keys, and nothing is mocked:
@@ -354,7 +354,7 @@ def github_keyless_signature(
             }
         ],
     }
-    trust = public_good_trust_config(folder / "trust.json")
+    public_good_trust_config(trust)  # its signing config; the trusted root is replaced
     config = json.loads(trust.read_text(encoding="utf-8"))
     config["trustedRoot"] = root
     trust.write_text(json.dumps(config), encoding="utf-8")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from huggingface_hub import CommitOperationAdd
 
 from hubrelease.loopback import LoopbackHub
 from hubrelease.release_files import SIGNATURE_NAME
@@ -342,3 +343,29 @@ def test_a_full_resign_is_refused_against_the_trusted_manifest(published: Publis
         "verify", manifest, "--signature", "--identity", pem_fingerprint(published.keys.public), "--json"
     )
     assert code == 1 and "signer does not match the pinned identity" in _signer(out)["message"]
+
+
+def test_remote_verify_checks_the_signer_the_given_manifest_pins(
+    published: Published, tmp_path: Path
+) -> None:
+    manifest = published.download / "hubrelease.yaml"
+    pinned = pem_fingerprint(published.keys.public)
+    hub = ("--endpoint", published.hub.url, "--signature", "--json")
+    code, out, err = run_cli("verify", manifest, "--remote", "--revision", published.commit, *hub)
+    assert code == 0 and _signer(out) == {
+        "severity": "info",
+        "message": f"signature valid, signer matches the pinned identity {pinned} (from the manifest {manifest})",
+    }, err
+    # The key and the signature swapped on the Hub; the local copy is such a download.
+    attacker = ec_key_pair(tmp_path / "attacker")
+    shutil.copy(attacker.public, published.download / "signing-pub.pem")
+    resign(published.download, attacker.private)
+    swap = [
+        CommitOperationAdd(name, str(published.download / name))
+        for name in ("signing-pub.pem", SIGNATURE_NAME)
+    ]
+    commit = api_for(published.hub).create_commit(published.repo, swap, commit_message="swap").oid
+    code, out, _ = run_cli("verify", manifest, "--remote", "--revision", commit, *hub)
+    assert code == 1 and _signer(out)["message"].startswith(
+        f"signer does not match the pinned identity: expected {pinned}, found {pem_fingerprint(attacker.public)}"
+    )

@@ -53,7 +53,10 @@ def keyless(tmp_path_factory: pytest.TempPathFactory) -> Keyless:
         (folder / name).write_bytes(data)
     digests = {name: hashlib.sha256(data).hexdigest() for name, data in FILES.items()}
     statement = json_format.MessageToJson(payload(REPOSITORY, digests).statement.pb).encode()
-    release = github_keyless_signature(folder, statement, repository=REPOSITORY, workflow=WORKFLOW, ref=REF)
+    trust = tmp_path_factory.mktemp("trust") / "trust.json"
+    release = github_keyless_signature(
+        folder, statement, trust, repository=REPOSITORY, workflow=WORKFLOW, ref=REF
+    )
     return Keyless(folder, release, dict(digests))
 
 
@@ -77,7 +80,7 @@ def test_the_signing_workflow_is_accepted(keyless: Keyless, ref: str) -> None:
 def test_the_real_model_signing_accepts_the_bundle_with_its_exact_identity(keyless: Keyless) -> None:
     args = [
         "verify", "sigstore", str(keyless.folder), "--signature", str(keyless.release.signature),
-        "--trust_config", str(keyless.release.trust_config), "--ignore-paths", str(keyless.folder / "trust.json"),
+        "--trust_config", str(keyless.release.trust_config),
         "--identity", f"https://github.com/{REPOSITORY}/{WORKFLOW}@{REF}", "--identity_provider", GITHUB_OIDC_ISSUER,
     ]  # fmt: skip
     result = ClickRunner().invoke(model_signing_cli, args)
