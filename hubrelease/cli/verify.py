@@ -163,7 +163,7 @@ def verify(
     }
     local_only = {"--jobs": jobs is not None, "--no-cache": no_cache, "--follow-symlinks": follow_symlinks}
     if trust_manifest is not None:  # it reads the Hub, locally too
-        hub_only = {name: given for name, given in hub_only.items() if name in ("--revision",)}
+        hub_only = {name: given for name, given in hub_only.items() if name in ("--revision", "--repo-type")}
     ignored = [name for name, given in (local_only if remote else hub_only).items() if given]
     if ignored:
         one = len(ignored) == 1
@@ -194,9 +194,8 @@ def verify(
             local = {path: copy for path, copy, _ in publish_set(release, manifest, root)}
             commit = str(report.extra["commit"])
             trusted = declared_policy(*_trusted(release, manifest, policy, trust_manifest, api), root)
-            if (
-                trusted.anchor is None and trusted.pinned is not None
-            ):  # the manifest given, checked against the Hub
+            if trusted.anchor is None and trusted.pinned is not None:
+                # The manifest given is the reference the Hub is checked against: its pin is trusted.
                 trusted = trusted._replace(anchor=f"the manifest {manifest}")
             found, traffic = verify_remote_signature(
                 api, release.release.repo_id, commit, trusted, local, release.release.repo_type

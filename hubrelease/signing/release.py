@@ -230,21 +230,21 @@ def declared_policy(manifest: Manifest, given: SignaturePolicy, root: Path) -> S
             "--github-workflow or --trust-manifest REPO@COMMIT (or declare the signer in the manifest's "
             "signing: section)"
         )
-    identity = signing.identity
     keyless = signing.method == "sigstore"
+    if given.fingerprint is not None and keyless:
+        raise InputError(
+            "--identity sha256:...: the release is signed keyless; name its signer with --identity and "
+            "--issuer, or --github-workflow"
+        )
+    text = signing.identity if isinstance(signing.identity, str) else None  # a fingerprint or a SAN
     policy = given._replace(
         public_key=root / signing.public_key if signing.public_key else None,
         certificate_chain=tuple(root / path for path in signing.certificate_chain),
-        identity=identity if keyless and isinstance(identity, str) else None,
-        issuer=signing.issuer if keyless and isinstance(identity, str) else None,
-        fingerprint=given.fingerprint
-        or (None if keyless else identity if isinstance(identity, str) else None),
-        workflow=identity if isinstance(identity, GitHubWorkflow) else None,
+        identity=text if keyless else None,
+        issuer=signing.issuer if keyless and text is not None else None,
+        fingerprint=given.fingerprint or (None if keyless else text),
+        workflow=signing.identity if isinstance(signing.identity, GitHubWorkflow) else None,
     )
-    if given.fingerprint is not None and keyless:
-        raise InputError(
-            "--identity sha256:...: the release is signed keyless; name its signer with --identity and --issuer or --github-workflow"
-        )
     if given.anchor is not None and policy.pinned is None:
         raise InputError(
             f"{given.anchor} pins no signer (signing.identity): nothing outside the folder says who signs"

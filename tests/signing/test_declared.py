@@ -18,7 +18,7 @@ from hubrelease.signing.identity import pem_fingerprint
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
 from tests.factories.releases import write_release
-from tests.factories.signing import KeyPair, ec_key_pair, resign
+from tests.factories.signing import KeyPair, certificate_chain, ec_key_pair, resign
 
 WEIGHTS = os.urandom(120_000)
 
@@ -369,3 +369,27 @@ def test_remote_verify_checks_the_signer_the_given_manifest_pins(
     assert code == 1 and _signer(out)["message"].startswith(
         f"signer does not match the pinned identity: expected {pinned}, found {pem_fingerprint(attacker.public)}"
     )
+
+
+def test_a_certificate_signer_pins_its_root_and_sign_refuses_another_ca(tmp_path: Path) -> None:
+    chain = certificate_chain(tmp_path / "pki")
+    manifest = write_release(
+        tmp_path / "rel",
+        {"model.safetensors": WEIGHTS, "ca.pem": chain.root.read_bytes()},
+        extra_manifest={
+            "release": {"repo_id": "acme/certified", "license": "mit"},
+            "signing": {"method": "certificate", "certificate_chain": ["ca.pem"]},
+        },
+    )
+    by = ("--key", chain.key, "--certificate", chain.leaf, "--chain", chain.intermediate)
+    code, out, err = run_cli("sign", manifest, *by, "--pin-identity")
+    root = pem_fingerprint(chain.root)
+    assert code == 0 and f"pinned signing.identity: {root}" in out + err, out + err
+    assert f"identity: {root}" in manifest.read_text(encoding="utf-8")
+    code, out, _ = run_cli("verify", manifest, "--signature", "--identity", root)
+    assert code == 0 and f"signer matches the pinned identity {root} (from --identity)" in out
+    forged = certificate_chain(tmp_path / "forged")
+    code, _, err = run_cli(
+        "sign", manifest, "--key", forged.key, "--certificate", forged.leaf, "--chain", forged.intermediate
+    )
+    assert code == 2 and "signing: the manifest's signer does not accept this signature" in err, err
