@@ -88,21 +88,16 @@ def signature_check(manifest: Manifest, manifest_name: str) -> SignatureCheck | 
     ]
     verify = ["model_signing", "verify", signing.method, folder, "--signature", f"{folder}/{SIGNATURE_NAME}"]
     published = {a.local_path: a.path for a in manifest.artifacts}
-
-    def where(
-        path: str,
-    ) -> str:  # in the download if the release publishes it, else as the publisher names it
-        return f"{folder}/{published[path]}" if path in published else path
-
     identity = signing.identity
     hubrelease = ["hubrelease", "verify", f"{folder}/{manifest_name}", "--signature"]
-    trusted: str | None = None  # the key or root file the command trusts
-    if signing.public_key is not None:
-        trusted = where(signing.public_key)
-        verify += ["--public_key", trusted]
-    if signing.certificate_chain:  # only the root the pin names: the bundle carries the rest of the chain
-        trusted = where(signing.certificate_chain[-1])
-        verify += ["--certificate_chain", trusted]
+    # The key or root the command trusts: the copy in the download only once compared with the pinned
+    # fingerprint; unpinned, the one the publisher gives the reader (its repo path, outside the download).
+    local = signing.public_key or (signing.certificate_chain[-1] if signing.certificate_chain else None)
+    trusted: str | None = None
+    if local is not None:  # the root only: the bundle carries the rest of a certificate chain
+        name = published.get(local, local)
+        trusted = f"{folder}/{name}" if identity is not None and local in published else name
+        verify += ["--public_key" if signing.public_key is not None else "--certificate_chain", trusted]
     if isinstance(identity, GitHubWorkflow):
         signer = f"the GitHub Actions workflow `{identity.workflow}` of `{identity.repository}`, run for `{identity.ref}`"
         hubrelease += ["--github-workflow", f"{identity.repository}/{identity.workflow}@{identity.ref}"]
@@ -120,18 +115,13 @@ def signature_check(manifest: Manifest, manifest_name: str) -> SignatureCheck | 
         signer = f"the {what} with SHA-256 fingerprint `{identity}`"
         hubrelease += ["--identity", identity]
         digest = identity.removeprefix("sha256:")
-        compare = [
-            *_fingerprint_check(trusted, signing.method == "certificate"),
-            "|",
-            "sha256sum",
-            "|",
-            "grep",
-            "-q",
-            f"^{digest} ",
-        ]
+        compare = [*_fingerprint_check(trusted, signing.method == "certificate"), "|", "sha256sum", "|"]
+        compare += ["grep", "-q", f"^{digest} "]
         lines = [" ".join(shlex.quote(w) if w != "|" else w for w in compare) + " && " + shlex.join(verify)]
     else:
+        assert trusted is not None
         signer = None
+        hubrelease += ["--public-key" if signing.public_key is not None else "--certificate-chain", trusted]
         lines = [shlex.join(verify)]
     return SignatureCheck(
         _METHOD[signing.method],

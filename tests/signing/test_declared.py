@@ -393,3 +393,16 @@ def test_a_certificate_signer_pins_its_root_and_sign_refuses_another_ca(tmp_path
         "sign", manifest, "--key", forged.key, "--certificate", forged.leaf, "--chain", forged.intermediate
     )
     assert code == 2 and "signing: the manifest's signer does not accept this signature" in err, err
+
+
+def test_an_unpinned_cards_commands_never_trust_the_downloaded_key(tmp_path: Path) -> None:
+    _signed_release(tmp_path, "acme/unpinned", pin=False)
+    card = tmp_path / "rel" / "README.md"
+    check = _card_commands(card)[-1]
+    assert (
+        check
+        == "model_signing verify key unpinned --signature unpinned/model.sig --public_key signing-pub.pem"
+    )
+    text = card.read_text(encoding="utf-8")
+    assert "**Signer:** not pinned." in text and "get it from the publisher" in text
+    assert "`hubrelease verify unpinned/hubrelease.yaml --signature --public-key signing-pub.pem`" in text
