@@ -224,6 +224,8 @@ def declared_policy(manifest: Manifest, given: SignaturePolicy, root: Path) -> S
     if given.method is not None:
         return given
     signing = manifest.signing
+    if signing is None and given.anchor is not None:
+        raise InputError(f"{given.anchor} names no signer (it has no signing: section)")
     if signing is None:
         raise InputError(
             "--signature: say whom to trust: --public-key, --certificate-chain, --identity (with --issuer), "

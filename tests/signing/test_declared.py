@@ -406,3 +406,36 @@ def test_an_unpinned_cards_commands_never_trust_the_downloaded_key(tmp_path: Pat
     text = card.read_text(encoding="utf-8")
     assert "**Signer:** not pinned." in text and "get it from the publisher" in text
     assert "`hubrelease verify unpinned/hubrelease.yaml --signature --public-key signing-pub.pem`" in text
+
+
+def test_trust_manifest_refuses_a_published_manifest_that_pins_no_signer(
+    tmp_path: Path, loopback_hub: LoopbackHub
+) -> None:
+    repo = unique_repo("unpinned")
+    manifest, keys = _signed_release(tmp_path, repo, pin=False)
+    assert run_cli("sign", manifest, "--key", keys.private)[0] == 0
+    assert run_cli("push", manifest, "--endpoint", loopback_hub.url)[0] == 0
+    commit = api_for(loopback_hub).list_repo_commits(repo)[0].commit_id
+    code, _, err = run_cli(
+        "verify",
+        manifest,
+        "--signature",
+        "--endpoint",
+        loopback_hub.url,
+        "--trust-manifest",
+        f"{repo}@{commit}",
+    )
+    assert code == 2 and err == (
+        f"error: the manifest at {repo}@{commit} pins no signer (signing.identity): nothing outside the folder "
+        "says who signs\n"
+    )
+    code, _, err = run_cli(
+        "verify",
+        manifest,
+        "--signature",
+        "--endpoint",
+        loopback_hub.url,
+        "--trust-manifest",
+        f"acme/nowhere@{commit}",
+    )
+    assert code != 0 and err.startswith("error: ") and len(err.splitlines()) == 1, err
