@@ -149,6 +149,7 @@ def identity_policy(policy: SignaturePolicy) -> VerificationPolicy:
     if policy.workflow is not None:
         return workflow_policy(policy.workflow)
     assert policy.identity is not None and policy.issuer is not None
+    assert policy.identity is not None and policy.issuer is not None
     return Identity(identity=policy.identity, issuer=policy.issuer)
 
 
