@@ -165,8 +165,8 @@ def _sigstore_verifier(policy: SignaturePolicy) -> oms_signing.Verifier:
         raise SigstoreUnavailable(  # the TUF refresh of the public-good trust root
             f"Sigstore's trust root could not be fetched ({_reason(exc)}); offline, pass --trust-config"
         ) from None
-    # model-signing 1.1.1 sign_sigstore.py: Verifier.__init__ keeps the policy it checks in _policy,
-    # handed to sigstore's Verifier.verify_dsse with every bundle.
+    # model-signing 1.1.1 _signing/sign_sigstore.py: Verifier.__init__ keeps the policy it checks in
+    # self._policy (lines 221-223), which _verify_signed_content hands to sigstore's verify_dsse (line 232).
     verifier._policy = pinned  # type: ignore[assignment]
     return verifier
 

@@ -193,7 +193,8 @@ def github_keyless_signature(
     a CA issues the signing certificate (GitHub's SAN and Fulcio extensions, an embedded SCT from a
     CT log key), the DSSE envelope is signed with the certificate's key, and a Rekor log key signs
     the dsse/0.0.1 entry's checkpoint and inclusion promise. The construction follows
-    sigstore-python's offline bundle test (test/unit/verify/test_verifier_rsa_bundle.py, 2026).
+    sigstore-python's offline bundle test (test/unit/verify/test_verifier_rsa_bundle.py at f340c51:
+    ``rsa_bundle_materials`` and ``_bundle``), with an EC key and GitHub's extensions.
     """
     import hashlib
     import struct
