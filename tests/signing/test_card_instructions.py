@@ -23,7 +23,7 @@ from hubrelease.loopback import LoopbackHub
 from hubrelease.signing.identity import pem_fingerprint
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
-from tests.factories.releases import write_release
+from tests.factories.releases import example_release, write_release
 from tests.factories.signing import certificate_chain, ec_key_pair, resign
 
 WEIGHTS = os.urandom(150_000)
@@ -116,27 +116,33 @@ def _ok(*args: str | Path) -> None:
     assert code == 0, (args, out, err)
 
 
-def test_key_signed_card_runs_as_written_and_refuses_a_key_swap_and_a_full_resign(
+def test_the_signed_example_card_runs_as_written_and_refuses_a_key_swap_and_a_full_resign(
     tmp_path: Path, reader_bin: Path, loopback_hub: LoopbackHub
 ) -> None:
+    """The example release, its signer declared and pinned the way a publisher does it: `add` the
+    public key, a `signing:` section, `render-card`, then `sign --pin-identity` (which renders again)."""
     repo = unique_repo("card-key")
+    manifest = example_release(tmp_path, repo)
+    _ok("push", tmp_path / "example-target" / "hubrelease.yaml", "--endpoint", loopback_hub.url)
     keys = ec_key_pair(tmp_path / "keys")
     pinned = pem_fingerprint(keys.public)
-    manifest = _release(
-        tmp_path / "rel",
-        repo,
-        {"signing-pub.pem": keys.public.read_bytes()},
-        {"method": "key", "public_key": "signing-pub.pem", "identity": pinned},
-    )
-    _ok("sign", manifest, "--key", keys.private)
+    shutil.copy(keys.public, manifest.parent / "signing-pub.pem")
+    _ok("add", manifest, manifest.parent / "signing-pub.pem")
+    with manifest.open("a", encoding="utf-8") as text:
+        text.write("signing:\n  method: key\n  public_key: signing-pub.pem\n")
+    _ok("render-card", manifest)
+    _ok("sign", manifest, "--key", keys.private, "--pin-identity")
+    assert f"identity: {pinned}" in manifest.read_text(encoding="utf-8")
     _ok("push", manifest, "--endpoint", loopback_hub.url)
-    reader = _reader(tmp_path / "rel" / "README.md", reader_bin, loopback_hub, tmp_path / "hf-home")
+    card = manifest.parent / "README.md"
+    reader = _reader(card, reader_bin, loopback_hub, tmp_path / "hf-home")
     first = _run_card(reader, tmp_path / "reader-0")
     _all_pass(first)
     name = repo.split("/")[1]
     download = tmp_path / "reader-0" / name
-    card = (tmp_path / "rel" / "README.md").read_text(encoding="utf-8")
-    assert f"`hubrelease verify {name}/hubrelease.yaml --signature --identity {pinned}`" in card
+    assert f"`hubrelease verify {name}/hubrelease.yaml --signature --identity {pinned}`" in card.read_text(
+        encoding="utf-8"
+    )
 
     # Key swap: another public key and a signature made with it over the same files.
     attacked = tmp_path / "attack-1"
@@ -162,7 +168,8 @@ def test_key_signed_card_runs_as_written_and_refuses_a_key_swap_and_a_full_resig
     attacked = tmp_path / "attack-2"
     shutil.copytree(download, attacked)
     fake = attacked / "hubrelease.yaml"
-    (attacked / "model.safetensors").write_bytes(os.urandom(150_000))
+    weights = attacked / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-4] + b"\x00\x00\x00\x00")  # still a safetensors file
     other = ec_key_pair(tmp_path / "other")
     shutil.copy(other.public, attacked / "signing-pub.pem")
     _ok("add", fake, attacked / "model.safetensors", attacked / "signing-pub.pem")
