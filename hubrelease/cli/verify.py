@@ -25,9 +25,6 @@ from hubrelease.errors import InputError
 from hubrelease.release_files import SIGNATURE_NAME
 
 if TYPE_CHECKING:
-    from huggingface_hub import HfApi
-
-    from hubrelease.manifest.models import Manifest
     from hubrelease.signing.verifiers import SignaturePolicy
     from hubrelease.verify import Finding, VerifyReport
 
@@ -188,15 +185,12 @@ def verify(
         release = with_release(release, repo_type)
         report = verify_remote(release, api, revision, manifest_path=manifest, root=root)
         if policy is not None:
-            from hubrelease.signing.release import declared_policy, publish_set
-            from hubrelease.signing.remote import verify_remote_signature
+            from hubrelease.signing.release import publish_set
+            from hubrelease.signing.remote import signer_policy, verify_remote_signature
 
             local = {path: copy for path, copy, _ in publish_set(release, manifest, root)}
             commit = str(report.extra["commit"])
-            trusted = declared_policy(*_trusted(release, manifest, policy, trust_manifest, api), root)
-            if trusted.anchor is None and trusted.pinned is not None:
-                # The manifest given is the reference the Hub is checked against: its pin is trusted.
-                trusted = trusted._replace(anchor=f"the manifest {manifest}")
+            trusted = signer_policy(release, manifest, root, policy, trust_manifest, api, remote=True)
             found, traffic = verify_remote_signature(
                 api, release.release.repo_id, commit, trusted, local, release.release.repo_type
             )
@@ -214,22 +208,23 @@ def verify(
         raise InputError(
             "--signature checks a release against its manifest, not a sha256sum file", path=manifest
         )
+    if policy is not None:  # whom to trust is settled (and fetched) before any byte is hashed
+        from hubrelease.manifest import load_manifest_text, release_root
+        from hubrelease.signing.remote import signer_policy
+
+        release = load_manifest_text(text, manifest)
+        hub = hub_session(endpoint, token, quiet) if trust_manifest is not None else None
+        root = release_root(release, manifest, directory)
+        policy = signer_policy(release, manifest, root, policy, trust_manifest, hub)
     with output.progress(json_mode) as progress:
         if sums:
             report = verify_sums_file(manifest, text, directory, options, progress)
         else:
             report = verify_manifest_file(manifest, text, directory, options, progress)
     if policy is not None:
-        from hubrelease.manifest import load_manifest_text
-        from hubrelease.signing.release import declared_policy, verify_local_signature
+        from hubrelease.signing.release import verify_local_signature
 
-        release = load_manifest_text(text, manifest)
-        hub = hub_session(endpoint, token, quiet) if trust_manifest is not None else None
-        trusted = declared_policy(
-            *_trusted(release, manifest, policy, trust_manifest, hub), Path(report.root)
-        )
-        found = verify_local_signature(release, manifest, report, trusted)
-        report = _with_signature(report, found)
+        report = _with_signature(report, verify_local_signature(release, manifest, report, policy))
     raise typer.Exit(render_report(report, str(manifest), json_mode))
 
 
@@ -293,20 +288,6 @@ def _policy(signature: bool, trust: Trust, allow_unpinned: bool) -> SignaturePol
     )
     check(policy)
     return policy
-
-
-def _trusted(
-    release: Manifest, manifest: Path, policy: SignaturePolicy, pinned: str | None, api: HfApi | None
-) -> tuple[Manifest, SignaturePolicy]:
-    """The manifest whose ``signing:`` names the signer, and the policy: the manifest published at
-    ``pinned`` (REPO@COMMIT) when given, else ``release``."""
-    if pinned is None:
-        return release, policy
-    assert api is not None
-    from hubrelease.signing.remote import trusted_manifest
-
-    trusted = trusted_manifest(api, pinned, manifest.name, release.release.repo_type)
-    return trusted, policy._replace(anchor=f"the manifest at {pinned}")
 
 
 def _with_signature(report: VerifyReport, found: list[Finding], fetched: int | None = None) -> VerifyReport:

@@ -121,3 +121,31 @@ def trusted_manifest(api: HfApi, pinned: str, name: str, repo_type: str = "model
     except UnicodeDecodeError:
         raise CheckFailed(f"--trust-manifest: {name} at {repo_id}@{commit} is not UTF-8") from None
     return load_manifest_text(text, f"{repo_id}@{commit}:{name}")
+
+
+def signer_policy(
+    release: Manifest,
+    manifest_path: Path,
+    root: Path,
+    given: SignaturePolicy,
+    trust_manifest: str | None = None,
+    api: HfApi | None = None,
+    *,
+    remote: bool = False,
+) -> SignaturePolicy:
+    """Whom ``verify --signature`` trusts: ``given`` if it names a signer, else the ``signing:`` of
+    the manifest published at ``trust_manifest`` (REPO@COMMIT, read from the Hub) or of ``release``.
+
+    ``release``'s own pin counts as from outside the files checked only with ``remote``: the manifest
+    given is then the reference the Hub is compared with, not one of the files under test.
+    """
+    from hubrelease.signing.release import declared_policy
+
+    if trust_manifest is not None:
+        assert api is not None
+        release = trusted_manifest(api, trust_manifest, manifest_path.name, release.release.repo_type)
+        given = given._replace(anchor=f"the manifest at {trust_manifest}")
+    policy = declared_policy(release, given, root)
+    if remote and policy.anchor is None and policy.pinned is not None:
+        policy = policy._replace(anchor=f"the manifest {manifest_path}")
+    return policy
