@@ -224,6 +224,11 @@ def declared_policy(manifest: Manifest, given: SignaturePolicy, root: Path) -> S
     if given.method is not None:
         return given
     signing = manifest.signing
+    if signing is None and given.fingerprint is not None:
+        raise InputError(
+            "--identity sha256:... checks the key or root the manifest's signing: section names, and it has "
+            "none: pass --public-key (or --certificate-chain) with it"
+        )
     if signing is None and given.anchor is not None:
         raise InputError(f"{given.anchor} names no signer (it has no signing: section)")
     if signing is None:
