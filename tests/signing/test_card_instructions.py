@@ -9,6 +9,7 @@ card's own ``hf download``; the checks run are those of the card at the commit t
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -118,6 +119,10 @@ def _release(folder: Path, repo: str, files: dict[str, bytes], signing: dict[str
     return manifest
 
 
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _ok(*args: str | Path) -> None:
     code, out, err = run_cli(*args)
     assert code == 0, (args, out, err)
@@ -166,18 +171,22 @@ def test_the_signed_example_card_runs_as_written_and_refuses_a_key_swap_and_a_fu
     )
     assert code == 1 and "signer does not match the pinned identity" in out
 
-    # Full re-sign: changed weights, `add`, a new key pinned in the manifest, `render-card`, `sign`.
+    # Full re-sign: changed weights, `add`, the evaluation's drafter digest and its pin rewritten to
+    # match, a new key pinned in the manifest, `render-card`, `sign`: a fake consistent in itself.
     attacked = tmp_path / "attack-2"
     shutil.copytree(download, attacked)
     fake = attacked / "hubrelease.yaml"
-    weights = attacked / "model.safetensors"
+    weights, evaluation = attacked / "model.safetensors", attacked / "evaluation.json"
+    before = (_sha256(weights), _sha256(evaluation))
     weights.write_bytes(weights.read_bytes()[:-4] + b"\x00\x00\x00\x00")  # still a safetensors file
+    evaluation.write_text(
+        evaluation.read_text(encoding="utf-8").replace(before[0], _sha256(weights)), encoding="utf-8"
+    )
     other = ec_key_pair(tmp_path / "other")
     shutil.copy(other.public, attacked / "signing-pub.pem")
-    _ok("add", fake, attacked / "model.safetensors", attacked / "signing-pub.pem")
-    fake.write_text(
-        fake.read_text(encoding="utf-8").replace(pinned, pem_fingerprint(other.public)), encoding="utf-8"
-    )
+    _ok("add", fake, weights, attacked / "signing-pub.pem")
+    rewritten = fake.read_text(encoding="utf-8").replace(pinned, pem_fingerprint(other.public))
+    fake.write_text(rewritten.replace(before[1], _sha256(evaluation)), encoding="utf-8")
     _ok("render-card", fake)
     _ok("sign", fake, "--key", other.private)
     _publish(loopback_hub, repo, attacked)
