@@ -9,6 +9,8 @@ from pathlib import Path
 import yaml
 
 from hubrelease.loopback import LoopbackHub, RepoKey
+from hubrelease.manifest.models import GitHubWorkflow, Signing
+from hubrelease.signing.identity import parse_workflow
 from tests.factories.cli import run_program
 from tests.factories.hub import hf_env, unique_repo
 from tests.factories.releases import write_release
@@ -45,7 +47,8 @@ def test_release_workflow_pins_actions_and_sources_and_asks_for_least_permission
 
 
 def test_release_workflow_signs_keyless_then_pushes_then_checks_the_signer() -> None:
-    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
+    text = (ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8")
+    workflow = yaml.safe_load(text)
     publish = workflow["jobs"]["publish"]
     assert publish["permissions"]["id-token"] == "write"  # Sigstore's OIDC token as well as the Hub's
     runs = [" ".join(step.get("run", "").split()) for step in publish["steps"]]
@@ -55,8 +58,17 @@ def test_release_workflow_signs_keyless_then_pushes_then_checks_the_signer() -> 
     # The remote verify checks the commit the push reported landing, not a ref that could move.
     assert runs[-1] == (
         'commit="$(jq -er .result.commit "$RUNNER_TEMP/push.json")" hubrelease verify "$MANIFEST" --remote --revision "$commit" '
-        '--signature \\ --identity "https://github.com/${GITHUB_WORKFLOW_REF}" \\ '
-        "--issuer https://token.actions.githubusercontent.com"
+        '--signature \\ --github-workflow "${GITHUB_WORKFLOW_REF}"'
+    )
+    # GitHub's GITHUB_WORKFLOW_REF (OWNER/REPO/.github/workflows/release.yml@refs/tags/v1) is the
+    # option's own syntax, and the manifest the header shows pins the same workflow.
+    assert parse_workflow("acme/models/.github/workflows/release.yml@refs/tags/v1") == GitHubWorkflow(
+        repository="acme/models", workflow=".github/workflows/release.yml", ref="refs/tags/v1"
+    )
+    header = "\n".join(line.removeprefix("#   ") for line in text.splitlines() if line.startswith("#   "))
+    signing = Signing.model_validate(yaml.safe_load(header)["signing"])
+    assert signing.identity == GitHubWorkflow(
+        repository="OWNER/THIS-REPO", workflow=".github/workflows/release.yml", ref="refs/tags/v*"
     )
 
 

@@ -100,7 +100,7 @@ def pull(
     if public_key is not None:
         from hubrelease.signing.verifiers import SignaturePolicy
 
-        signer = SignaturePolicy(public_key=public_key)
+        signer = SignaturePolicy(public_key=public_key, anchor="--public-key")
     from hubrelease.pull.release import pull_release
 
     report = pull_release(

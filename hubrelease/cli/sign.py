@@ -17,12 +17,16 @@ Examples:
 
   hubrelease sign hubrelease.yaml --key signing-key.pem            # EC P-256/P-384 private key (PEM)
 
+  hubrelease sign hubrelease.yaml --key signing-key.pem --pin-identity   # first time: pin its fingerprint
+
   hubrelease sign hubrelease.yaml --key leaf-key.pem --certificate leaf.pem --chain int-ca.pem
 
   hubrelease sign hubrelease.yaml --sigstore    # keyless, in CI: GitHub Actions with id-token: write
 
   model_signing verify key DIR --signature DIR/model.sig --public_key signing-pub.pem   # on an hf download
 
+A signer the manifest pins (signing.identity: a key fingerprint, a GitHub workflow) is the only
+one accepted; --pin-identity records the key's fingerprint when none is pinned (the card prints it).
 The release is checked as push checks it first (local verify, lint, a current card); the
 signature is built from the manifest's verified digests, so no artifact is hashed again. An
 encrypted key's password is read from HUBRELEASE_SIGNING_KEY_PASSWORD. Exit codes: 0 signed,
@@ -58,6 +62,13 @@ def sign(
             help="With --sigstore: a Sigstore clienttrustconfig JSON (default: public good).",
         ),
     ] = None,
+    pin_identity: Annotated[
+        bool,
+        typer.Option(
+            "--pin-identity",
+            help="Record this key's fingerprint (or the chain root's) in signing.identity if none is pinned.",
+        ),
+    ] = False,
     quiet: QuietOpt = False,
     json_mode: JsonOpt = False,
 ) -> None:
@@ -79,7 +90,7 @@ def sign(
     root = release_root(release, manifest, directory)
     method = SigningMethod(key, certificate, tuple(chain or ()), sigstore, trust_config)
     with output.progress(json_mode) as progress:
-        result = sign_release(release, manifest, root, method, progress)
+        result = sign_release(release, manifest, root, method, progress, pin_identity=pin_identity)
     signed = result.signed
     if json_mode:
         output.emit_document(
@@ -87,12 +98,15 @@ def sign(
             signature=str(result.path),
             method=result.method,
             written=result.written,
+            pinned=result.pinned,
             subject={"name": signed.name, "sha256": signed.root_digest},
             ignore_paths=list(signed.ignore_paths),
             files=[{"path": path, "sha256": digest} for path, digest in signed.digests.items()],
         )
         return
     size = sum(a.size or 0 for a in release.artifacts)
+    if result.pinned is not None:
+        output.info_line(f"pinned signing.identity: {result.pinned} (in {manifest} and its card)")
     if not result.written:
         output.info_line(
             f"unchanged: {result.path} already signs these {len(signed.digests)} files with this key "

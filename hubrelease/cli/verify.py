@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import typer
 
@@ -41,14 +41,20 @@ Examples:
 
   hubrelease verify hubrelease.yaml --remote --revision v1.0   # the Hub vs the manifest, 0 bytes downloaded
 
+  hubrelease verify NAME/hubrelease.yaml --signature --identity sha256:HEX       # the key the card pins
+
+  hubrelease verify NAME/hubrelease.yaml --signature --trust-manifest ORG/NAME@COMMIT  # pins at a commit
+
   hubrelease verify hubrelease.yaml --signature --public-key signing-pub.pem      # model.sig, key-signed
 
   hubrelease verify hubrelease.yaml --remote --signature \
       --identity https://github.com/ORG/REPO/.github/workflows/release.yml@refs/tags/v1.0 \
       --issuer https://token.actions.githubusercontent.com                        # keyless, on the Hub
 
+A local --signature trusts only a signer named from outside the folder (an option, or the manifest
+published at a commit): the folder's own manifest cannot vouch for it (--allow-unpinned-signer).
 Exit codes: 0 clean, 1 drift (missing, size or digest mismatch, unlisted file, a signature that
-does not verify or does not sign these files), 2 invalid input, 4 (--remote) the Hub could not be
+does not verify, does not sign these files or whose signer is not the pinned one, or unverified), 2 invalid input, 4 (--remote) the Hub could not be
 reached or refused us (or Sigstore's trust root could not be fetched).
 """
 
@@ -60,7 +66,8 @@ SignatureOpt = Annotated[
     ),
 ]
 PublicKeyOpt = Annotated[
-    Path | None, typer.Option("--public-key", help="With --signature: the signer's EC public key (PEM).")
+    Path | None,
+    typer.Option("--public-key", "--key", help="With --signature: the signer's EC public key (PEM)."),
 ]
 ChainOpt = Annotated[
     list[Path] | None,
@@ -69,7 +76,29 @@ ChainOpt = Annotated[
 IdentityOpt = Annotated[
     str | None,
     typer.Option(
-        "--identity", help="With --signature: the keyless signer (certificate SAN), matched exactly."
+        "--identity",
+        help="With --signature: the key's fingerprint (sha256:HEX), or the keyless signer (certificate SAN, exact).",
+    ),
+]
+WorkflowOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--github-workflow",
+        help="With --signature: the keyless signer as OWNER/REPO/.github/workflows/FILE.yml@REF (REF may be a pattern).",
+    ),
+]
+TrustManifestOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--trust-manifest",
+        help="With --signature: take the signer from the manifest published at REPO@COMMIT (from the Hub).",
+    ),
+]
+AllowUnpinnedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unpinned-signer",
+        help="With --signature: accept a signer nothing outside the folder pins (a warning, exit 0).",
     ),
 ]
 IssuerOpt = Annotated[
@@ -113,6 +142,9 @@ def verify(
     identity: IdentityOpt = None,
     issuer: IssuerOpt = None,
     trust_config: TrustConfigOpt = None,
+    github_workflow: WorkflowOpt = None,
+    trust_manifest: TrustManifestOpt = None,
+    allow_unpinned_signer: AllowUnpinnedOpt = False,
 ) -> None:
     """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
     from hubrelease.hashing import looks_like_sums
@@ -127,6 +159,8 @@ def verify(
         "--repo-type": repo_type is not None,
     }
     local_only = {"--jobs": jobs is not None, "--no-cache": no_cache, "--follow-symlinks": follow_symlinks}
+    if trust_manifest is not None:  # it reads the Hub, locally too
+        hub_only = {name: given for name, given in hub_only.items() if name in ("--revision", "--repo-type")}
     ignored = [name for name, given in (local_only if remote else hub_only).items() if given]
     if ignored:
         one = len(ignored) == 1
@@ -136,7 +170,11 @@ def verify(
             else f"need{'s' * one} --remote"
         )
         raise InputError(f"{', '.join(ignored)} {needs}")
-    policy = _policy(signature, public_key, certificate_chain, identity, issuer, trust_config)
+    policy = _policy(
+        signature,
+        Trust(public_key, certificate_chain, identity, issuer, trust_config, github_workflow, trust_manifest),
+        allow_unpinned_signer,
+    )
     if remote:
         from hubrelease.hub import verify_remote
         from hubrelease.manifest import load_manifest, release_root
@@ -147,12 +185,12 @@ def verify(
         release = with_release(release, repo_type)
         report = verify_remote(release, api, revision, manifest_path=manifest, root=root)
         if policy is not None:
-            from hubrelease.signing.release import declared_policy, publish_set
-            from hubrelease.signing.remote import verify_remote_signature
+            from hubrelease.signing.release import publish_set
+            from hubrelease.signing.remote import signer_policy, verify_remote_signature
 
             local = {path: copy for path, copy, _ in publish_set(release, manifest, root)}
             commit = str(report.extra["commit"])
-            trusted = declared_policy(release, root, policy)
+            trusted = signer_policy(release, manifest, root, policy, trust_manifest, api, remote=True)
             found, traffic = verify_remote_signature(
                 api, release.release.repo_id, commit, trusted, local, release.release.repo_type
             )
@@ -175,50 +213,84 @@ def verify(
         raise InputError(
             "--signature checks a release against its manifest, not a sha256sum file", path=manifest
         )
+    if policy is not None:  # whom to trust is settled (and fetched) before any byte is hashed
+        from hubrelease.manifest import load_manifest_text, release_root
+        from hubrelease.signing.remote import signer_policy
+
+        release = load_manifest_text(text, manifest)
+        hub = hub_session(endpoint, token, quiet) if trust_manifest is not None else None
+        root = release_root(release, manifest, directory)
+        policy = signer_policy(release, manifest, root, policy, trust_manifest, hub)
     with output.progress(json_mode) as progress:
         if sums:
             report = verify_sums_file(manifest, text, directory, options, progress)
         else:
             report = verify_manifest_file(manifest, text, directory, options, progress)
     if policy is not None:
-        from hubrelease.manifest import load_manifest_text
-        from hubrelease.signing.release import declared_policy, verify_local_signature
+        from hubrelease.signing.release import verify_local_signature
 
-        release = load_manifest_text(text, manifest)
-        trusted = declared_policy(release, Path(report.root), policy)
-        found = verify_local_signature(release, manifest, report, trusted)
-        report = _with_signature(report, found)
+        report = _with_signature(report, verify_local_signature(release, manifest, report, policy))
     raise typer.Exit(render_report(report, str(manifest), json_mode))
 
 
-def _policy(
-    signature: bool,
-    public_key: Path | None,
-    chain: list[Path] | None,
-    identity: str | None,
-    issuer: str | None,
-    trust_config: Path | None,
-) -> SignaturePolicy | None:
-    """Whom ``--signature`` trusts (no one named yet: the manifest's ``signing:`` says), or None
+class Trust(NamedTuple):
+    """The ``--signature`` options that name whom to trust."""
+
+    public_key: Path | None
+    chain: list[Path] | None
+    identity: str | None
+    issuer: str | None
+    trust_config: Path | None
+    workflow: str | None
+    manifest: str | None
+
+
+def _policy(signature: bool, trust: Trust, allow_unpinned: bool) -> SignaturePolicy | None:
+    """Whom ``--signature`` trusts (no one named yet: a manifest's ``signing:`` says), or None
     without it (then its options are a usage error)."""
-    given = [
-        name
-        for name, value in (
-            ("--public-key", public_key),
-            ("--certificate-chain", chain),
-            ("--identity", identity),
-            ("--issuer", issuer),
-            ("--trust-config", trust_config),
-        )
-        if value
-    ]
+    options = {
+        "--public-key": trust.public_key,
+        "--certificate-chain": trust.chain,
+        "--identity": trust.identity,
+        "--issuer": trust.issuer,
+        "--trust-config": trust.trust_config,
+        "--github-workflow": trust.workflow,
+        "--trust-manifest": trust.manifest,
+    }
+    given = [name for name, value in options.items() if value]
+    if allow_unpinned:
+        given.append("--allow-unpinned-signer")
     if not signature:
         if given:
             raise InputError(f"{', '.join(given)} need{'s' * (len(given) == 1)} --signature")
         return None
+    from hubrelease.signing.identity import parse_workflow
     from hubrelease.signing.verifiers import SignaturePolicy, check
 
-    policy = SignaturePolicy(public_key, tuple(chain or ()), identity, issuer, trust_config)
+    fingerprint = (
+        trust.identity if trust.identity is not None and trust.identity.startswith("sha256:") else None
+    )
+    if fingerprint is not None:
+        from hubrelease.manifest.models import KEY_FINGERPRINT
+
+        if not KEY_FINGERPRINT.match(fingerprint) or trust.issuer is not None:
+            raise InputError(
+                f"--identity {fingerprint}: a key fingerprint is sha256: and 64 lowercase hex digits, without --issuer"
+            )
+    named = [name for name in given if name not in ("--trust-config", "--issuer", "--allow-unpinned-signer")]
+    if trust.manifest is not None and len(named) > 1:
+        raise InputError(f"--trust-manifest takes the signer from that manifest: drop {named[0]}")
+    policy = SignaturePolicy(
+        trust.public_key,
+        tuple(trust.chain or ()),
+        None if fingerprint is not None else trust.identity,
+        trust.issuer,
+        trust.trust_config,
+        fingerprint,
+        parse_workflow(trust.workflow) if trust.workflow is not None else None,
+        named[0] if named and trust.manifest is None else None,
+        allow_unpinned,
+    )
     check(policy)
     return policy
 
@@ -226,7 +298,8 @@ def _policy(
 def _with_signature(report: VerifyReport, found: list[Finding], fetched: int | None = None) -> VerifyReport:
     """``report`` with the signature's findings, and ``signature`` in its ``--json`` extra."""
     extra = dict(report.extra)
-    extra["signature"] = {"path": SIGNATURE_NAME, "ok": not found, "fetched_bytes": fetched}
+    ok = all(finding.severity != "error" for finding in found)
+    extra["signature"] = {"path": SIGNATURE_NAME, "ok": ok, "fetched_bytes": fetched}
     return report._replace(findings=tuple(sorted(report.findings + tuple(found))), extra=extra)
 
 

@@ -139,9 +139,11 @@ def build_plan(manifest: Manifest, manifest_path: Path, root: Path, remote: Remo
         signature = root / SIGNATURE_NAME
         if signature.is_file() and all(f.path != SIGNATURE_NAME for f in planned):
             # The signature rides in the same commit, and only if it signs exactly what is published.
+            from hubrelease.signing.release import check_signer
             from hubrelease.signing.statement import check_signs
 
             check_signs(signature, {f.path: f.sha256 for f in planned})
+            check_signer(manifest, root, signature)
             key, sha256 = _digest(cache, root, SIGNATURE_NAME, signature, None)
             status = _status(remote.files.get(SIGNATURE_NAME), signature, key.size, sha256)
             planned.append(PlannedFile(SIGNATURE_NAME, signature, key.size, sha256, status, key))

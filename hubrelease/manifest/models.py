@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from hubrelease.fsutil import check_release_path
 from hubrelease.revisions import is_commit
@@ -594,41 +594,96 @@ class Deviation(_Strict):
     """Why, as the card prints it next to the measured value."""
 
 
+KEY_FINGERPRINT = re.compile(r"^sha256:[0-9a-f]{64}$")
+"""A public key's fingerprint: SHA-256 of its DER SubjectPublicKeyInfo (``openssl pkey -pubin -outform DER``)."""
+GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+"""The OIDC issuer of GitHub Actions' identity tokens (Fulcio's ``1.3.6.1.4.1.57264.1.1``)."""
+_WORKFLOW_PATH = re.compile(r"^\.github/workflows/[A-Za-z0-9._-]+\.ya?ml$")
+_REF = re.compile(r"^refs/(heads|tags)/[A-Za-z0-9._/*?-]+$")
+
+
+class GitHubWorkflow(_Strict):
+    """The GitHub Actions workflow that signs keyless: what a CI-signed release is known by.
+
+    Checked against the Fulcio certificate's GitHub extensions (repository, ref) and its SAN
+    (``https://github.com/REPOSITORY/WORKFLOW@REF``)."""
+
+    repository: RepoId
+    """``OWNER/REPO`` on GitHub."""
+    workflow: str = Field(pattern=_WORKFLOW_PATH.pattern)
+    """The workflow file, e.g. ``.github/workflows/release.yml``."""
+    ref: str = Field(default="refs/tags/*", pattern=_REF.pattern)
+    """The git ref it ran for: exact, or a shell pattern (``refs/tags/v*``)."""
+
+    @property
+    def san_prefix(self) -> str:
+        """The certificate's SAN up to the ref."""
+        return f"https://github.com/{self.repository}/{self.workflow}@"
+
+
+def _identity_kind(value: object) -> str:
+    return "workflow" if isinstance(value, (dict, GitHubWorkflow)) else "text"
+
+
+SignerIdentity = Annotated[
+    Annotated[str, Tag("text")] | Annotated[GitHubWorkflow, Tag("workflow")], Discriminator(_identity_kind)
+]
+"""A fingerprint or SAN (text), or a GitHub workflow (a mapping): errors name the one given."""
+
+
 class Signing(_Strict):
-    """How ``model.sig`` is signed (``hubrelease sign``): the card says how to check it, and
-    ``verify --signature`` trusts exactly this signer unless its options name another."""
+    """How ``model.sig`` is signed (``hubrelease sign``) and by whom: the card says how to check it,
+    ``sign`` and ``push`` refuse another signer, ``verify --signature`` checks the pinned identity."""
 
     method: Literal["key", "certificate", "sigstore"]
     """``key`` (an EC key pair), ``certificate`` (an EC key with an X.509 chain) or ``sigstore``
     (keyless: a Fulcio certificate for a CI job's OIDC identity, logged in Rekor)."""
     public_key: RepoPath | None = None
     """``key``: the signer's public key (PEM), a file in the release folder (list it as an artifact
-    to publish it; readers should still get it from you, not from the repo it vouches for)."""
+    to publish it; readers check it against ``identity`` before they use it)."""
     certificate_chain: list[RepoPath] = Field(default_factory=list)
-    """``certificate``: the certificates (PEM, files in the release folder) a verifier trusts."""
-    identity: str | None = None
-    """``sigstore``: the signer's identity in its certificate, matched exactly; for GitHub Actions
-    ``https://github.com/OWNER/REPO/.github/workflows/FILE.yml@refs/tags/TAG``."""
+    """``certificate``: the certificates (PEM, files in the release folder) a verifier trusts, root last."""
+    identity: SignerIdentity | None = None
+    """Who signs. ``key``: the key's fingerprint, ``sha256:HEX`` of its DER SubjectPublicKeyInfo
+    (``hubrelease sign --pin-identity`` records it). ``certificate``: the same of the root
+    certificate's key (the last of ``certificate_chain``). ``sigstore``: the certificate's SAN,
+    matched exactly, with ``issuer``; or a GitHub workflow (``repository``, ``workflow``, ``ref``)."""
     issuer: str | None = None
-    """``sigstore``: the OIDC issuer, e.g. ``https://token.actions.githubusercontent.com``."""
+    """``sigstore`` with a SAN identity: the OIDC issuer, e.g. ``https://token.actions.githubusercontent.com``."""
 
     @model_validator(mode="after")
     def _check_method(self) -> Signing:
-        wanted = {
-            "key": ("public_key",),
-            "certificate": ("certificate_chain",),
-            "sigstore": ("identity", "issuer"),
-        }
+        wanted = {"key": ("public_key",), "certificate": ("certificate_chain",), "sigstore": ("identity",)}
         for name in wanted[self.method]:
             if not getattr(self, name):
                 raise LocatedError(f"signing.method {self.method} needs {name}", (name,))
         for method, names in wanted.items():
             stray = [name for name in names if method != self.method and getattr(self, name)]
-            if stray:
+            if stray and stray != ["identity"]:
                 raise LocatedError(
                     f"{stray[0]} belongs to signing.method {method}, not {self.method}", (stray[0],)
                 )
+        if self.method == "sigstore":
+            self._check_keyless()
+            return self
+        if self.issuer is not None:
+            raise LocatedError(f"issuer belongs to signing.method sigstore, not {self.method}", ("issuer",))
+        if self.identity is not None and not (
+            isinstance(self.identity, str) and KEY_FINGERPRINT.match(self.identity)
+        ):
+            raise LocatedError(
+                f"signing.method {self.method} pins a key fingerprint: sha256: and 64 lowercase hex digits "
+                "(hubrelease sign --pin-identity records it)",
+                ("identity",),
+            )
         return self
+
+    def _check_keyless(self) -> None:
+        if isinstance(self.identity, GitHubWorkflow):
+            if self.issuer not in (None, GITHUB_ISSUER):
+                raise LocatedError(f"a GitHub workflow identity is issued by {GITHUB_ISSUER}", ("issuer",))
+        elif self.issuer is None:
+            raise LocatedError("signing.method sigstore needs issuer", ("issuer",))
 
 
 class EvaluationFile(_Strict):

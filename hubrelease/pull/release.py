@@ -117,6 +117,7 @@ def signature_policy(manifest: Manifest, given: SignaturePolicy | None) -> Signa
     """Whom to trust for ``model.sig``: the signer the user names, else the one the manifest pins (its
     keyless identity and issuer). The one place a pinned signer identity enters ``pull``. None: nothing
     to check with (an unsigned release, or a key the user must get from the publisher, not the repo)."""
+    from hubrelease.manifest.models import GitHubWorkflow
     from hubrelease.signing.verifiers import SignaturePolicy
 
     if given is not None and given.method is not None:
@@ -125,7 +126,14 @@ def signature_policy(manifest: Manifest, given: SignaturePolicy | None) -> Signa
     if signing is None or signing.method != "sigstore":
         return None
     trust = given.trust_config if given is not None else None
-    return SignaturePolicy(identity=signing.identity, issuer=signing.issuer, trust_config=trust)
+    identity = signing.identity
+    return SignaturePolicy(
+        identity=identity if isinstance(identity, str) else None,
+        issuer=signing.issuer,
+        trust_config=trust,
+        workflow=identity if isinstance(identity, GitHubWorkflow) else None,
+        anchor="the manifest published at that commit",
+    )
 
 
 def check_signature(api: HfApi, published: Published, given: SignaturePolicy | None) -> dict[str, Any]:

@@ -6,8 +6,9 @@ whose in-toto statement has predicate type ``https://model_signing/signature/v1.
 the manifest's verified digests instead of hashing the published tree a second time.
 
 This module holds names only: model-signing and sigstore (the optional extra
-``hubrelease[sign]``) load in ``statement``, ``signers`` and ``verifiers``, which only ``sign``,
-``verify --signature`` and a push that carries a ``model.sig`` import.
+``hubrelease[sign]``) load in ``statement``, ``signers``, ``verifiers`` and ``identity`` (who signs:
+fingerprints, GitHub workflow policies), which only ``sign``, ``verify --signature`` and a push that
+carries a ``model.sig`` import.
 The signature's file name is ``release_files.SIGNATURE_NAME`` (hub and verify name it without
 importing signing). Exports load lazily (``hubrelease.lazy``).
 """

@@ -14,9 +14,10 @@ from typing import NamedTuple
 from hubrelease.errors import CheckFailed, InputError
 from hubrelease.fsutil import STATE_DIR, atomic_write_text, relative_inside
 from hubrelease.hashing import sha256_file
-from hubrelease.manifest.models import Manifest
+from hubrelease.manifest.models import GitHubWorkflow, Manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.release_files import SIGNATURE_NAME
+from hubrelease.signing.identity import pem_fingerprint
 from hubrelease.signing.signers import SigningMethod, public_key_pem, sign_statement
 from hubrelease.signing.statement import (
     IGNORE_PATHS,
@@ -31,6 +32,7 @@ from hubrelease.signing.verifiers import (
     SignaturePolicy,
     check,
     check_declared,
+    signer_problem,
     verify_bundle,
 )
 from hubrelease.verify.findings import Finding, VerifyReport
@@ -81,6 +83,8 @@ class SignResult(NamedTuple):
     signed: SignedFiles
     written: bool = True
     """False when the ``model.sig`` already there signs exactly these files with this key (kept)."""
+    pinned: str | None = None
+    """The identity ``--pin-identity`` recorded in the manifest (None: none was written)."""
 
 
 def sign_release(
@@ -89,17 +93,38 @@ def sign_release(
     root: Path,
     method: SigningMethod,
     progress: Progress = NULL_PROGRESS,
+    *,
+    pin_identity: bool = False,
 ) -> SignResult:
-    """Check the release as push would, then write ``model.sig`` over what push publishes."""
+    """Check the release as push would, then write ``model.sig`` over what push publishes.
+
+    ``pin_identity`` first records the signer in ``signing.identity`` when none is pinned (and
+    renders the card again if it was current: it prints the identity), since both are signed.
+    """
     from hubrelease.hub.preflight import preflight
 
-    declared = declared_policy(manifest, root, SignaturePolicy()) if manifest.signing is not None else None
+    pinned = pin_signer(manifest, manifest_path, root, method) if pin_identity else None
+    if pinned is not None:
+        from hubrelease.manifest import load_manifest
+
+        manifest = load_manifest(manifest_path)
+    declared = declared_policy(manifest, SignaturePolicy(), root) if manifest.signing is not None else None
     if declared is not None and declared.method != method.name:
         raise InputError(
             f"the manifest's signing.method is {declared.method}, not {method.name}: sign as it says, or change it",
             path=manifest_path,
             field="signing.method",
         )
+    if declared is not None and declared.method == "key" and declared.fingerprint is not None:
+        assert method.key is not None
+        found = pem_fingerprint(method.key)
+        if found != declared.fingerprint:
+            raise InputError(
+                f"signing.identity pins {declared.fingerprint}, but --key is {found}: sign with the pinned "
+                "key, or change the pin",
+                path=manifest_path,
+                field="signing.identity",
+            )
     preflight(manifest, manifest_path, root, progress)
     digests = published_digests(publish_set(manifest, manifest_path, root))
     missing = [path for path, digest in digests.items() if digest is None]
@@ -111,12 +136,59 @@ def sign_release(
     target = root / SIGNATURE_NAME
     kept = _still_signed(target, method, files)
     if kept is not None:
-        return SignResult(target, method.name, kept, written=False)
+        return SignResult(target, method.name, kept, written=False, pinned=pinned)
     bundle = sign_statement(method, payload(manifest.release.repo_id, files))
     if declared is not None:
         check_declared(bundle, declared, manifest_path)
     atomic_write_text(target, bundle)
-    return SignResult(target, method.name, read_unverified(target))
+    return SignResult(target, method.name, read_unverified(target), pinned=pinned)
+
+
+def pin_signer(manifest: Manifest, manifest_path: Path, root: Path, method: SigningMethod) -> str | None:
+    """Record ``method``'s signer in ``signing.identity`` unless one is pinned; the identity written.
+
+    ``key``: the key's fingerprint; ``certificate``: the fingerprint of the chain's root (the last
+    of ``signing.certificate_chain``). The manifest is edited in place, its comments kept.
+    """
+    signing = manifest.signing
+    if signing is None or signing.method == "sigstore":
+        raise InputError(
+            "--pin-identity records a key's fingerprint in the manifest's signing: section: declare its "
+            "method (key or certificate) and public_key or certificate_chain first"
+            + ("; a keyless signer is pinned by signing.identity itself" if signing is not None else ""),
+            path=manifest_path,
+            field="signing",
+        )
+    if signing.identity is not None:
+        return None
+    assert method.key is not None
+    if signing.method == "key":
+        assert signing.public_key is not None
+        fingerprint, published = pem_fingerprint(method.key), pem_fingerprint(root / signing.public_key)
+        if fingerprint != published:
+            raise InputError(
+                f"--key is {fingerprint}, but signing.public_key ({signing.public_key}) is {published}: "
+                "publish the public key of the key you sign with",
+                path=manifest_path,
+                field="signing.public_key",
+            )
+    else:
+        fingerprint = pem_fingerprint(root / signing.certificate_chain[-1])
+    _write_identity(manifest, manifest_path, root, fingerprint)
+    return fingerprint
+
+
+def _write_identity(manifest: Manifest, manifest_path: Path, root: Path, identity: str) -> None:
+    from hubrelease.card.render import check_card, render_card
+    from hubrelease.manifest.editor import ManifestEditor
+
+    rendered = manifest.card is None or not manifest.card.hand_written
+    card = check_card(manifest_path, root=root) if rendered else None
+    editor = ManifestEditor.open(manifest_path)
+    editor.section("signing")["signing"]["identity"] = identity
+    editor.save()
+    if card is not None and card.current:
+        atomic_write_text(card.path, render_card(manifest_path, root))
 
 
 def _still_signed(target: Path, method: SigningMethod, files: Mapping[str, str]) -> SignedFiles | None:
@@ -146,23 +218,44 @@ def _still_signed(target: Path, method: SigningMethod, files: Mapping[str, str])
     return signed
 
 
-def declared_policy(manifest: Manifest, root: Path, given: SignaturePolicy) -> SignaturePolicy:
-    """``given`` if it names a signer, else the manifest's ``signing:`` section (paths in ``root``)."""
+def declared_policy(manifest: Manifest, given: SignaturePolicy, root: Path) -> SignaturePolicy:
+    """``given`` if it names a signer, else the manifest's ``signing:`` section (paths in ``root``),
+    held to ``given``'s fingerprint if it has one."""
     if given.method is not None:
         return given
     signing = manifest.signing
+    if signing is None and given.fingerprint is not None:
+        raise InputError(
+            "--identity sha256:... checks the key or root the manifest's signing: section names, and it has "
+            "none: pass --public-key (or --certificate-chain) with it"
+        )
+    if signing is None and given.anchor is not None:
+        raise InputError(f"{given.anchor} names no signer (it has no signing: section)")
     if signing is None:
         raise InputError(
-            "--signature: say whom to trust: --public-key, --certificate-chain, or --identity and --issuer "
-            "(or declare the signer in the manifest's signing: section)"
+            "--signature: say whom to trust: --public-key, --certificate-chain, --identity (with --issuer), "
+            "--github-workflow or --trust-manifest REPO@COMMIT (or declare the signer in the manifest's "
+            "signing: section)"
         )
-    policy = SignaturePolicy(
-        root / signing.public_key if signing.public_key else None,
-        tuple(root / path for path in signing.certificate_chain),
-        signing.identity,
-        signing.issuer,
-        given.trust_config,
+    keyless = signing.method == "sigstore"
+    if given.fingerprint is not None and keyless:
+        raise InputError(
+            "--identity sha256:...: the release is signed keyless; name its signer with --identity and "
+            "--issuer, or --github-workflow"
+        )
+    text = signing.identity if isinstance(signing.identity, str) else None  # a fingerprint or a SAN
+    policy = given._replace(
+        public_key=root / signing.public_key if signing.public_key else None,
+        certificate_chain=tuple(root / path for path in signing.certificate_chain),
+        identity=text if keyless else None,
+        issuer=signing.issuer if keyless and text is not None else None,
+        fingerprint=given.fingerprint or (None if keyless else text),
+        workflow=signing.identity if isinstance(signing.identity, GitHubWorkflow) else None,
     )
+    if given.anchor is not None and policy.pinned is None:
+        raise InputError(
+            f"{given.anchor} pins no signer (signing.identity): nothing outside the folder says who signs"
+        )
     check(policy)
     return policy
 
@@ -191,9 +284,54 @@ def statement_findings(signed: SignedFiles, observed: Mapping[str, str | None]) 
 def signature_findings(
     signature: Path, policy: SignaturePolicy, observed: Mapping[str, str | None]
 ) -> list[Finding]:
-    """Findings for ``signature`` (a local file) under ``policy`` against ``observed`` repo paths."""
+    """Findings for ``signature`` (a local file) under ``policy`` against ``observed`` repo paths,
+    and whether its signer is one something outside the files pins."""
     signed = verified_statement(signature, policy)
-    return [signed] if isinstance(signed, Finding) else statement_findings(signed, observed)
+    if isinstance(signed, Finding):
+        return [signed]
+    return with_signer(statement_findings(signed, observed), policy)
+
+
+def with_signer(findings: list[Finding], policy: SignaturePolicy) -> list[Finding]:
+    """``findings`` of a valid signature, and what it says of its signer when nothing else is wrong."""
+    if any(finding.severity == "error" for finding in findings):
+        return findings
+    return [*findings, _signer_finding(policy)]
+
+
+def _signer_finding(policy: SignaturePolicy) -> Finding:
+    """What a valid signature says of its signer: pinned from outside the download, or unverified."""
+    if policy.anchor is not None:
+        message = (
+            f"signature valid, signer matches the pinned identity {policy.pinned} (from {policy.anchor})"
+        )
+        return Finding.make("signature", SIGNATURE_NAME, message, severity="info")
+    why = (
+        f"{policy.pinned} is pinned only by the manifest in the folder being checked"
+        if policy.pinned is not None
+        else "the manifest pins no signer (signing.identity)"
+    )
+    message = (
+        f"signature valid, but the signer is unverified: {why}; give --identity sha256:..., --public-key, "
+        "--github-workflow or --trust-manifest REPO@COMMIT (--allow-unpinned-signer accepts it)"
+    )
+    return Finding.make(
+        "signature", SIGNATURE_NAME, message, severity="warning" if policy.allow_unpinned else "error"
+    )
+
+
+def check_signer(manifest: Manifest, root: Path, signature: Path) -> None:
+    """Refuse (exit 1) a ``model.sig`` the manifest's ``signing:`` section does not accept: push
+    would publish a signature its readers then refuse."""
+    if manifest.signing is None:
+        return
+    problem = signer_problem(signature, declared_policy(manifest, SignaturePolicy(), root))
+    if problem is not None:
+        raise CheckFailed(
+            f"{SIGNATURE_NAME} is not signed by the manifest's signer: {problem}; re-run `hubrelease sign`; "
+            "nothing was pushed",
+            path=signature,
+        )
 
 
 def verify_local_signature(
@@ -233,4 +371,4 @@ def verify_local_signature(
         )
         for name in sorted(unpublished - set(signed.digests))
     ]
-    return statement_findings(signed, digests) + extra
+    return with_signer(statement_findings(signed, digests) + extra, policy)

@@ -23,12 +23,14 @@ from hubrelease.hub.plan import REGULAR_FILE_MAX
 from hubrelease.hub.ranged import Traffic
 from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.folder import hidden
-from hubrelease.signing.release import statement_findings, verified_statement
+from hubrelease.signing.release import statement_findings, verified_statement, with_signer
 from hubrelease.signing.verifiers import SignaturePolicy
 from hubrelease.verify.findings import Finding
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
+
+    from hubrelease.manifest.models import Manifest
 
 MAX_SIGNATURE_BYTES = 64 << 20
 """A statement of 25,000 files (the Hub's per-commit cap) is about 5 MB of base64: far below this."""
@@ -69,7 +71,7 @@ def verify_remote_signature(
         observed[path] = entry.sha256 or _regular_sha256(
             api, repo_id, commit, repo_type, entry, local, traffic
         )
-    return statement_findings(signed, observed), traffic
+    return with_signer(statement_findings(signed, observed), policy), traffic
 
 
 def _regular_sha256(
@@ -91,3 +93,63 @@ def _regular_sha256(
         return None  # not a regular file the Hub would keep: reported as not matching, never fetched
     data = read_whole(api, repo_id, commit, repo_type, entry, traffic)
     return hashlib.sha256(data).hexdigest() if is_content(data, entry) else None
+
+
+MAX_MANIFEST_BYTES = 10 << 20
+"""The Hub keeps a file up to 10 MiB as a regular file; a larger manifest is not one push wrote."""
+
+
+def trusted_manifest(api: HfApi, pinned: str, name: str, repo_type: str = "model") -> Manifest:
+    """The manifest ``name`` as published at ``REPO@COMMIT`` (``pinned``), read from the Hub.
+
+    A reader's trust root: a commit the reader chose, whose files a later push cannot change, unlike
+    the folder being checked. Only a 40-hex commit is accepted (a branch or tag can be moved).
+    """
+    from hubrelease.errors import CheckFailed, InputError
+    from hubrelease.manifest import load_manifest_text
+    from hubrelease.revisions import is_commit
+
+    repo_id, _, commit = pinned.rpartition("@")
+    if not repo_id or not is_commit(commit):
+        raise InputError(
+            f"--trust-manifest {pinned!r}: say REPO@COMMIT, the full 40-hex commit whose manifest you trust"
+        )
+    entry = list_files(api, repo_id, commit, repo_type).get(name)
+    if entry is None or entry.size > MAX_MANIFEST_BYTES:
+        raise CheckFailed(f"--trust-manifest: {repo_id} has no {name} at {commit}")
+    data = read_whole(api, repo_id, commit, repo_type, entry)
+    if not is_content(data, entry):
+        raise CheckFailed(f"--trust-manifest: {name} at {repo_id}@{commit} is not what the Hub lists")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CheckFailed(f"--trust-manifest: {name} at {repo_id}@{commit} is not UTF-8") from None
+    return load_manifest_text(text, f"{repo_id}@{commit}:{name}")
+
+
+def signer_policy(
+    release: Manifest,
+    manifest_path: Path,
+    root: Path,
+    given: SignaturePolicy,
+    trust_manifest: str | None = None,
+    api: HfApi | None = None,
+    *,
+    remote: bool = False,
+) -> SignaturePolicy:
+    """Whom ``verify --signature`` trusts: ``given`` if it names a signer, else the ``signing:`` of
+    the manifest published at ``trust_manifest`` (REPO@COMMIT, read from the Hub) or of ``release``.
+
+    ``release``'s own pin counts as from outside the files checked only with ``remote``: the manifest
+    given is then the reference the Hub is compared with, not one of the files under test.
+    """
+    from hubrelease.signing.release import declared_policy
+
+    if trust_manifest is not None:
+        assert api is not None
+        release = trusted_manifest(api, trust_manifest, manifest_path.name, release.release.repo_type)
+        given = given._replace(anchor=f"the manifest at {trust_manifest}")
+    policy = declared_policy(release, given, root)
+    if remote and policy.anchor is None and policy.pinned is not None:
+        policy = policy._replace(anchor=f"the manifest {manifest_path}")
+    return policy

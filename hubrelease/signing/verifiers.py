@@ -6,17 +6,26 @@ with no chain, certifi's roots); or a Sigstore keyless signature, whose Fulcio c
 name ``identity`` as issued by ``issuer`` (sigstore-python's ``policy.Identity``, exact match), with
 the Rekor inclusion proof checked against the trust root: the public-good instance (fetched with
 TUF, so online) or a ``clienttrustconfig`` JSON given with ``trust_config`` (offline).
+
+Who signed is then held to the pinned identity (``SignaturePolicy.fingerprint`` or ``workflow``):
+a key's fingerprint, the fingerprint of the certificate chain's root (only certificates with it are
+trusted), or a GitHub workflow (``hubrelease.signing.identity``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from hubrelease.errors import HubReleaseError, InputError
+from hubrelease.manifest.models import GitHubWorkflow
 from hubrelease.signing.extra import missing_extra
+from hubrelease.signing.identity import describe, pem_fingerprint, workflow_policy
 from hubrelease.signing.signers import SigstoreUnavailable
 from hubrelease.signing.statement import SignedFiles, signed_files
+
+if TYPE_CHECKING:
+    from sigstore.verify.policy import VerificationPolicy
 
 try:
     from model_signing._signing import sign_certificate, sign_ec_key, sign_sigstore, sign_sigstore_pb
@@ -33,15 +42,35 @@ class SignaturePolicy(NamedTuple):
     identity: str | None = None
     issuer: str | None = None
     trust_config: Path | None = None
+    fingerprint: str | None = None
+    """The pinned key (``key``) or root (``certificate``) fingerprint, ``sha256:HEX``."""
+    workflow: GitHubWorkflow | None = None
+    """A keyless signer pinned as a GitHub workflow (instead of ``identity`` and ``issuer``)."""
+    anchor: str | None = None
+    """Where the pinned identity comes from (an option, a manifest at a commit); None: only from
+    the folder being checked, which cannot vouch for itself."""
+    allow_unpinned: bool = False
+    """A signer nothing outside the folder pins is a warning, not an error."""
 
     @property
     def method(self) -> str | None:
         """``key``, ``certificate`` or ``sigstore``; None when the policy names no signer yet."""
         if self.public_key is not None:
             return "key"
-        if self.identity is not None:
+        if self.identity is not None or self.workflow is not None:
             return "sigstore"
         return "certificate" if self.certificate_chain else None
+
+    @property
+    def pinned(self) -> str | None:
+        """The signer as findings name it, when one is pinned."""
+        if self.workflow is not None:
+            return describe(self.workflow)
+        if self.identity is not None:
+            return f"{self.identity} (issuer {self.issuer})"
+        if self.fingerprint is not None:
+            return self.fingerprint
+        return None
 
 
 class SignatureInvalid(HubReleaseError):
@@ -52,9 +81,15 @@ class SignatureInvalid(HubReleaseError):
 
 def check(policy: SignaturePolicy) -> None:
     """Refuse a policy that names no one, or two methods at once (exit 2)."""
-    given = [policy.public_key is not None, bool(policy.certificate_chain), policy.identity is not None]
-    if sum(given) > 1:
-        raise InputError("give one of --public-key, --certificate-chain, --identity (with --issuer)")
+    given = [
+        policy.public_key is not None,
+        bool(policy.certificate_chain),
+        policy.identity is not None or policy.workflow is not None,
+    ]
+    if sum(given) > 1 or (policy.identity is not None and policy.workflow is not None):
+        raise InputError(
+            "give one of --public-key, --certificate-chain, --identity (with --issuer), --github-workflow"
+        )
     if (policy.identity is None) != (policy.issuer is None):
         raise InputError("a keyless signature is checked against both --identity and --issuer")
     if policy.trust_config is not None and policy.method not in (None, "sigstore"):
@@ -64,10 +99,10 @@ def check(policy: SignaturePolicy) -> None:
 def verify_bundle(path: Path, policy: SignaturePolicy) -> SignedFiles:
     """The statement of the bundle at ``path`` once its signature checks out under ``policy``.
 
-    Raises ``SignatureInvalid`` naming model-signing's or sigstore's reason; unusable key material
-    or trust configuration is an ``InputError``.
+    Raises ``SignatureInvalid`` naming model-signing's or sigstore's reason, or the pinned identity
+    and the one found; unusable key material or trust configuration is an ``InputError``.
     """
-    verifier, signature = _verifier(policy), _read(path, policy)
+    verifier, signature = _verifier(_pinned_roots(policy)), _read(path, policy)
     try:
         manifest = verifier.verify(signature)
     except HubReleaseError:
@@ -79,8 +114,24 @@ def verify_bundle(path: Path, policy: SignaturePolicy) -> SignedFiles:
     return signed_files(manifest)
 
 
+def _pinned_roots(policy: SignaturePolicy) -> SignaturePolicy:
+    """``policy`` with only what its pinned fingerprint allows: the key must be it, and only the
+    chain's certificates with it are trusted (model-signing trusts every one it is given)."""
+    if policy.fingerprint is None or policy.method not in ("key", "certificate"):
+        return policy
+    given = [policy.public_key] if policy.public_key is not None else list(policy.certificate_chain)
+    found = {path: pem_fingerprint(path) for path in given}
+    trusted = tuple(path for path, fingerprint in found.items() if fingerprint == policy.fingerprint)
+    if not trusted:
+        seen = ", ".join(f"{fingerprint} ({path.name})" for path, fingerprint in found.items())
+        raise SignatureInvalid(
+            f"signer does not match the pinned identity: expected {policy.fingerprint}, found {seen}"
+        )
+    return policy if policy.public_key is not None else policy._replace(certificate_chain=trusted)
+
+
 def _verifier(policy: SignaturePolicy) -> oms_signing.Verifier:
-    if policy.identity is not None:
+    if policy.method == "sigstore":
         return _sigstore_verifier(policy)
     try:
         if policy.public_key is not None:
@@ -91,12 +142,21 @@ def _verifier(policy: SignaturePolicy) -> oms_signing.Verifier:
         raise InputError(f"cannot verify with it: {_reason(exc)}", path=where) from None
 
 
-def _sigstore_verifier(policy: SignaturePolicy) -> oms_signing.Verifier:
+def identity_policy(policy: SignaturePolicy) -> VerificationPolicy:
+    """sigstore's policy for the keyless signer ``policy`` pins."""
+    from sigstore.verify.policy import Identity
+
+    if policy.workflow is not None:
+        return workflow_policy(policy.workflow)
     assert policy.identity is not None and policy.issuer is not None
-    try:
-        return sign_sigstore.Verifier(
-            identity=policy.identity, oidc_issuer=policy.issuer, trust_config=policy.trust_config
-        )
+    assert policy.identity is not None and policy.issuer is not None
+    return Identity(identity=policy.identity, issuer=policy.issuer)
+
+
+def _sigstore_verifier(policy: SignaturePolicy) -> oms_signing.Verifier:
+    pinned = identity_policy(policy)
+    try:  # the identity is replaced below: model-signing's Verifier takes an exact SAN and issuer only
+        verifier = sign_sigstore.Verifier(identity="", oidc_issuer="", trust_config=policy.trust_config)
     except Exception as exc:
         if policy.trust_config is not None:  # unreadable, or not a clienttrustconfig
             raise InputError(
@@ -105,11 +165,15 @@ def _sigstore_verifier(policy: SignaturePolicy) -> oms_signing.Verifier:
         raise SigstoreUnavailable(  # the TUF refresh of the public-good trust root
             f"Sigstore's trust root could not be fetched ({_reason(exc)}); offline, pass --trust-config"
         ) from None
+    # model-signing 1.1.1 _signing/sign_sigstore.py: Verifier.__init__ keeps the policy it checks in
+    # self._policy (lines 221-223), which _verify_signed_content hands to sigstore's verify_dsse (line 232).
+    verifier._policy = pinned  # type: ignore[assignment]
+    return verifier
 
 
 def _read(path: Path, policy: SignaturePolicy) -> oms_signing.Signature:
     """The bundle as the matching verifier wants it (sigstore-python's model, or the protobuf one)."""
-    reader = sign_sigstore.Signature if policy.identity is not None else sign_sigstore_pb.Signature
+    reader = sign_sigstore.Signature if policy.method == "sigstore" else sign_sigstore_pb.Signature
     try:
         return reader.read(path)
     except OSError as exc:
@@ -125,36 +189,38 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def check_declared(bundle: str, policy: SignaturePolicy, manifest_path: Path) -> None:
-    """Refuse a fresh signature the manifest's ``signing:`` section would not accept (before it is written).
+def signer_problem(bundle: Path, policy: SignaturePolicy) -> str | None:
+    """Why the signature at ``bundle`` is not the signer ``policy`` names, or None.
 
     A key or certificate signature is verified as a reader will verify it; a keyless one cannot be
     offline (Rekor's proof is checked against the trust root), so its certificate is held to the
-    declared identity and issuer (sigstore-python's ``policy.Identity``, the check verify makes).
+    identity policy (sigstore-python's, the check verify makes).
     """
+    try:
+        if policy.method == "sigstore":
+            from sigstore.models import Bundle
+
+            identity_policy(policy).verify(Bundle.from_json(bundle.read_bytes()).signing_certificate)
+        else:
+            verify_bundle(bundle, policy)
+    except SignatureInvalid as exc:
+        return exc.message
+    except HubReleaseError:
+        raise
+    except Exception as exc:  # sigstore's VerificationError, a bundle it cannot parse
+        return _reason(exc)
+    return None
+
+
+def check_declared(bundle: str, policy: SignaturePolicy, manifest_path: Path) -> None:
+    """Refuse a fresh signature the manifest's ``signing:`` section would not accept (before it is written)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "model.sig"
         path.write_text(bundle, encoding="utf-8")
-        try:
-            if policy.method == "sigstore":
-                from sigstore.models import Bundle
-                from sigstore.verify.policy import Identity
-
-                assert policy.identity is not None
-                Identity(identity=policy.identity, issuer=policy.issuer).verify(
-                    Bundle.from_json(bundle).signing_certificate
-                )
-            else:
-                verify_bundle(path, policy)
-        except SignatureInvalid as exc:
-            raise InputError(
-                f"signing: the manifest's signer does not accept this signature: {exc.message}",
-                path=manifest_path,
-            ) from None
-        except Exception as exc:
-            raise InputError(
-                f"signing: the manifest's signer does not accept this signature: {_reason(exc)}",
-                path=manifest_path,
-            ) from None
+        problem = signer_problem(path, policy)
+    if problem is not None:
+        raise InputError(
+            f"signing: the manifest's signer does not accept this signature: {problem}", path=manifest_path
+        )

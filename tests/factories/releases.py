@@ -62,3 +62,22 @@ def write_hand_written_release(root: Path, card: str, files: dict[str, bytes] | 
     )
     (root / "README.md").write_text(card, encoding="utf-8")
     return manifest
+
+
+EXAMPLE_REPO = "hubrelease-example/tiny-dflash-drafter"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def example_release(folder: Path, repo: str) -> Path:
+    """A copy of the example release (and its target) published under ``repo``; its manifest."""
+    import shutil
+
+    from hubrelease.fsutil import STATE_DIR
+
+    for name in ("example", "example-target"):
+        shutil.copytree(
+            REPO_ROOT / "manifests" / name, folder / name, ignore=shutil.ignore_patterns(STATE_DIR)
+        )
+    manifest = folder / "example" / "hubrelease.yaml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace(EXAMPLE_REPO, repo), encoding="utf-8")
+    return manifest

@@ -29,7 +29,7 @@ from tests.factories.cli import run_cli
 from tests.factories.signing import (
     SignedDownload,
     flip_one_byte,
-    resign,
+    resign_ignoring,
     sign_raw_statement,
     signed_download,
 )
@@ -77,7 +77,7 @@ def _flip(name: str) -> Change:
 
 
 def _resign(paths: list[str]) -> Change:
-    return lambda folder, s: resign(folder, s.keys, paths)
+    return lambda folder, s: resign_ignoring(folder, s.keys, paths)
 
 
 def _model_signing_sign(folder: Path, s: SignedDownload) -> None:

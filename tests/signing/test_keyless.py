@@ -15,13 +15,25 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner as ClickRunner
+from google.protobuf import json_format
 from model_signing._cli import main as model_signing_cli
 
-from hubrelease.signing.release import signature_findings
+from hubrelease.loopback import LoopbackHub
+from hubrelease.manifest import load_manifest
+from hubrelease.signing.release import publish_set, published_digests, signature_findings
+from hubrelease.signing.statement import payload
 from hubrelease.signing.verifiers import SignaturePolicy
 from hubrelease.verify import Finding
 from tests.factories.cli import run_cli
-from tests.factories.signing import KEYLESS_IDENTITY, KEYLESS_ISSUER, KEYLESS_VECTOR, public_good_trust_config
+from tests.factories.releases import write_release
+from tests.factories.signing import (
+    KEYLESS_IDENTITY,
+    KEYLESS_ISSUER,
+    KEYLESS_VECTOR,
+    KeylessRelease,
+    github_keyless_signature,
+    public_good_trust_config,
+)
 
 SIGNED = ("signme-1", "signme-2")
 
@@ -61,13 +73,17 @@ def _observed(folder: Path) -> dict[str, str | None]:
 
 
 def _policy(trust: Path, identity: str = KEYLESS_IDENTITY, issuer: str = KEYLESS_ISSUER) -> SignaturePolicy:
-    return SignaturePolicy(identity=identity, issuer=issuer, trust_config=trust)
+    return SignaturePolicy(identity=identity, issuer=issuer, trust_config=trust, anchor="--identity")
 
 
 def test_the_public_good_vector_verifies_offline(vector: Path, trust: Path) -> None:
     assert _model_signing(vector, trust) == (0, "Verification succeeded\n")
     findings = signature_findings(vector / "model.sig", _policy(trust), _observed(vector))
-    assert [(f.path, f.severity) for f in findings] == [DOWNLOAD_WARNING]
+    assert [(f.path, f.severity) for f in findings] == [DOWNLOAD_WARNING, ("model.sig", "info")]
+    assert findings[1].message == (
+        f"signature valid, signer matches the pinned identity {KEYLESS_IDENTITY} (issuer {KEYLESS_ISSUER}) "
+        "(from --identity)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -142,3 +158,86 @@ def test_a_release_manifest_over_the_vector_through_the_cli(vector: Path, trust:
     bad.write_text("{}")
     code, _, err = run_cli("verify", manifest, *args[:6], bad)
     assert code == 2 and err.startswith(f"error: {bad}: not a Sigstore client trust config"), err
+
+
+WORKFLOW_REPO = "acme/keyless-drafter"
+WORKFLOW_FILE = ".github/workflows/release.yml"
+
+
+def _workflow_release(folder: Path, pinned_repository: str) -> tuple[Path, KeylessRelease]:
+    """A release whose manifest pins a GitHub workflow of ``pinned_repository``, signed keyless by
+    WORKFLOW_REPO's release workflow at v1.0 (offline: a local trust root)."""
+    manifest = write_release(
+        folder / "rel",
+        {"model.safetensors": b"weights" * 1000, "config.json": b"{}\n"},
+        extra_manifest={
+            "release": {"repo_id": WORKFLOW_REPO, "license": "mit"},
+            "card": {"template": "safetensors_drafter", "summary": "Signed in CI."},
+            "signing": {
+                "method": "sigstore",
+                "identity": {
+                    "repository": pinned_repository,
+                    "workflow": WORKFLOW_FILE,
+                    "ref": "refs/tags/v*",
+                },
+            },
+        },
+    )
+    assert run_cli("render-card", manifest)[0] == 0
+    release = load_manifest(manifest)
+    digests = published_digests(publish_set(release, manifest, folder / "rel"))
+    files = {path: digest for path, digest in digests.items() if digest is not None}
+    statement = json_format.MessageToJson(payload(WORKFLOW_REPO, files).statement.pb).encode()
+    signed = github_keyless_signature(
+        folder / "rel",
+        statement,
+        folder / "trust.json",
+        repository=WORKFLOW_REPO,
+        workflow=WORKFLOW_FILE,
+        ref="refs/tags/v1.0",
+    )
+    return manifest, signed
+
+
+def _signer_message(out: str) -> tuple[str, str]:
+    [finding] = [f for f in json.loads(out)["findings"] if f["path"] == "model.sig"]
+    return finding["severity"], finding["message"]
+
+
+def test_a_workflow_signed_release_through_the_cli_and_its_card(tmp_path: Path) -> None:
+    manifest, signed = _workflow_release(tmp_path, WORKFLOW_REPO)
+    trust = ("--trust-config", signed.trust_config)
+    workflow = f"{WORKFLOW_REPO}/{WORKFLOW_FILE}@refs/tags/v*"
+    code, out, err = run_cli(
+        "verify", manifest, "--signature", "--github-workflow", workflow, *trust, "--json"
+    )
+    san = f"https://github.com/{WORKFLOW_REPO}/{WORKFLOW_FILE}@refs/tags/v*"
+    assert (code, _signer_message(out)) == (
+        0,
+        ("info", f"signature valid, signer matches the pinned identity {san} (from --github-workflow)"),
+    ), err
+    code, out, _ = run_cli("verify", manifest, "--signature", *trust, "--json")  # the folder's own pin
+    severity, message = _signer_message(out)
+    assert code == 1 and severity == "error" and f"signer is unverified: {san} is pinned only" in message
+    other = f"acme/other/{WORKFLOW_FILE}@refs/tags/v*"
+    code, out, _ = run_cli("verify", manifest, "--signature", "--github-workflow", other, *trust, "--json")
+    assert code == 1 and "GitHubWorkflowRepository does not match" in _signer_message(out)[1]
+    card = (tmp_path / "rel" / "README.md").read_text(encoding="utf-8")
+    assert (
+        f"the GitHub Actions workflow `{WORKFLOW_FILE}` of `{WORKFLOW_REPO}`, run for `refs/tags/v*`" in card
+    )
+    assert (
+        f"`hubrelease verify keyless-drafter/hubrelease.yaml --signature --github-workflow '{workflow}'`"
+        in card
+    )
+
+
+def test_push_refuses_a_keyless_signature_by_another_workflow_than_pinned(
+    tmp_path: Path, loopback_hub: LoopbackHub
+) -> None:
+    manifest, _ = _workflow_release(tmp_path, "acme/another-repo")
+    loopback_hub.requests.clear()
+    code, out, err = run_cli("push", manifest, "--endpoint", loopback_hub.url)
+    assert code == 1 and "model.sig is not signed by the manifest's signer" in err, out + err
+    assert "GitHubWorkflowRepository does not match" in err
+    assert [r for r in loopback_hub.requests.records if r.method not in ("GET", "HEAD")] == []

@@ -154,11 +154,27 @@ def test_unusable_key_material_is_one_line_naming_the_file(tmp_path: Path) -> No
         (("--public-key", "p.pem"), "--public-key needs --signature"),
         (
             ("--signature",),
-            "say whom to trust: --public-key, --certificate-chain, or --identity and --issuer (or declare",
+            "say whom to trust: --public-key, --certificate-chain, --identity (with --issuer), --github-workflow "
+            "or --trust-manifest REPO@COMMIT (or declare",
         ),
         (("--signature", "--identity", "me@example.com"), "both --identity and --issuer"),
         (("--signature", "--public-key", "p.pem", "--identity", "x", "--issuer", "y"), "give one of"),
         (("--signature", "--public-key", "p.pem", "--trust-config", "t.json"), "--trust-config applies"),
+        (("--allow-unpinned-signer",), "--allow-unpinned-signer needs --signature"),
+        (("--signature", "--identity", "sha256:abc"), "a key fingerprint is sha256: and 64 lowercase hex"),
+        (
+            ("--signature", "--identity", f"sha256:{'a' * 64}"),
+            "pass --public-key (or --certificate-chain) with it",
+        ),
+        (
+            ("--signature", "--github-workflow", "acme/x@refs/tags/v1"),
+            "say OWNER/REPO/.github/workflows/FILE.yml@REF",
+        ),
+        (
+            ("--signature", "--trust-manifest", f"acme/x@{'0' * 40}", "--public-key", "p.pem"),
+            "--trust-manifest takes the signer from that manifest: drop --public-key",
+        ),
+        (("--signature", "--trust-manifest", "acme/x@main"), "the full 40-hex commit"),
     ],
 )
 def test_verify_signature_usage_errors(tmp_path: Path, args: tuple[str, ...], message: str) -> None:

@@ -20,16 +20,13 @@ from click.testing import CliRunner as ClickRunner
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, snapshot_download
 from model_signing._cli import main as model_signing_cli
 
-from hubrelease.fsutil import STATE_DIR
 from hubrelease.loopback import LoopbackHub
 from hubrelease.release_files import SIGNATURE_NAME
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
-from tests.factories.signing import KeyPair, ec_key_pair, flip_one_byte, resign
+from tests.factories.releases import example_release
+from tests.factories.signing import KeyPair, ec_key_pair, flip_one_byte, resign_ignoring
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-REPO_ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE_REPO = "hubrelease-example/tiny-dflash-drafter"
 # Every file push publishes for the example (artifacts, evaluation, card, manifest): model.sig signs these.
 PUBLISHED = (
     "README.md",
@@ -52,16 +49,6 @@ class Signed(NamedTuple):
     download: Path
     hub: LoopbackHub
     env: dict[str, str]
-
-
-def _example(repo_root: Path, folder: Path, repo: str) -> Path:
-    """A copy of the example release (and its target) published under ``repo``; its manifest."""
-    ignore = shutil.ignore_patterns(STATE_DIR)
-    for name in ("example", "example-target"):
-        shutil.copytree(repo_root / "manifests" / name, folder / name, ignore=ignore)
-    manifest = folder / "example" / "hubrelease.yaml"
-    manifest.write_text(manifest.read_text(encoding="utf-8").replace(EXAMPLE_REPO, repo), encoding="utf-8")
-    return manifest
 
 
 def _ok(*args: str | Path) -> str:
@@ -129,7 +116,7 @@ def signed(tmp_path_factory: pytest.TempPathFactory, loopback_hub: LoopbackHub) 
 
 def _sign_push_download(folder: Path, loopback_hub: LoopbackHub) -> Signed:
     repo = unique_repo("signed")
-    manifest = _example(REPO_ROOT, folder, repo)
+    manifest = example_release(folder, repo)
     keys = ec_key_pair(folder / "keys")
     _ok("push", folder / "example-target" / "hubrelease.yaml", "--endpoint", loopback_hub.url)
     _ok("render-card", manifest)  # the card names the repo
@@ -303,7 +290,7 @@ def test_a_statement_ignoring_everything_is_refused_remotely_and_by_model_signin
     statement = tmp_path / "statement"
     statement.mkdir()
     shutil.copy(signed.download / SIGNATURE_NAME, statement / SIGNATURE_NAME)
-    resign(statement, signed.keys, ignore_paths)
+    resign_ignoring(statement, signed.keys, ignore_paths)
     branch = f"t-ignore-{len(ignore_paths[0])}"
     head = _tampered(signed, branch, [CommitOperationAdd(SIGNATURE_NAME, str(statement / SIGNATURE_NAME))])
     code, found = _hubrelease_remote(signed, head)
