@@ -2,7 +2,8 @@
 
 Kept apart from the readers (``hubrelease.evaluation.ingest``): they turn each tool's output into
 ``MeasuredRequest`` rows; this module only analyses rows. Per prompt, each arm's repetitions are averaged per
-boot, then the boots (boots weigh equally); pairs are by prompt. Tokens per round pools as the ratio
+boot, then the boots (boots weigh equally); pairs are by prompt, and again within each prompt
+category when the rows carry one. Tokens per round pools as the ratio
 of sums, predicted_n / (predicted_n - accepted); step time as predicted_ms / (predicted_n - accepted).
 The design (prompts, repetitions, predicted tokens, boot order) is counted from the rows, whether
 the repetitions are numbered from 0 or from 1, and a spec that states other counts is refused.
@@ -79,6 +80,7 @@ def _paired_row(
     setting: Setting | None,
     primary: bool,
     where: str,
+    category: str | None = None,
 ) -> ComparisonRow:
     """``where`` names the comparison (and setting) for the error when there are too few prompts."""
     prompts = sorted(baseline)
@@ -106,6 +108,7 @@ def _paired_row(
         per_pair_relative_range=Range(low=min(relative), high=max(relative)),
         positive_pairs=sum(d > 0 for d in relative),
         role="primary" if primary else "secondary",
+        category=category,
     )
 
 
@@ -125,6 +128,7 @@ def _check_pairing(groups: dict[str, list[MeasuredRequest]], labels: dict[str, s
 def compare_arms(runs: Sequence[MeasuredRequest], spec: ComparisonSpec) -> Comparison:
     """Paired-by-prompt A/B per setting, plus each arm's between-boot spread."""
     rows: list[ComparisonRow] = []
+    by_category: list[ComparisonRow] = []
     spreads: list[BootSpread] = []
     settings = sorted({run.n_max for run in runs if run.arm in (spec.baseline, spec.treatment)})
     if not settings:
@@ -153,6 +157,19 @@ def compare_arms(runs: Sequence[MeasuredRequest], spec: ComparisonSpec) -> Compa
             )
         )
         spreads.extend(_boot_spread(arm, setting, group) for arm, group in groups.items())
+        category_of = {run.prompt: run.category for group in groups.values() for run in group}
+        for category in sorted({c for c in category_of.values() if c is not None}):
+            mine = {p for p, c in category_of.items() if c == category}
+            by_category.append(
+                _paired_row(
+                    {p: m for p, m in means[spec.baseline].items() if p in mine},
+                    {p: m for p, m in means[spec.treatment].items() if p in mine},
+                    setting,
+                    False,
+                    f"comparison {spec.id!r} at {spec.setting_name} {setting}, category {category!r}",
+                    category,
+                )
+            )
     return Comparison(
         id=spec.id,
         title=spec.title,
@@ -168,6 +185,7 @@ def compare_arms(runs: Sequence[MeasuredRequest], spec: ComparisonSpec) -> Compa
         rows=rows,
         between_boot_spread=spreads,
         notes=spec.notes,
+        by_category=by_category,
     )
 
 
