@@ -125,6 +125,31 @@ def _check_pairing(groups: dict[str, list[MeasuredRequest]], labels: dict[str, s
                 )
 
 
+def _category_rows(
+    groups: Iterable[Sequence[MeasuredRequest]],
+    baseline: dict[str, float],
+    treatment: dict[str, float],
+    setting: Setting | None,
+    where: str,
+) -> list[ComparisonRow]:
+    """The paired analysis again within each prompt category the rows carry (none: no rows)."""
+    category_of = {run.prompt: run.category for group in groups for run in group}
+    rows = []
+    for category in sorted({c for c in category_of.values() if c is not None}):
+        mine = {p for p, c in category_of.items() if c == category}
+        rows.append(
+            _paired_row(
+                {p: m for p, m in baseline.items() if p in mine},
+                {p: m for p, m in treatment.items() if p in mine},
+                setting,
+                False,
+                f"{where}, category {category!r}",
+                category,
+            )
+        )
+    return rows
+
+
 def compare_arms(runs: Sequence[MeasuredRequest], spec: ComparisonSpec) -> Comparison:
     """Paired-by-prompt A/B per setting, plus each arm's between-boot spread."""
     rows: list[ComparisonRow] = []
@@ -157,19 +182,13 @@ def compare_arms(runs: Sequence[MeasuredRequest], spec: ComparisonSpec) -> Compa
             )
         )
         spreads.extend(_boot_spread(arm, setting, group) for arm, group in groups.items())
-        category_of = {run.prompt: run.category for group in groups.values() for run in group}
-        for category in sorted({c for c in category_of.values() if c is not None}):
-            mine = {p for p, c in category_of.items() if c == category}
-            by_category.append(
-                _paired_row(
-                    {p: m for p, m in means[spec.baseline].items() if p in mine},
-                    {p: m for p, m in means[spec.treatment].items() if p in mine},
-                    setting,
-                    False,
-                    f"comparison {spec.id!r} at {spec.setting_name} {setting}, category {category!r}",
-                    category,
-                )
-            )
+        by_category += _category_rows(
+            groups.values(),
+            means[spec.baseline],
+            means[spec.treatment],
+            setting,
+            f"comparison {spec.id!r} at {spec.setting_name} {setting}",
+        )
     return Comparison(
         id=spec.id,
         title=spec.title,
@@ -253,6 +272,9 @@ def sweep(runs: Sequence[MeasuredRequest], spec: SweepSpec) -> tuple[Sweep, list
                 ],
                 rows=[_paired_row(baseline, treatment, None, False, f"comparison {pair.id!r}")],
                 notes=pair.notes,
+                by_category=_category_rows(
+                    groups.values(), baseline, treatment, None, f"comparison {pair.id!r}"
+                ),
             )
         )
     sweep_model = Sweep(

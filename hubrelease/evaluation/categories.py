@@ -176,6 +176,15 @@ def bench_by_category(
     attempts: Sequence[tuple[str, BenchAttempt]], mapping: Mapping[str, str]
 ) -> list[CategoryResult]:
     """Per run name: every task, then each category's, with acceptance per draft position."""
+    first: dict[tuple[str, str, int], BenchAttempt] = {}
+    for name, attempt in attempts:
+        earlier = first.setdefault((name, attempt.task, attempt.repeat), attempt)
+        if earlier is not attempt:
+            raise attempt.record.error(
+                f"repeats task {attempt.task!r} run {attempt.repeat} of {name!r} "
+                f"(first at {earlier.record.path}:{earlier.record.line}); give each run its own NAME=PATH",
+                "task",
+            )
     named = [
         (name, a, _category(a.record, a.category, a.task, mapping, "task_category")) for name, a in attempts
     ]

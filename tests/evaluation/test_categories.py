@@ -14,7 +14,15 @@ from hubrelease.errors import BuildError, FormatError
 from hubrelease.evaluation.infer import SpecOptions
 from hubrelease.evaluation.ingest import ServingOptions
 from hubrelease.evaluation.spec import EvaluationSpec
-from tests.factories.bench_runs import LLAMA_FIELDS, ab_rows, sglang_line, write_csv, write_jsonl
+from tests.factories.bench_runs import (
+    LLAMA_FIELDS,
+    ab_rows,
+    ab_spec_parts,
+    llama_rows,
+    sglang_line,
+    write_csv,
+    write_jsonl,
+)
 
 AB = SpecOptions(hardware="GPU", target="acme/t", baseline="A", treatment="B", primary="n_max=3")
 THINK = {"p1": "think", "p2": "think", "p3": "no-think", "p4": "no-think"}
@@ -29,17 +37,23 @@ def _rows_with_categories() -> list[dict[str, Any]]:
     return rows
 
 
-def _paired(rows: list[dict[str, Any]], n_max: int, prompts: list[str]) -> tuple[float, float, float]:
-    """Mean paired difference of B - A and its 95% t-interval, recomputed with numpy/scipy."""
+def _paired(
+    rows: list[dict[str, Any]], sides: tuple[tuple[str, int], tuple[str, int]], prompts: list[str]
+) -> tuple[float, float, float]:
+    """Mean paired difference treatment - baseline ((arm, n_max) each) and its 95% t-interval,
+    recomputed with numpy/scipy: per prompt, repetitions averaged per boot, then the boots."""
 
-    def prompt_mean(arm: str, prompt: str) -> float:
+    def prompt_mean(arm: str, n_max: int, prompt: str) -> float:
         per_boot: dict[int, list[float]] = {}
         for r in rows:
             if (r["arm"], r["prompt_id"], r["n_max"]) == (arm, prompt, n_max):
                 per_boot.setdefault(r["boot"], []).append(1000 * r["predicted_n"] / r["predicted_ms"])
         return float(np.mean([np.mean(v) for v in per_boot.values()]))
 
-    differences = np.array([prompt_mean("B", p) - prompt_mean("A", p) for p in prompts])
+    (base_arm, base_n), (treat_arm, treat_n) = sides
+    differences = np.array(
+        [prompt_mean(treat_arm, treat_n, p) - prompt_mean(base_arm, base_n, p) for p in prompts]
+    )
     low, high = stats.t.interval(0.95, len(prompts) - 1, loc=differences.mean(), scale=stats.sem(differences))
     return float(differences.mean()), float(low), float(high)
 
@@ -56,7 +70,8 @@ def test_ab_rows_with_a_category_column_get_paired_rows_per_category(tmp_path: P
     ]
     for row in ab.by_category:
         prompts = [p for p, c in THINK.items() if c == row.category]
-        mean, low, high = _paired(rows, int(row.setting or 0), prompts)
+        setting = int(row.setting or 0)
+        mean, low, high = _paired(rows, (("A", setting), ("B", setting)), prompts)
         assert (row.mean_difference, row.ci95.low, row.ci95.high) == pytest.approx(
             (mean, low, high), rel=1e-9
         )
@@ -64,6 +79,25 @@ def test_ab_rows_with_a_category_column_get_paired_rows_per_category(tmp_path: P
     # The overall rows are those of a build without categories.
     plain = write_csv(tmp_path / "plain.csv", rows)
     assert ab.rows == build_evaluation([Source(plain)], spec_options=AB).comparisons[0].rows
+
+
+def test_a_sweeps_setting_pair_gets_paired_rows_per_category(tmp_path: Path) -> None:
+    rows = llama_rows(arms={"S": [1]}, n_max_values=(0, 3), gain={"S": 0.2})
+    for row in rows:
+        row["category"] = THINK[row["prompt_id"]]
+        if row["n_max"] == 3 and row["category"] == "think":
+            row["predicted_ms"] = round(row["predicted_ms"] * (0.7 + 0.02 * int(row["prompt_id"][1:])), 6)
+    path = write_csv(tmp_path / "sweep.csv", rows, [*LLAMA_FIELDS, "category"])
+    parts = ab_spec_parts()
+    spec = EvaluationSpec.model_validate({"run": parts["run"], "sweeps": parts["sweeps"]})
+    (on_off,) = build_evaluation([Source(path)], spec).comparisons
+    assert [r.category for r in on_off.by_category] == ["no-think", "think"]
+    for paired in on_off.by_category:
+        prompts = [p for p, c in THINK.items() if c == paired.category]
+        mean, low, high = _paired(rows, (("S", 0), ("S", 3)), prompts)
+        assert (paired.mean_difference, paired.ci95.low, paired.ci95.high) == pytest.approx(
+            (mean, low, high), rel=1e-9
+        )
 
 
 def test_the_spec_map_categorises_rows_without_a_column(tmp_path: Path) -> None:

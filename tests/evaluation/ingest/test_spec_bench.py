@@ -17,6 +17,7 @@ from hubrelease.evaluation.ingest.spec_bench import SpecBench, parse_attempt
 from hubrelease.evaluation.records import Record
 from hubrelease.evaluation.spec import EvaluationSpec
 from tests.factories.bench_runs import spec_bench_attempt, write_jsonl
+from tests.factories.cli import run_cli
 
 OPTIONS = SpecOptions(hardware="Test GPU", target="acme/target")
 # Three tasks in two categories, two repeats each, positions drafted/accepted per attempt.
@@ -165,3 +166,18 @@ def test_the_baseline_has_no_acceptance(tmp_path: Path) -> None:
     (result,) = evaluation.by_category
     assert (result.accepted_length, result.acceptance_by_position) == (None, [])
     assert json.loads(evaluation_json(evaluation))["by_category"][0]["decode_tok_s"] == pytest.approx(64.0)
+
+
+def test_the_same_file_given_twice_is_refused(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "dflash.jsonl", _lines(details=True))
+    with pytest.raises(FormatError, match="repeats task 'zh-1' run 1 of 'dflash'"):
+        build_evaluation([Source(path), Source(path)], spec_options=OPTIONS)
+
+
+def test_build_eval_reads_spec_bench_output_from_the_command_line(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "dflash.jsonl", _lines(details=True))
+    out = tmp_path / "evaluation.json"
+    code, _, err = run_cli("build", "eval", path, "--hardware", "GPU", "--target", "acme/t", "--out", out)
+    assert code == 0, err
+    assert "0 cells, 0 comparisons, 0 sweeps, 3 results per prompt category from 1 files" in err
+    assert [r["category"] for r in json.loads(out.read_text())["by_category"]] == [None, "chinese", "english"]
