@@ -97,6 +97,11 @@ def serving_by_category(
 ) -> list[CategoryResult]:
     """Each serving run split by the category of its request indices, from its per-request arrays.
 
+    Index i is the i-th prompt of the dataset: bench_serving (sglang 0.5.23 benchmark/serving.py) sends
+    the requests in dataset order (lines 1118-1120; a trace replay sorts them by timestamp first,
+    line 1103), gathers the outputs in that order (line 1619) and writes each array from them (lines
+    1946-1951).
+
     A request's decode speed is (output tokens - 1) / the sum of its inter-token gaps: the streamed
     chunks from the first to the last token. bench_serving keeps no per-request latency, so this is
     the one per-request speed both serving tools' arrays give; requests with one token have none.

@@ -8,9 +8,9 @@ line per task and repeat, then one ``row_type: summary`` line (lines 1329-1342).
 ``task_name`` with its ``task_category``, the repeat ``repeat_index`` (from 0), ``ok`` is under ``quality``,
 ``generated`` under ``tokens``, ``decode_s`` under ``timing`` and the stages under ``speculative``
 (``spec_bench_stage_json``, line 526: ``num_drafts``, ``draft_tokens``, ``accepted_tokens`` and the
-same position arrays). Element 0 of a position array is draft position 1. Decode tok/s is
-``generated / decode_s`` and acceptance length ``1 + accepted / drafts`` (lines 937-944), as the tool
-computes them. The summary line only re-adds the attempts, so it is recognised and not read.
+same position arrays). Element 0 of a position array is draft position 1 (the tool's README). Decode tok/s is
+``generated / decode_s`` and acceptance length ``1 + accepted / drafts``, as the tool computes them
+(lines 948 and 937-939). The summary line only re-adds the attempts, so it is recognised and not read.
 """
 
 from __future__ import annotations
