@@ -1,7 +1,8 @@
 """Raw benchmark runs + a spec -> one evaluation JSON: every number computed, every input digested.
 
 Serving results (SGLang bench_serving, ``vllm bench serve``) become matrix cells; llama-server rows
-feed the spec's comparisons and sweeps. Each record is read by the tool that wrote it
+feed the spec's comparisons and sweeps; llama-spec-bench attempts become results per prompt category
+(as do cells and comparisons whose prompts have one). Each record is read by the tool that wrote it
 (``hubrelease.evaluation.ingest.source_of``), so files of every kind can be given in one call.
 """
 
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 from hubrelease import __version__
 from hubrelease.errors import BuildError, FormatError
 from hubrelease.evaluation.analysis import compare_arms, sweep
+from hubrelease.evaluation.categories import bench_by_category, categorise_requests, serving_by_category
 from hubrelease.evaluation.infer import SpecOptions, complete_analysis, complete_configurations, complete_run
 from hubrelease.evaluation.ingest import ServingOptions, ServingSource, source_of
 from hubrelease.evaluation.ingest.llama_server import (
@@ -32,8 +34,18 @@ from hubrelease.evaluation.ingest.llama_server import (
     parse_run,
 )
 from hubrelease.evaluation.ingest.serving import serving_cells
+from hubrelease.evaluation.ingest.spec_bench import BenchAttempt, SpecBench, parse_attempt
 from hubrelease.evaluation.load import SCHEMA_COMMAND
-from hubrelease.evaluation.models import SCHEMA_VERSION, Comparison, Evaluation, Provenance, SourceFile
+from hubrelease.evaluation.models import (
+    SCHEMA_VERSION,
+    Comparison,
+    Engine,
+    Evaluation,
+    PromptSet,
+    Provenance,
+    Run,
+    SourceFile,
+)
 from hubrelease.evaluation.provenance import unidentified_drafters
 from hubrelease.evaluation.records import Record, read_records
 from hubrelease.evaluation.spec import EvaluationSpec
@@ -98,6 +110,7 @@ def _build(
 ) -> Evaluation:
     serving: list[tuple[ServingSource, str | None, Record]] = []
     requests: list[MeasuredRequest] = []
+    attempts: list[tuple[str, BenchAttempt]] = []
     files = []
     progress.start(sum(s.path.stat().st_size for s in sources if s.path.is_file()), "reading benchmark runs")
     boots: dict[str, int] = defaultdict(int)
@@ -113,6 +126,9 @@ def _build(
             tool = source_of(record)
             if isinstance(tool, ServingSource):
                 serving.append((tool, source.configuration, record))
+            elif isinstance(tool, SpecBench):
+                if (attempt := parse_attempt(record)) is not None:
+                    attempts.append((arm, attempt))
             else:
                 requests.append(parse_run(record, llama_options.columns, defaults))
         files.append(
@@ -124,13 +140,17 @@ def _build(
         )
         progress.advance(source.path.stat().st_size)
     progress.finish()
-    requests = number_repetitions(requests)
+    requests = categorise_requests(number_repetitions(requests), spec.prompt_categories)
     check_unique(requests)
     warnings = check_grid(requests, llama_options.allow_incomplete)
     check_digests(requests, llama_options.artifacts, llama_options.binaries)
-    if not (serving or requests):
-        raise BuildError("nothing to build: no bench_serving runs and no llama-server rows")
+    if not (serving or requests or attempts):
+        raise BuildError(
+            "nothing to build: no bench_serving runs, llama-server rows or llama-spec-bench attempts"
+        )
     run = complete_run(spec, spec_options, serving, requests)
+    if attempts and not (serving or requests):
+        run = _bench_run(run, spec, attempts)
     if prompts is not None:
         run = run.model_copy(
             update={"prompt_set": run.prompt_set.model_copy(update={"sha256": sha256_file(prompts)})}
@@ -143,13 +163,15 @@ def _build(
         result, pairs = sweep(requests, sweep_spec)
         sweeps.append(result)
         comparisons.extend(pairs)
-    if not (serving or comparisons or sweeps):
+    if not (serving or comparisons or sweeps or attempts):
         raise BuildError(
             "nothing to build from the llama-server rows: name the A/B with --baseline/--treatment, "
             "or give comparisons or sweeps in a --spec file"
         )
     cells, serving_warnings = serving_cells(serving, configurations, run, serving_options)
     warnings.extend(serving_warnings)
+    by_category = serving_by_category(serving, spec.prompt_categories, serving_options)
+    by_category += bench_by_category(attempts, spec.prompt_categories)
     warnings = _relocated(warnings, {str(s.path): f.path for s, f in zip(sources, files, strict=True)})
     title = spec.title or spec_options.title or f"Serving evaluation on {run.hardware.name}"
     # Validate through the model (not construct) so cross-field rules run on the assembled file too.
@@ -162,6 +184,7 @@ def _build(
             "cells": cells,
             "comparisons": comparisons,
             "sweeps": sweeps,
+            "by_category": by_category,
             "notes": spec.notes,
             "provenance": Provenance(
                 generator=f"hubrelease {__version__} build eval", sources=files, warnings=warnings
@@ -174,6 +197,18 @@ def _build(
     if unidentified:
         raise BuildError(f"{unidentified[0]} (--manifest's release publishes drafter files)")
     return evaluation
+
+
+def _bench_run(run: Run, spec: EvaluationSpec, attempts: Sequence[tuple[str, BenchAttempt]]) -> Run:
+    """A llama-spec-bench-only run: ik_llama.cpp's binary, its tasks counted, unless the spec says."""
+    update: dict[str, object] = {}
+    if spec.run.engine is None:
+        update["engine"] = Engine(name=SpecBench.engine)
+    if spec.run.prompt_set is None:
+        update["prompt_set"] = PromptSet(
+            name="llama-spec-bench tasks", total=len({a.task for _, a in attempts})
+        )
+    return run.model_copy(update=update)
 
 
 def llama_options(columns: str | None, allow_incomplete: bool, manifest: Path | None) -> LlamaOptions:

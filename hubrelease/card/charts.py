@@ -2,11 +2,12 @@
 
 One chart per figure a reader would otherwise compare by eye: throughput and median TPOT against
 concurrency (one line per configuration, one chart per hardware matrix), each paired comparison's
-mean difference with its 95% interval per setting, and each sweep's step times with their
-least-squares fit and residuals. matplotlib draws them (its SVG backend, no pyplot state) under
-matplotlib's own defaults, so a user's matplotlibrc changes nothing, with the reproducibility knobs
-fixed: ``svg.hashsalt`` (element ids), ``svg.fonttype: none`` (text stays text: no glyph outlines
-from whatever fonts a machine has), no ``Date`` and a fixed ``Creator`` in the metadata.
+mean difference with its 95% interval per setting, each sweep's step times with their
+least-squares fit and residuals, and the results per prompt category with their intervals.
+matplotlib draws them (its SVG backend, no pyplot state) under matplotlib's own defaults, so a
+user's matplotlibrc changes nothing, with the reproducibility knobs fixed: ``svg.hashsalt`` (element
+ids), ``svg.fonttype: none`` (text stays text: no glyph outlines from whatever fonts a machine has),
+no ``Date`` and a fixed ``Creator`` in the metadata.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from hubrelease.evaluation import Evaluation
-from hubrelease.evaluation.models import Comparison, Configuration, StepTimeFit, Sweep
+from hubrelease.evaluation.models import Comparison, Configuration, Interval, StepTimeFit, Sweep
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -76,6 +77,11 @@ def comparison_chart_path(evaluation_path: str, comparison: Comparison) -> str:
 
 def sweep_chart_path(evaluation_path: str, sweep: Sweep) -> str:
     return f"{CHARTS_DIR}/{_stem(evaluation_path)}-{sweep.id}.svg"
+
+
+def category_chart_path(evaluation_path: str) -> str:
+    """Path of the chart of an evaluation's results per prompt category."""
+    return f"{CHARTS_DIR}/{_stem(evaluation_path)}-categories.svg"
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -193,6 +199,63 @@ def _comparison(comparison: Comparison) -> Figure:
     return figure
 
 
+def _intervals(axes: Axes, names: list[str], means: list[float], intervals: list[Interval | None]) -> None:
+    """One point per name with its 95% interval where there is one, names down the y axis."""
+    positions = list(range(len(names)))
+    for y, mean, interval in zip(positions, means, intervals, strict=True):
+        errors = [[mean - interval.low], [interval.high - mean]] if interval is not None else None
+        axes.errorbar([mean], [y], xerr=errors, fmt="o", color="C0", capsize=4)
+    axes.set_yticks(positions, names)
+    axes.invert_yaxis()
+
+
+def _categories(evaluation: Evaluation) -> Figure:
+    """Decode tok/s per configuration and category, and each comparison's paired difference per category."""
+    labels = {c.id: c.label for c in evaluation.configurations}
+    compared = [c for c in evaluation.comparisons if c.by_category]
+    panels = int(bool(evaluation.by_category)) + len(compared)
+    rows = len(evaluation.by_category) + sum(len(c.by_category) for c in compared)
+    figure = _figure(7.0, 1.2 + 0.35 * rows + 0.9 * panels)
+    axes_list: list[Axes] = list(figure.subplots(panels, 1, squeeze=False)[:, 0])
+    if evaluation.by_category:
+        axes = axes_list.pop(0)
+        results = evaluation.by_category
+        _intervals(
+            axes,
+            [
+                f"{labels.get(r.configuration, r.configuration)}"
+                + (f" @{r.concurrency}" if r.concurrency is not None else "")
+                + f": {r.category or 'all prompts'}"
+                for r in results
+            ],
+            [r.decode_tok_s for r in results],
+            [r.ci95 for r in results],
+        )
+        axes.set_xlabel("Decode tok/s, mean over the category's prompts (95% CI)")
+    for comparison, axes in zip(compared, axes_list, strict=True):
+        arms = {arm.id: arm.label for arm in comparison.arms}
+        rows_ = comparison.by_category
+        _intervals(
+            axes,
+            [
+                f"{row.category}"
+                + (f" ({comparison.setting_name} {row.setting})" if row.setting is not None else "")
+                for row in rows_
+            ],
+            [row.mean_difference for row in rows_],
+            [row.ci95 for row in rows_],
+        )
+        axes.axvline(0.0, color="black", linewidth=0.8)
+        axes.set_xlabel(
+            f"{arms[comparison.treatment]} minus {arms[comparison.baseline]} ({comparison.metric}), "
+            f"paired by {comparison.paired_by} within each category (95% CI)"
+        )
+        axes.set_title(comparison.title, fontsize=9)
+    figure.suptitle(f"Results per prompt category, {_run_conditions(evaluation)}", fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
 def _line(fit: StepTimeFit, setting: float) -> float:
     return fit.intercept_ms + fit.slope_ms * (setting - 1)
 
@@ -265,6 +328,9 @@ def figures(evaluations: Mapping[str, Evaluation]) -> Iterator[tuple[str, str, A
             if sweep.step_time_fit is not None:
                 title = f"{sweep.title}: step time, fit and residuals"
                 yield sweep_chart_path(path, sweep), title, lambda s=sweep: _sweep(s)
+        if evaluation.by_category or any(c.by_category for c in evaluation.comparisons):
+            title = f"Results per prompt category, {evaluation.run.hardware.name}"
+            yield category_chart_path(path), title, lambda e=evaluation: _categories(e)
 
 
 def chart_titles(evaluations: Mapping[str, Evaluation]) -> dict[str, str]:

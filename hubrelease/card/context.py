@@ -20,8 +20,10 @@ from hubrelease.card.signature import SignatureCheck, signature_check
 from hubrelease.card.tables import (
     AbTable,
     BenchmarkTable,
+    CategoryTable,
     DraftTokens,
     SweepTable,
+    build_category_tables,
     build_tables,
     draft_tokens,
 )
@@ -159,6 +161,8 @@ class CardContext:
     benchmarks: tuple[BenchmarkTable, ...]
     comparisons: tuple[AbTable, ...]
     sweeps: tuple[SweepTable, ...]
+    categories: tuple[CategoryTable, ...]
+    """Results per prompt category, one table per evaluation file whose runs carry categories."""
     claims: Mapping[str, Claim]
     evaluations: Mapping[str, Evaluation]
     targets: tuple[PinnedRepo, ...]
@@ -389,6 +393,7 @@ def build_context(
         benchmarks=benchmarks,
         comparisons=comparisons,
         sweeps=sweeps,
+        categories=build_category_tables(evaluations, card.charts, card.digits),
         claims=compute_claims(card, evaluations, where),
         evaluations=evaluations,
         targets=tuple(manifest.pins.targets),

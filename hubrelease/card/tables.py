@@ -15,6 +15,7 @@ from hubrelease.evaluation.ingest.serving import missing_cells
 from hubrelease.evaluation.models import (
     Arm,
     BootSpread,
+    CategoryResult,
     Cell,
     Comparison,
     ComparisonRow,
@@ -299,3 +300,81 @@ def _with_warnings(
         tuple(replace(t, caveats=first(t.path)) for t in comparisons),
         tuple(replace(t, caveats=first(t.path)) for t in sweeps),
     )
+
+
+@dataclass(frozen=True)
+class CategoryRow:
+    """One configuration's result over one prompt category, with its display label."""
+
+    label: str
+    result: CategoryResult
+
+    @property
+    def positions(self) -> str:
+        """Acceptance per draft position, ``1: 81.0% (405/500), 2: ...`` (empty when not measured)."""
+        return ", ".join(
+            f"{p.position}: {'n/a' if p.rate is None else format(p.rate, '.1%')} ({p.accepted}/{p.drafted})"
+            for p in self.result.acceptance_by_position
+        )
+
+
+@dataclass(frozen=True)
+class CategoryComparison:
+    """A paired comparison's rows per prompt category."""
+
+    comparison: Comparison
+    baseline: Arm
+    treatment: Arm
+    rows: tuple[ComparisonRow, ...]
+    digits: int = 3
+    """Decimals of the paired differences (``card.digits``)."""
+
+
+@dataclass(frozen=True)
+class CategoryTable:
+    """Results per prompt category of one evaluation file: its split cells and bench runs, then its
+    comparisons per category. Only files whose runs carry categories (or llama-spec-bench runs) get one."""
+
+    path: str
+    title: str
+    rows: tuple[CategoryRow, ...]
+    comparisons: tuple[CategoryComparison, ...]
+    chart: ChartLink | None = None
+
+
+def build_category_tables(
+    evaluations: Mapping[str, Evaluation], charts: bool = False, digits: Mapping[str, int] | None = None
+) -> tuple[CategoryTable, ...]:
+    """One table per evaluation file with results per category, in manifest order; none without."""
+    from hubrelease.card import charts as drawn
+
+    titles = drawn.chart_titles(evaluations) if charts else {}
+    places = digits or {}
+    tables = []
+    for path, ev in evaluations.items():
+        compared = [c for c in ev.comparisons if c.by_category]
+        if not (ev.by_category or compared):
+            continue
+        labels = {c.id: c.label for c in ev.configurations}
+        chart = drawn.category_chart_path(path)
+        tables.append(
+            CategoryTable(
+                path=path,
+                title=ev.title,
+                rows=tuple(
+                    CategoryRow(labels.get(r.configuration, r.configuration), r) for r in ev.by_category
+                ),
+                comparisons=tuple(
+                    CategoryComparison(
+                        comparison=c,
+                        baseline=next(a for a in c.arms if a.id == c.baseline),
+                        treatment=next(a for a in c.arms if a.id == c.treatment),
+                        rows=tuple(c.by_category),
+                        digits=places.get(c.id, 3),
+                    )
+                    for c in compared
+                ),
+                chart=ChartLink(chart, titles[chart]) if chart in titles else None,
+            )
+        )
+    return tuple(tables)

@@ -179,7 +179,13 @@ def build_eval(
             output.warn_line(warning)
         output.info_line(
             f"wrote {out}: {len(evaluation.cells)} cells, {len(evaluation.comparisons)} comparisons, "
-            f"{len(evaluation.sweeps)} sweeps from {len(sources)} files"
+            f"{len(evaluation.sweeps)} sweeps"
+            + (
+                f", {len(evaluation.by_category)} results per prompt category"
+                if evaluation.by_category
+                else ""
+            )
+            + f" from {len(sources)} files"
         )
 
 

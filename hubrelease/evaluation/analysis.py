@@ -2,7 +2,8 @@
 
 Kept apart from the readers (``hubrelease.evaluation.ingest``): they turn each tool's output into
 ``MeasuredRequest`` rows; this module only analyses rows. Per prompt, each arm's repetitions are averaged per
-boot, then the boots (boots weigh equally); pairs are by prompt. Tokens per round pools as the ratio
+boot, then the boots (boots weigh equally); pairs are by prompt, and again within each prompt
+category when the rows carry one. Tokens per round pools as the ratio
 of sums, predicted_n / (predicted_n - accepted); step time as predicted_ms / (predicted_n - accepted).
 The design (prompts, repetitions, predicted tokens, boot order) is counted from the rows, whether
 the repetitions are numbered from 0 or from 1, and a spec that states other counts is refused.
@@ -79,6 +80,7 @@ def _paired_row(
     setting: Setting | None,
     primary: bool,
     where: str,
+    category: str | None = None,
 ) -> ComparisonRow:
     """``where`` names the comparison (and setting) for the error when there are too few prompts."""
     prompts = sorted(baseline)
@@ -106,6 +108,7 @@ def _paired_row(
         per_pair_relative_range=Range(low=min(relative), high=max(relative)),
         positive_pairs=sum(d > 0 for d in relative),
         role="primary" if primary else "secondary",
+        category=category,
     )
 
 
@@ -122,9 +125,35 @@ def _check_pairing(groups: dict[str, list[MeasuredRequest]], labels: dict[str, s
                 )
 
 
+def _category_rows(
+    groups: Iterable[Sequence[MeasuredRequest]],
+    baseline: dict[str, float],
+    treatment: dict[str, float],
+    setting: Setting | None,
+    where: str,
+) -> list[ComparisonRow]:
+    """The paired analysis again within each prompt category the rows carry (none: no rows)."""
+    category_of = {run.prompt: run.category for group in groups for run in group}
+    rows = []
+    for category in sorted({c for c in category_of.values() if c is not None}):
+        mine = {p for p, c in category_of.items() if c == category}
+        rows.append(
+            _paired_row(
+                {p: m for p, m in baseline.items() if p in mine},
+                {p: m for p, m in treatment.items() if p in mine},
+                setting,
+                False,
+                f"{where}, category {category!r}",
+                category,
+            )
+        )
+    return rows
+
+
 def compare_arms(runs: Sequence[MeasuredRequest], spec: ComparisonSpec) -> Comparison:
     """Paired-by-prompt A/B per setting, plus each arm's between-boot spread."""
     rows: list[ComparisonRow] = []
+    by_category: list[ComparisonRow] = []
     spreads: list[BootSpread] = []
     settings = sorted({run.n_max for run in runs if run.arm in (spec.baseline, spec.treatment)})
     if not settings:
@@ -153,6 +182,13 @@ def compare_arms(runs: Sequence[MeasuredRequest], spec: ComparisonSpec) -> Compa
             )
         )
         spreads.extend(_boot_spread(arm, setting, group) for arm, group in groups.items())
+        by_category += _category_rows(
+            groups.values(),
+            means[spec.baseline],
+            means[spec.treatment],
+            setting,
+            f"comparison {spec.id!r} at {spec.setting_name} {setting}",
+        )
     return Comparison(
         id=spec.id,
         title=spec.title,
@@ -168,6 +204,7 @@ def compare_arms(runs: Sequence[MeasuredRequest], spec: ComparisonSpec) -> Compa
         rows=rows,
         between_boot_spread=spreads,
         notes=spec.notes,
+        by_category=by_category,
     )
 
 
@@ -235,6 +272,9 @@ def sweep(runs: Sequence[MeasuredRequest], spec: SweepSpec) -> tuple[Sweep, list
                 ],
                 rows=[_paired_row(baseline, treatment, None, False, f"comparison {pair.id!r}")],
                 notes=pair.notes,
+                by_category=_category_rows(
+                    groups.values(), baseline, treatment, None, f"comparison {pair.id!r}"
+                ),
             )
         )
     sweep_model = Sweep(

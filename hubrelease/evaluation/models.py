@@ -215,6 +215,12 @@ class Configuration(_Strict):
     """Draft tokens per round, when it differs from the run's serving setting."""
 
 
+def _absent(value: object) -> bool:
+    """Fields added after files were published are left out of the JSON when unset, so a build
+    without categories writes the same bytes as before they existed."""
+    return value is None or value == []
+
+
 class Percentiles(_Strict):
     """Summary statistics of one latency metric over a run, ms, as the benchmark tool reported them."""
 
@@ -301,6 +307,48 @@ class Range(_Strict):
     """Largest value."""
 
 
+class PositionAcceptance(_Strict):
+    """Draft tokens proposed and accepted at one position of the draft (1: the first drafted token)."""
+
+    position: int = Field(ge=1)
+    """Position in the draft, from 1."""
+    drafted: int = Field(ge=0)
+    """Rounds that drafted a token at this position."""
+    accepted: int = Field(ge=0)
+    """Of those, the rounds whose token at this position the target accepted."""
+    rate: float | None = Field(default=None, ge=0, le=1)
+    """accepted / drafted; null when nothing was drafted here."""
+
+
+class CategoryResult(_Strict):
+    """One configuration's figures over the prompts of one category (or all, for a bench without cells)."""
+
+    configuration: str
+    """Id of the configuration (or the run name of a llama-spec-bench file)."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Concurrency of the serving cell it splits; null for a single-stream bench (llama-spec-bench)."""
+    category: str | None = None
+    """Prompt category (language, think mode, task); null: every prompt of the run."""
+    prompts: int = Field(ge=1)
+    """Prompts (tasks) in the category: the n of the interval."""
+    requests: int = Field(ge=1)
+    """Successful requests (attempts) over those prompts."""
+    failed_requests: int | None = Field(default=None, ge=0)
+    """Requests of the category that failed (left out); null when the source cannot count them."""
+    decode_tok_s: NonNegative
+    """Mean over prompts of each prompt's decode tok/s (repetitions averaged first)."""
+    sd_decode_tok_s: NonNegative
+    """Sample sd (n - 1) of the per-prompt decode tok/s (0 with one prompt)."""
+    ci95: Interval | None = None
+    """Student-t interval of ``decode_tok_s``; null with a single prompt."""
+    median_ttft_ms: NonNegative | None = None
+    """Median time to first token over the category's requests (serving runs)."""
+    accepted_length: NonNegative | None = None
+    """1 + accepted draft tokens / draft rounds, pooled over the category; null without speculation."""
+    acceptance_by_position: list[PositionAcceptance] = Field(default_factory=list)
+    """Per draft position, pooled over the category (llama-spec-bench)."""
+
+
 class Arm(_Strict):
     """One side of a paired comparison."""
 
@@ -349,6 +397,8 @@ class ComparisonRow(_Strict):
     """Pairs where the treatment was faster."""
     role: EvaluationRole = "secondary"
     """primary (the preregistered endpoint), secondary or exploratory."""
+    category: str | None = Field(default=None, exclude_if=_absent)
+    """Prompt category the row pairs over (``Comparison.by_category``); null: every prompt."""
 
 
 class BootSpread(_Strict):
@@ -406,6 +456,8 @@ class Comparison(_Strict):
     """Per-arm boot-to-boot movement, reported beside the paired interval."""
     notes: list[str] = Field(default_factory=list)
     """Caveats the card should carry."""
+    by_category: list[ComparisonRow] = Field(default_factory=list, exclude_if=_absent)
+    """The rows again, per prompt category (language, think mode, task) when the rows carry one."""
 
     @model_validator(mode="after")
     def _check_arms(self) -> Comparison:
@@ -533,6 +585,8 @@ class Evaluation(EvaluationHeader):
     """Parameter sweeps."""
     provenance: Provenance
     """Where the numbers come from."""
+    by_category: list[CategoryResult] = Field(default_factory=list, exclude_if=_absent)
+    """Cells split by prompt category, and llama-spec-bench results, when the runs carry categories."""
 
     @model_validator(mode="after")
     def _check_cells(self) -> Evaluation:
@@ -545,6 +599,11 @@ class Evaluation(EvaluationHeader):
             if key in seen:
                 raise ValueError(f"two cells for {cell.configuration!r} at concurrency {cell.concurrency}")
             seen.add(key)
+        for result in self.by_category:
+            if result.concurrency is not None and self.cell(result.configuration, result.concurrency) is None:
+                raise ValueError(
+                    f"by_category names {result.configuration!r} at concurrency {result.concurrency}, not a cell"
+                )
         return self
 
     def cell(self, configuration: str, concurrency: int) -> Cell | None:

@@ -148,6 +148,10 @@ class EvaluationSpec(_Strict):
     """Paired A/B comparisons to compute from llama-server rows (or ``--baseline/--treatment``)."""
     sweeps: list[SweepSpec] = Field(default_factory=list)
     """Sweeps to compute from llama-server rows (default: every arm measured at several settings)."""
+    prompt_categories: dict[str, str] = Field(default_factory=dict)
+    """Prompt -> category (language, think mode, task): keys are llama-server prompt ids,
+    llama-spec-bench task names, or bench_serving request indices from 0 (its per-request arrays are
+    in the order the requests were sent). A row's own category column wins; the two may not differ."""
 
     @model_validator(mode="after")
     def _check_configurations(self) -> EvaluationSpec:

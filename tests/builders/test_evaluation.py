@@ -236,6 +236,7 @@ def test_schema_eval_spec_prints_the_spec_schema() -> None:
         "notes",
         "comparisons",
         "sweeps",
+        "prompt_categories",
     }
     assert schema["$defs"]["SweepSpec"]["properties"]["fit_range"]["description"].startswith(
         "[min, max] settings"

@@ -471,3 +471,76 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+def spec_bench_attempt(
+    *,
+    task: str,
+    run: int = 1,
+    category: str = "dataset",
+    generated: int = 256,
+    decode_s: float = 4.0,
+    stage: str | None = "dflash",
+    drafted_by_position: Sequence[int] = (100, 80, 60),
+    accepted_by_position: Sequence[int] = (80, 60, 30),
+    details: bool = False,
+    ok: bool = True,
+) -> dict[str, Any]:
+    """One ``llama-spec-bench --output-format jsonl`` attempt line with ik_llama.cpp's own keys.
+
+    Compact lines follow ``spec_bench_compact_attempt_json`` (examples/spec-bench/spec-bench.cpp line
+    997: no category), ``details`` lines ``spec_bench_attempt_json`` (line 941) with the stage as
+    ``spec_bench_stage_json`` (line 526) writes it. Drafts are the first position's count (every round
+    drafts position 1); accepted tokens the sum over positions; ``stage=None`` is the baseline.
+    """
+    drafts = drafted_by_position[0] if drafted_by_position else 0
+    drafted, accepted = sum(drafted_by_position), sum(accepted_by_position)
+    tps = generated / decode_s if decode_s > 0 else 0.0
+    stages: list[dict[str, Any]] = []
+    if stage is not None and not details:
+        stages = [
+            {
+                "type": stage, "drafts": drafts, "draft_tokens": drafted, "accepted": accepted,
+                "accept_percent": 100.0 * accepted / drafted if drafted else 0.0,
+                "accept_length": 1.0 + accepted / drafts if drafts else 0.0,
+                "drafted_by_position": list(drafted_by_position),
+                "accepted_by_position": list(accepted_by_position),
+            }
+        ]  # fmt: skip
+    if not details:
+        return {
+            "row_type": "attempt", "task": task, "run": run, "ok": ok, "stop": "limit" if ok else "fail",
+            "generated": generated, "decode_s": decode_s, "decode_tps": tps, "stages": stages,
+            "error": None if ok else "decode failed",
+        }  # fmt: skip
+    if stage is not None:
+        stages = [
+            {
+                "type": stage, "num_drafts": drafts, "accepted_drafts": drafts, "draft_tokens": drafted,
+                "accepted_tokens": accepted, "acceptance_rate": accepted / drafted if drafted else 0.0,
+                "acceptance_length": 1.0 + accepted / drafts if drafts else 0.0,
+                "drafted_by_position": list(drafted_by_position),
+                "accepted_by_position": list(accepted_by_position),
+                "acceptance_rate_by_position": [
+                    a / d if d else 0.0 for a, d in zip(accepted_by_position, drafted_by_position, strict=True)
+                ],
+                "conditional_acceptance_rate": [None] + [
+                    a / p if p else None for a, p in zip(accepted_by_position[1:], accepted_by_position, strict=False)
+                ],
+                "t_begin_s": 0.0, "t_draft_s": 0.5, "t_accept_s": 0.1,
+            }
+        ]  # fmt: skip
+    return {
+        "row_type": "attempt", "task_id": task, "task_name": task, "task_category": category,
+        "max_tokens": generated, "repeat_index": run - 1, "builtin": False, "prompts": "prompts.jsonl",
+        "runtime": {}, "variant": {"is_baseline": stage is None, "spec_types": [stage] if stage else [],
+                                   "stage_chain": stage or ""},
+        "sampler": {"temp": 0.0},
+        "timing": {"prompt_s": 0.2, "decode_s": decode_s, "total_s": decode_s + 0.2, "decode_tps": tps,
+                   "overall_tps": generated / (decode_s + 0.2)},
+        "tokens": {"prompt": 50, "generated": generated},
+        "speculative": {"num_drafts": drafts, "accepted_drafts": drafts, "draft_tokens": drafted,
+                        "accepted_tokens": accepted, "stages": stages},
+        "quality": {"ok": ok, "error": None if ok else "decode failed", "retries_used": 0, "hit_eog": False},
+        "prompt": f"prompt of {task}", "output": "...",
+    }  # fmt: skip

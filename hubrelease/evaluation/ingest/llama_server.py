@@ -41,6 +41,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "drafter": ("drafter", "drafter_file", "drafter_filename", "model_draft"),
     "drafter_sha": ("drafter_sha256", "drafter_sha16", "drafter_sha"),
     "server_sha": ("server_sha256", "server_sha16", "server_sha", "binary_sha16", "binary_sha256"),
+    "category": ("category", "prompt_category", "task_category"),
 }
 _DIGEST = re.compile(r"^[0-9a-f]{8,64}$")
 
@@ -112,6 +113,8 @@ class MeasuredRequest:
     """The row's own names of the drafter and server digest columns, for errors."""
     numbered: bool = False
     """The row has no repetition column: :func:`number_repetitions` gives it one."""
+    category: str | None = None
+    """The prompt's category (language, think mode, task), from the row or the spec's map."""
 
     @property
     def tok_s(self) -> float:
@@ -156,6 +159,7 @@ def parse_run(
     arm_default = fallback("arm", defaults.arm)
     boot_default = fallback("boot", defaults.boot)
     drafter = record.data.get(key("drafter"))
+    category = record.data.get(key("category"))
     run = MeasuredRequest(
         record=record,
         prompt=prompt_default or record.text(key("prompt_id")),
@@ -172,6 +176,7 @@ def parse_run(
         server_sha=_digest(record, key("server_sha")),
         sha_columns=(key("drafter_sha"), key("server_sha")),
         numbered=not _present(record.data.get(key("repetition"))),
+        category=str(category) if _present(category) else None,
     )
     if run.predicted_ms <= 0:
         raise record.error(f"zero-duration run ({run.predicted_ms:g} ms)", key("predicted_ms"))

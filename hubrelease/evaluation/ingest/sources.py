@@ -1,7 +1,8 @@
 """Which tool wrote a record: ``SOURCES`` in the order records are tried, and ``source_of``.
 
-llama-server rows first (they have ``predicted_n``), then ``vllm bench serve`` results (``model_id`` +
-``num_prompts``), then SGLang bench_serving lines.
+llama-spec-bench lines first (every one has ``row_type``), then llama-server rows (they have
+``predicted_n``), then ``vllm bench serve`` results (``model_id`` + ``num_prompts``), then SGLang
+bench_serving lines.
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from __future__ import annotations
 from hubrelease.evaluation.ingest.interface import Source
 from hubrelease.evaluation.ingest.llama_server import LlamaServerRows
 from hubrelease.evaluation.ingest.sglang import BenchServing
+from hubrelease.evaluation.ingest.spec_bench import SpecBench
 from hubrelease.evaluation.ingest.vllm import VllmBenchServe
 from hubrelease.evaluation.records import Record
 
-SOURCES: tuple[Source, ...] = (LlamaServerRows(), VllmBenchServe(), BenchServing())
+SOURCES: tuple[Source, ...] = (SpecBench(), LlamaServerRows(), VllmBenchServe(), BenchServing())
 """Every tool ``build eval`` reads, in recognition order."""
 
 
