@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import secrets
 
+from hubrelease.loopback import gating
 from hubrelease.loopback.store import StoreError
 from hubrelease.loopback.wire import Request, Response, json_response, parse_range
 from hubrelease.loopback.xetstore import MAX_SHARD_BYTES, MAX_XORB_BYTES, Caller
@@ -35,6 +36,8 @@ def cas_url(request: Request) -> str:
 
 def _token(request: Request, write: bool) -> Response:
     key = request.require_repo()
+    if not write:
+        gating.require_access(request, key)  # the read token fetches files: a gated repo's need access
     revision = request.arg("rev")
     if revision != "None" and not request.flag("create_pr"):
         request.hub.store.resolve(key, revision)  # 404 RevisionNotFound as the Hub answers

@@ -68,14 +68,20 @@ def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
     )
     # The serving loop itself runs in a child (it blocks until SIGINT).
     (tmp_path / "tokens").write_text("hf_serve_reader read  # a comment\n")
-    args = ["--root", str(tmp_path / "root"), "--token-file", str(tmp_path / "tokens")]
+    args = [
+        "--root",
+        str(tmp_path / "root"),
+        "--token-file",
+        str(tmp_path / "tokens"),
+        "--no-anonymous-reads",
+    ]
     proc = spawn("hub", "serve", *args, stdout=subprocess.DEVNULL)
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
         assert first.startswith("loopback Hub at http://127.0.0.1:")
         url = first.split()[3]
-        assert raw_request(f"{url}/api/models/acme/none")[0] == 401  # no token, no anonymous access
+        assert raw_request(f"{url}/api/models/acme/none")[0] == 401  # no token, anonymous reads turned off
         reader = {"Authorization": "Bearer hf_serve_reader"}
         status, headers, _ = raw_request(f"{url}/api/models/acme/none", headers=reader)
         assert status == 404 and headers["x-error-code"] == "RepoNotFound"
