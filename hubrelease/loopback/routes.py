@@ -237,7 +237,8 @@ def duplicate_repo(request: Request) -> Response:
     private = body.get("visibility") == "private" or (
         body.get("visibility") is None and request.hub.store.refs(source)["private"]
     )
-    if not request.can_write_new(target, private):
+    read_only = request.grant is not None and request.grant.role == "read"
+    if read_only or not request.can_write_new(target, private):
         raise StoreError(403, f"this token may not create repos in {target.repo_id.split('/')[0]}")
     objects = request.hub.store.duplicate(source, target, private)
     tenant = request.hub.store.tenant(target)

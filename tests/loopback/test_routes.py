@@ -118,6 +118,16 @@ def test_hf_repos_list_and_duplicate(hub: LoopbackHub, tmp_path: Path) -> None:
     assert caught.value.response.status_code == 409
 
 
+def test_a_read_token_cannot_duplicate_a_repo(tmp_path: Path) -> None:
+    """Duplicating creates a repo: a read-only token is refused (403) as it is for ``create_repo``."""
+    with LoopbackHub(tmp_path / "root", tokens={"hf_w": "write", "hf_r": "read"}) as hub:
+        HfApi(endpoint=hub.url, token="hf_w").create_repo("acme/src")
+        with pytest.raises(HfHubHTTPError) as caught:
+            HfApi(endpoint=hub.url, token="hf_r").duplicate_repo("acme/src", "acme/copy")
+        assert caught.value.response.status_code == 403
+        assert not HfApi(endpoint=hub.url, token="hf_w").repo_exists("acme/copy")
+
+
 def test_public_repos_are_readable_without_a_token_by_default(tmp_path: Path) -> None:
     """The Hub serves public repos to anyone; private ones stay 404 without a covering token."""
     with LoopbackHub(tmp_path / "root", tokens={"hf_w": "write"}, allow_anonymous=False) as hub:
