@@ -107,6 +107,9 @@ def repo_settings(request: Request) -> Response:
     """``PUT /api/{t}s/{id}/settings`` with ``{private?, visibility?, gated?}`` (``update_repo_settings``)."""
     key = request.require_repo()
     body = request.json()
+    gated = body.get("gated")
+    if gated is not None and gated not in gating.GATED:  # before any change: all or nothing
+        raise StoreError(400, f"invalid gated value {gated!r}")
     private = body.get("private")
     if body.get("visibility") in ("private", "public"):
         private = body["visibility"] == "private"
@@ -118,9 +121,6 @@ def repo_settings(request: Request) -> Response:
             refs["private"] = bool(private)
 
         request.hub.store.update_refs(key, change)
-    gated = body.get("gated")
-    if gated is not None and gated not in gating.GATED:
-        raise StoreError(400, f"invalid gated value {gated!r}")
     if gated is not None:
 
         def gate(refs: dict[str, Any]) -> None:

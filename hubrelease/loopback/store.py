@@ -466,10 +466,10 @@ class HubStore:
 
     def moved_to(self, key: RepoKey) -> RepoKey | None:
         """Where a moved repo lives now (None if ``key`` was not moved away or holds a repo again)."""
-        target = self._redirects().get(key.holder)
-        if target is None or self.exists(key):
+        if self.exists(key):  # first: a stat, where most requests stop
             return None
-        return RepoKey.from_holder(target)
+        target = self._redirects().get(key.holder)
+        return None if target is None else RepoKey.from_holder(target)
 
     def duplicate(self, source: RepoKey, target: RepoKey, private: bool) -> list[str]:
         """A new repo holding ``source``'s ``main`` tree in one commit (``duplicate_repo``); its LFS

@@ -115,3 +115,17 @@ def test_only_writers_see_access_requests(gated_hub: LoopbackHub) -> None:
         with pytest.raises(HfHubHTTPError) as caught:
             list(HfApi(endpoint=hub.url, token=READER).list_pending_access_requests("acme/listed"))
         assert caught.value.response.status_code == 403
+
+
+def test_an_invalid_gated_value_changes_nothing(gated_hub: LoopbackHub) -> None:
+    """huggingface_hub refuses such a value itself (``hf_api.py`` 4899): sent raw, it is 400 and the
+    visibility change in the same request is not applied."""
+    with gated_hub as hub:
+        owner = HfApi(endpoint=hub.url, token=OWNER)
+        owner.create_repo("acme/unchanged")
+        body = b'{"private": true, "gated": "sometimes"}'
+        headers = {"Authorization": f"Bearer {OWNER}", "Content-Type": "application/json"}
+        status = raw_request(f"{hub.url}/api/models/acme/unchanged/settings", "PUT", body, headers)[0]
+        assert status == 400
+        info = owner.repo_info("acme/unchanged")
+        assert (info.private, info.gated) == (False, False)
