@@ -13,7 +13,7 @@ from hubrelease.errors import InputError
 EXAMPLES = """
 Examples:
 
-  hubrelease hub serve --root ./hub-data --port 8765 --token-file ./hub-tokens
+  hubrelease hub serve --root ./hub-data --port 8765 --storage-port 8766 --token-file ./hub-tokens
   hubrelease hub serve --root ./hub-data --allow-anonymous          # tests and demos only
 
   # in another shell:
@@ -51,6 +51,16 @@ def serve(
     port: Annotated[
         int, typer.Option("--port", min=0, max=65535, help="TCP port on 127.0.0.1 (0 = any free port).")
     ] = 0,
+    storage_port: Annotated[
+        int,
+        typer.Option(
+            "--storage-port",
+            min=0,
+            max=65535,
+            help="TCP port of the storage origin LFS/Xet downloads redirect to (0 = any free port); "
+            "another port than --port, as the Hub's CDN is another origin.",
+        ),
+    ] = 0,
     token: Annotated[
         str | None,
         typer.Option(
@@ -81,11 +91,11 @@ def serve(
     anonymous_reads: Annotated[
         bool,
         typer.Option(
-            "--anonymous-reads",
-            help="Let clients without a token read public repos, their pages included (a browser sends "
-            "no token); writing still needs one.",
+            "--anonymous-reads/--no-anonymous-reads",
+            help="Clients without a token read public repos, their pages included, as on the Hub (the "
+            "default); --no-anonymous-reads refuses them (401). Writing needs a token unless --allow-anonymous.",
         ),
-    ] = False,
+    ] = True,
 ) -> None:
     """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
     from hubrelease.loopback import LoopbackHub
@@ -104,6 +114,7 @@ def serve(
     hub = LoopbackHub(
         root,
         port=port,
+        storage_port=storage_port,
         access_log=output.info_line,
         tokens=tokens,
         allow_anonymous=allow_anonymous,

@@ -72,7 +72,7 @@ def embedded_hub() -> LoopbackHub:
     with _embedded_lock:
         hub = _embedded.get(root)
         if hub is None:
-            hub = LoopbackHub(root, allow_anonymous=False).start()
+            hub = LoopbackHub(root, allow_anonymous=False, anonymous_reads=False).start()
             _embedded[root] = hub
         return hub
 

@@ -12,13 +12,15 @@ against it with or without hf_xet. Example::
         hub.faults.truncate_siblings(10)     # repo_info lists 10 files; the tree stays complete
 
 Without ``tokens`` every client is anonymous (tests); with them, ``allow_anonymous=False`` refuses
-requests without a token (``hub serve``). A token reads the private repos of its scope only
-(``auth.py``), and a stored object is reachable only through a repo that holds it (``reach.py``).
+writes without a token (``hub serve``); public repos stay readable without one, as on the Hub,
+unless ``anonymous_reads=False``. Gated repos need an accepted access request (``gating.py``). A
+token reads the private repos of its scope only (``auth.py``), and a stored object is reachable
+only through a repo that holds it (``reach.py``).
 
 Large files are served as the Hub serves them: ``resolve`` answers an LFS or Xet file with 302
-to a signed URL on a second listener, the storage origin (``cdn_url``, another port on 127.0.0.1),
-as the Hub redirects to its CDN; the client reads the file's metadata off the 302 and fetches
-the bytes from there without its token.
+to a signed URL on a second listener, the storage origin (``cdn_url``, another port on 127.0.0.1:
+``storage_port``), as the Hub redirects to its CDN; the client reads the file's metadata off the
+302 and fetches the bytes from there without its token.
 
 The failure-mode switches (409, 403, validate-yaml 400 / HTML 502, header echo) are listed in
 ``faults.py``. ``create_pr`` with ``parent_commit`` opens the PR from that parent (no 412).

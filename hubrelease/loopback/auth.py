@@ -69,8 +69,9 @@ UNAUTHENTICATED = frozenset(
         "favicon",
     }
 )
-# The duplicate route reads its own repo and checks write access to its target itself.
-READ_ONLY_POSTS = frozenset({"paths_info", "validate_yaml", "lfs_duplicate"})
+# The duplicate routes read their own repo and check write access to their target themselves; a user
+# asks a gated repo's owners for access (``gating.py``).
+READ_ONLY_POSTS = frozenset({"paths_info", "validate_yaml", "lfs_duplicate", "duplicate", "ask_access"})
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from hubrelease.loopback import auth, gguf_manifest, lfs, oidc, pages, routes, xet
+from hubrelease.loopback import auth, gating, gguf_manifest, lfs, oidc, pages, routes, xet
 from hubrelease.loopback.faults import Fault, RequestRecord
 from hubrelease.loopback.gate import Body, ConnReader, Gate
 from hubrelease.loopback.store import StoreError
@@ -42,6 +42,24 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
         ("oidc_id_token", ("GET",), r"^/__oidc/github$", oidc.id_token, False),
         ("oauth_token", ("POST",), r"^/oauth/token$", oidc.exchange, False),
         ("list_repos", ("GET",), r"^/api/(?P<t>models|datasets|spaces)$", routes.list_repos, False),
+        (
+            "user_repos",
+            ("GET",),
+            r"^/api/(?:organizations/(?P<ns>[^/]+)/)?settings/repositories$",
+            routes.user_repos,
+            False,
+        ),
+        ("duplicate", ("POST",), _API + r"/duplicate$", routes.duplicate_repo, False),
+        (
+            "access_requests",
+            ("GET",),
+            _API + r"/user-access-request/(?P<status>pending|accepted|rejected)$",
+            gating.list_requests,
+            False,
+        ),
+        ("access_handle", ("POST",), _API + r"/user-access-request/handle$", gating.handle_request, False),
+        ("access_grant", ("POST",), _API + r"/user-access-request/grant$", gating.grant_access, False),
+        ("ask_access", ("POST",), _GIT + r"/ask-access$", gating.ask_access, False),
         ("settings", ("PUT",), _API + r"/settings$", routes.repo_settings, False),
         ("lfs_duplicate", ("POST",), _API + r"/lfs-files/duplicate$", routes.duplicate_lfs_files, False),
         ("validate_yaml", ("POST",), r"^/api/validate-yaml$", routes.validate_yaml, False),
@@ -68,6 +86,13 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
             ("POST",),
             _API + r"/discussions/(?P<num>\d+)/status$",
             routes.change_status,
+            False,
+        ),
+        (
+            "discussion_title",
+            ("POST",),
+            _API + r"/discussions/(?P<num>\d+)/title$",
+            routes.rename,
             False,
         ),
         ("discussion_merge", ("POST",), _API + r"/discussions/(?P<num>\d+)/merge$", routes.merge, False),
@@ -432,7 +457,8 @@ class HubHandler(BaseHTTPRequestHandler):
         else:
             writes = auth.writes(name, method)
             request = Request(hub, method, found[2], parse_qs(split.query), headers, body, grant, writes)
-            response = self._run(found[1], request)
+            moved = routes.moved(request, self.path)
+            response = moved if moved is not None else self._run(found[1], request)
             after = hub.faults.take(("after",), method, split.path, name)
             if after is not None:
                 response = _fault_response(after, self.headers.items())

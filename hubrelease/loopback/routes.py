@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import difflib
 import hashlib
+import html
 import json
 import re
 import tempfile
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 from urllib.parse import quote, urlencode
 
-from hubrelease.loopback import cardcheck
+from hubrelease.loopback import cardcheck, gating
 from hubrelease.loopback.auth import covers
 from hubrelease.loopback.gitpatterns import GitAttributes, GitIgnore
 from hubrelease.loopback.store import (
@@ -39,6 +41,7 @@ from hubrelease.screen import ScreenError, parse_json, parse_yaml
 
 SPOOL_BYTES = 1024 * 1024
 """A commit body kept in memory up to this size, on disk past it."""
+DEFAULT_BRANCH = "main"
 
 
 def _repo_url(request: Request, key: RepoKey) -> str:
@@ -86,10 +89,31 @@ def move_repo(request: Request) -> Response:
     return json_response({"url": _repo_url(request, target)})
 
 
+def moved(request: Request, raw_path: str) -> Response | None:
+    """307 to a moved repo's new name for any request naming its old one, as the Hub redirects and
+    huggingface_hub's client follows (``utils/_http.py`` 347, ``follow_redirects=True``; 763-782 for
+    HEAD); None when the path names no moved repo or the caller could not read where it went."""
+    if "ns" not in request.params or "name" not in request.params:
+        return None
+    try:
+        target = request.hub.store.moved_to(request.repo)
+    except StoreError:  # not a repo name
+        return None
+    if target is None or not request.hub.store.exists(target) or not request.can_read(target):
+        return None
+    path, mark, query = raw_path.partition("?")
+    old = re.escape(f"/{request.params['ns']}/{request.params['name']}")
+    location = re.sub(rf"{old}(?=/|$)", lambda _: f"/{target.repo_id}", path, count=1)
+    return Response(307, {"Location": location + mark + query})
+
+
 def repo_settings(request: Request) -> Response:
     """``PUT /api/{t}s/{id}/settings`` with ``{private?, visibility?, gated?}`` (``update_repo_settings``)."""
     key = request.require_repo()
     body = request.json()
+    gated = body.get("gated")
+    if gated is not None and gated not in gating.GATED:  # before any change: all or nothing
+        raise StoreError(400, f"invalid gated value {gated!r}")
     private = body.get("private")
     if body.get("visibility") in ("private", "public"):
         private = body["visibility"] == "private"
@@ -101,8 +125,12 @@ def repo_settings(request: Request) -> Response:
             refs["private"] = bool(private)
 
         request.hub.store.update_refs(key, change)
-    if body.get("gated") not in (None, False, "auto", "manual"):
-        raise StoreError(400, f"invalid gated value {body.get('gated')!r}")
+    if gated is not None:
+
+        def gate(refs: dict[str, Any]) -> None:
+            refs["gated"] = gated
+
+        request.hub.store.update_refs(key, gate)
     return json_response({})
 
 
@@ -120,13 +148,13 @@ def whoami(request: Request) -> Response:
     if grant.scopes is not None:
         permissions = ["repo.content.read"] + (["repo.write"] if grant.role == "write" else [])
         token["fineGrained"] = {
-            "scoped": [{"entity": {"name": s}, "permissions": permissions} for s in scopes]
+            "scoped": [{"entity": {"name": s}, "permissions": permissions} for s in grant.scopes]
         }
     return json_response(
         {
             "type": "user",
             "id": "loopback",
-            "name": orgs[0] if grant.scopes is not None else "local",
+            "name": gating.user_name(grant),
             "fullname": "loopback Hub user",
             "orgs": [{"type": "org", "name": org} for org in orgs if org != "*"],
             "auth": {"type": "access_token", "accessToken": token},
@@ -178,6 +206,50 @@ def list_repos(request: Request) -> Response:
             }
         )
     return json_response(items, headers=headers)
+
+
+def user_repos(request: Request) -> Response:
+    """``GET /api/settings/repositories`` (or ``/api/organizations/{ns}/...``): the repos the caller
+    writes, with their storage (``hf_api.py`` ``list_user_repos``; ``hf repos list``)."""
+    if request.grant is None:
+        raise StoreError(401, "Invalid credentials in Authorization header")
+    namespace = request.arg("ns")
+    store = request.hub.store
+    items: list[dict[str, Any]] = []
+    for key in store.repos():
+        if (namespace and key.repo_id.split("/")[0] != namespace) or not request.can_write(key):
+            continue
+        refs = store.refs(key)
+        head = store.commit_data(key, refs["branches"]["main"]) if "main" in refs["branches"] else None
+        items.append(
+            {
+                "id": key.repo_id,
+                "type": key.repo_type,
+                "updatedAt": head["date"] if head else refs.get("created"),
+                "visibility": "private" if refs["private"] else "public",
+                "storage": sum(int(e["size"]) for e in head["tree"].values()) if head else 0,
+            }
+        )
+    return json_response(items)
+
+
+def duplicate_repo(request: Request) -> Response:
+    """``POST /api/{t}s/{id}/duplicate`` with ``{repository, visibility?}`` (``hf_api.py`` duplicate_repo):
+    the caller reads the source and may create the target."""
+    source = request.require_repo()
+    body = request.json()
+    target = RepoKey(source.repo_type, str(body.get("repository") or ""))
+    private = body.get("visibility") == "private" or (
+        body.get("visibility") is None and request.hub.store.refs(source)["private"]
+    )
+    read_only = request.grant is not None and request.grant.role == "read"
+    if read_only or not request.can_write_new(target, private):
+        raise StoreError(403, f"this token may not create repos in {target.repo_id.split('/')[0]}")
+    objects = request.hub.store.duplicate(source, target, private)
+    tenant = request.hub.store.tenant(target)
+    for sha256 in objects:
+        request.hub.xet.share_xorbs(sha256, tenant)
+    return json_response({"url": _repo_url(request, target), "filesCopyPending": False})
 
 
 def _object_id(key: RepoKey) -> str:
@@ -267,7 +339,7 @@ def repo_info(request: Request) -> Response:
             "xetEnabled": True,  # hf_xet uploads are taken (``xet.py``); ModelInfo.xet_enabled
             "private": bool(refs["private"]),
             "disabled": False,
-            "gated": False,
+            "gated": refs.get("gated", False),
             "downloads": 0,
             "likes": 0,
             "tags": [],
@@ -303,21 +375,27 @@ def list_refs(request: Request) -> Response:
 
 
 def list_commits(request: Request) -> Response:
-    """First-parent history, newest first, in one page (the Hub paginates; the client accepts one page)."""
+    """First-parent history, newest first, in one page (the Hub paginates; the client accepts one page).
+
+    ``expand[]=formatted`` adds the title and message as HTML (``hf_api.py`` list_repo_commits,
+    ``formatted=True``); the Hub renders Markdown there, here they are only escaped.
+    """
     key = request.require_repo()
     history = request.hub.store.history(key, request.arg("rev"))
-    return json_response(
-        [
-            {
-                "id": c["id"],
-                "title": c["title"],
-                "message": c["message"],
-                "date": c["date"],
-                "authors": [{"user": "local"}],
-            }
-            for c in history
-        ]
-    )
+    formatted = "formatted" in request.query.get("expand[]", [])
+    items = []
+    for c in history:
+        item = {
+            "id": c["id"],
+            "title": c["title"],
+            "message": c["message"],
+            "date": c["date"],
+            "authors": [{"user": "local"}],
+        }
+        if formatted:
+            item["formatted"] = {"title": html.escape(c["title"]), "message": html.escape(c["message"])}
+        items.append(item)
+    return json_response(items)
 
 
 def preupload(request: Request) -> Response:
@@ -445,7 +523,17 @@ def _entry_json(
 ) -> dict[str, Any]:
     entry = tree.get(path)
     if entry is None:
-        return {"type": "directory", "oid": _folder_oid(tree, path), "size": 0, "path": path}
+        folder: dict[str, Any] = {
+            "type": "directory",
+            "oid": _folder_oid(tree, path),
+            "size": 0,
+            "path": path,
+        }
+        if expand:
+            folder["lastCommit"] = _last_commit_json(
+                request.hub.store.commit_data(key, _folder_last(request, key, tree, path))
+            )
+        return folder
     data: dict[str, Any] = {"type": "file", "oid": entry["oid"], "size": entry["size"], "path": path}
     if entry["lfs"]:
         pointer = len(lfs_pointer(entry["lfs"], entry["size"]))
@@ -454,8 +542,7 @@ def _entry_json(
         if xet_hash is not None:
             data["xetHash"] = xet_hash
     if expand:
-        last = request.hub.store.commit_data(key, entry["last"])
-        data["lastCommit"] = {"id": last["id"], "title": last["title"], "date": last["date"]}
+        data["lastCommit"] = _last_commit_json(request.hub.store.commit_data(key, entry["last"]))
         # No scanner runs here: the Hub's shape for a file its scanners did not flag (RepoFile.security).
         data["securityFileStatus"] = {
             "status": "safe",
@@ -463,6 +550,24 @@ def _entry_json(
             "pickleImportScan": None,
         }
     return data
+
+
+def _last_commit_json(commit: dict[str, Any]) -> dict[str, Any]:
+    return {"id": commit["id"], "title": commit["title"], "date": commit["date"]}
+
+
+def _folder_last(request: Request, key: RepoKey, tree: dict[str, Any], folder: str) -> str:
+    """The newest commit that changed a file below ``folder``: the first of the files' last commits
+    met walking the history back from the revision (the newest by date if a merge brought it)."""
+    store = request.hub.store
+    lasts = {str(e["last"]) for p, e in tree.items() if p.startswith(f"{folder}/")}
+    commit_id: str | None = store.resolve(key, request.arg("rev"))
+    while commit_id:
+        if commit_id in lasts:
+            return commit_id
+        parents = store.commit_data(key, commit_id)["parents"]
+        commit_id = parents[0] if parents else None
+    return max(lasts, key=lambda c: str(store.commit_data(key, c)["date"]))
 
 
 def _folders(tree: dict[str, Any]) -> set[str]:
@@ -520,6 +625,7 @@ def resolve(request: Request) -> Response:
     ``Authorization`` header (file_download.py 1812-1822): the signature is the URL's only credential.
     """
     key = request.require_repo()
+    gating.require_access(request, key)
     commit_id, tree = request.hub.store.tree(key, request.arg("rev"))
     path = request.arg("path")
     entry = tree.get(path)
@@ -613,6 +719,8 @@ def branch(request: Request) -> Response:
     name = request.arg("rev")
     store = request.hub.store
     if request.method == "DELETE":
+        if name == DEFAULT_BRANCH:  # the Hub keeps a repo's default branch: a repo without one is unusable
+            raise StoreError(403, f"Cannot delete the default branch {name!r}")
 
         def drop(refs: dict[str, Any]) -> None:
             if refs["branches"].pop(name, None) is None:
@@ -721,11 +829,54 @@ def discussion(request: Request) -> Response:
     data = _discussion_json(key, request.arg("num"), record)
     data["events"] = record.get("events", [])
     if data["isPullRequest"]:
+        if request.flag("diff") and "commit" in record:
+            data["diff"] = _pr_diff(request, key, record)
         data["changes"] = {"base": f"refs/heads/{record['base']}"}
         if record.get("merge_commit"):
             data["changes"]["mergeCommitId"] = record["merge_commit"]
         data["filesWithConflicts"] = []
     return json_response(data)
+
+
+def _blob_text(request: Request, entry: dict[str, Any] | None) -> list[str]:
+    """What a diff shows of a file: its text, or its LFS pointer (as git shows an LFS file)."""
+    if entry is None:
+        return []
+    if entry["lfs"]:
+        return lfs_pointer(entry["lfs"], entry["size"]).decode().splitlines(keepends=True)
+    data = request.hub.store.git_path(entry["oid"]).read_bytes()
+    if b"\0" in data[:8000]:
+        return []
+    return data.decode("utf-8", "replace").splitlines(keepends=True)
+
+
+def _pr_diff(request: Request, key: RepoKey, record: dict[str, Any]) -> str:
+    """The pull request's changes since it was opened as a git diff (``get_discussion_details``
+    asks ``?diff=1``); binary files as git prints them."""
+    store = request.hub.store
+    before = store.commit_data(key, record.get("start") or record["commit"])["tree"]
+    after = store.commit_data(key, record["commit"])["tree"]
+    out: list[str] = []
+    for path in sorted(set(before) | set(after)):
+        old, new = before.get(path), after.get(path)
+        if old == new or (old and new and old["oid"] == new["oid"]):
+            continue
+        out.append(f"diff --git a/{path} b/{path}\n")
+        if old is None:
+            out.append("new file mode 100644\n")
+        elif new is None:
+            out.append("deleted file mode 100644\n")
+        a, b = _blob_text(request, old), _blob_text(request, new)
+        if (old and not a and old["size"]) or (new and not b and new["size"]):
+            out.append(f"Binary files a/{path} and b/{path} differ\n")
+            continue
+        lines = difflib.unified_diff(
+            a, b, f"a/{path}" if old else "/dev/null", f"b/{path}" if new else "/dev/null"
+        )
+        out.extend(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+        )
+    return "".join(out)
 
 
 def _discussion_event(request: Request, change: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
@@ -742,6 +893,21 @@ def _discussion_event(request: Request, change: Callable[[dict[str, Any]], dict[
 
     request.hub.store.update_refs(key, apply)
     return holder["event"]
+
+
+def rename(request: Request) -> Response:
+    """``POST .../discussions/N/title`` with ``{title}``: a ``title-change`` event ``{from, to}``
+    (``hf_api.py`` rename_discussion, ``community.py`` DiscussionTitleChange)."""
+    title = str(request.json().get("title") or "").strip()
+    if not title:
+        raise StoreError(400, "title is required")
+
+    def change(record: dict[str, Any]) -> dict[str, Any]:
+        renamed = event("title-change", {"from": record["title"], "to": title})
+        record["title"] = title
+        return renamed
+
+    return json_response({"newTitle": _discussion_event(request, change)})
 
 
 def comment(request: Request) -> Response:

@@ -33,6 +33,7 @@ class LoopbackHub:
         root: str | Path,
         *,
         port: int = 0,
+        storage_port: int = 0,
         page_size: int = 1000,
         page_size_expand: int = 50,
         multipart_threshold: int = 64 * 1024 * 1024,
@@ -50,7 +51,7 @@ class LoopbackHub:
         max_upload: int = 64 * 1024**3,
         tokens: Mapping[str, TokenRole | Grant] | None = None,
         allow_anonymous: bool = True,
-        anonymous_reads: bool = False,
+        anonymous_reads: bool = True,
     ) -> None:
         from hubrelease.loopback.handler import HubHTTPServer
 
@@ -94,7 +95,7 @@ class LoopbackHub:
         self.access_log = access_log
         """Called with one line per answered request (``hub serve`` prints them): method, path, status, bytes."""
         self._httpd = HubHTTPServer(("127.0.0.1", port), self)
-        self._cdn = HubHTTPServer(("127.0.0.1", 0), self, cdn=True)
+        self._cdn = HubHTTPServer(("127.0.0.1", storage_port), self, cdn=True)
         self._threads: list[tuple[HubHTTPServer, threading.Thread]] = []
         self.cdn_ttl = CDN_URL_TTL
         self.refuse_invalid_cards = True
@@ -114,7 +115,9 @@ class LoopbackHub:
 
     @property
     def cdn_url(self) -> str:
-        """The storage origin: another origin than ``url``, so the client treats it as the Hub's CDN."""
+        """The storage origin: another origin than ``url``, so the client treats it as the Hub's CDN
+        (on the same origin, HEAD would follow the redirect and lose the file's metadata headers,
+        ``utils/_http.py`` 776-780 in huggingface_hub 2.4.0); its port is ``storage_port`` (0: any)."""
         return f"http://127.0.0.1:{self._cdn.server_address[1]}"
 
     def cdn_location(self, sha256: str, size: int, name: str) -> str:

@@ -133,7 +133,8 @@ def check_repo_path(path: str, folder: bool = False) -> None:
         raise StoreError(400, f"invalid path in commit: {path!r} {problem}")
 
 
-def _now() -> str:
+def now() -> str:
+    """The Hub's timestamp format (UTC, milliseconds), for commits, discussions and access requests."""
     return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
 
 
@@ -142,7 +143,7 @@ def event(kind: str, data: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": uuid.uuid4().hex[:24],
         "type": kind,
-        "createdAt": _now(),
+        "createdAt": now(),
         "author": {"name": "local"},
         "data": data,
     }
@@ -157,7 +158,7 @@ def new_discussion(title: str, description: str, pull_request: bool = True) -> d
     return {
         "title": title,
         "description": description,
-        "created": _now(),
+        "created": now(),
         "status": "draft" if pull_request else "open",
         "pr": pull_request,
         "events": [comment_event(description)],
@@ -341,7 +342,7 @@ class HubStore:
                 "tags": {},
                 "prs": {},
                 "uid": uuid.uuid4().hex,
-                "created": _now(),
+                "created": now(),
             }
             self._write_refs(key, refs)
             return True
@@ -387,7 +388,7 @@ class HubStore:
             "parents": parents,
             "title": title,
             "message": message,
-            "date": _now(),
+            "date": now(),
             "tree": tree,
         }
         atomic_write_text(self._repo_file(key, "commits", f"{commit_id}.json"), json.dumps(data))
@@ -442,7 +443,8 @@ class HubStore:
         shutil.rmtree(doomed, ignore_errors=True)
 
     def move_repo(self, source: RepoKey, target: RepoKey) -> None:
-        """Rename a repo (same uid); its objects are indexed again under the new name."""
+        """Rename a repo (same uid); its objects are indexed again under the new name, and the old
+        name redirects to the new one (``moved_to``) until a repo takes that name again."""
         with self._locked():
             self.require(source)
             if self.exists(target):
@@ -455,6 +457,45 @@ class HubStore:
                 for entry in json.loads(commit.read_text())["tree"].values():
                     if entry["lfs"]:
                         self.reach.add("lfs", entry["lfs"], tenant)
+            redirects = self._redirects()
+            redirects = {
+                old: target.holder if new == source.holder else new for old, new in redirects.items()
+            }
+            redirects[source.holder] = target.holder
+            redirects.pop(target.holder, None)
+            atomic_write_text(self.root / "redirects.json", json.dumps(redirects, indent=1, sort_keys=True))
+
+    def _redirects(self) -> dict[str, str]:
+        path = self.root / "redirects.json"
+        data: dict[str, str] = json.loads(path.read_text()) if path.is_file() else {}
+        return data
+
+    def moved_to(self, key: RepoKey) -> RepoKey | None:
+        """Where a moved repo lives now (None if ``key`` was not moved away or holds a repo again)."""
+        if self.exists(key):  # first: a stat, where most requests stop
+            return None
+        target = self._redirects().get(key.holder)
+        return None if target is None else RepoKey.from_holder(target)
+
+    def duplicate(self, source: RepoKey, target: RepoKey, private: bool) -> list[str]:
+        """A new repo holding ``source``'s ``main`` tree in one commit (``duplicate_repo``); its LFS
+        objects (returned) become reachable through the copy. 409 if ``target`` exists."""
+        _, tree = self.tree(source, "main")
+        if not self.create_repo(target, private):
+            raise StoreError(409, f"You already created this repo: {target.repo_id}")
+        with self._locked():
+            refs = self.refs(target)
+            commit_id = self._new_commit_id()
+            copied = {path: {**entry, "last": commit_id} for path, entry in tree.items()}
+            head = refs["branches"]["main"]
+            self._write_commit(target, commit_id, [head], f"Duplicate from {source.repo_id}", "", copied)
+            refs["branches"]["main"] = commit_id
+            tenant = self.tenant(target)
+            objects = sorted({entry["lfs"] for entry in copied.values() if entry["lfs"]})
+            for sha256 in objects:
+                self.reach.add("lfs", sha256, tenant)
+            self._write_refs(target, refs)
+            return objects
 
     def update_refs(self, key: RepoKey, change: Callable[[dict[str, Any]], None]) -> None:
         """Apply ``change`` to the refs under the lock and save them atomically."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import secrets
 
+from hubrelease.loopback import gating
 from hubrelease.loopback.auth import EVERYTHING
 from hubrelease.loopback.store import StoreError
 from hubrelease.loopback.wire import Request, Response, json_response, parse_range
@@ -42,6 +43,8 @@ def cas_url(request: Request) -> str:
 
 def _token(request: Request, write: bool) -> Response:
     key = request.require_repo()
+    if not write:
+        gating.require_access(request, key)  # the read token fetches files: a gated repo's need access
     revision = request.arg("rev")
     if revision != "None" and not request.flag("create_pr"):
         request.hub.store.resolve(key, revision)  # 404 RevisionNotFound as the Hub answers

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -68,14 +69,19 @@ def test_hub_serve_cli_serves_until_interrupted(tmp_path: Path) -> None:
     )
     # The serving loop itself runs in a child (it blocks until SIGINT).
     (tmp_path / "tokens").write_text("hf_serve_reader read  # a comment\n")
+    with socket.socket() as probe:  # a port free a moment ago, for the storage origin
+        probe.bind(("127.0.0.1", 0))
+        storage_port = probe.getsockname()[1]
     args = ["--root", str(tmp_path / "root"), "--token-file", str(tmp_path / "tokens")]
+    args += ["--no-anonymous-reads", "--storage-port", str(storage_port)]
     proc = spawn("hub", "serve", *args, stdout=subprocess.DEVNULL)
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
         assert first.startswith("loopback Hub at http://127.0.0.1:")
+        assert f"redirect to http://127.0.0.1:{storage_port})" in first
         url = first.split()[3]
-        assert raw_request(f"{url}/api/models/acme/none")[0] == 401  # no token, no anonymous access
+        assert raw_request(f"{url}/api/models/acme/none")[0] == 401  # no token, anonymous reads turned off
         reader = {"Authorization": "Bearer hf_serve_reader"}
         status, headers, _ = raw_request(f"{url}/api/models/acme/none", headers=reader)
         assert status == 404 and headers["x-error-code"] == "RepoNotFound"

@@ -18,7 +18,10 @@ WEIGHTS = bytes(range(256)) * 2_000
 
 def test_tokens_required_read_role_reads_write_role_writes(tmp_path: Path) -> None:
     with LoopbackHub(
-        tmp_path / "root", tokens={WRITER: "write", READER: "read"}, allow_anonymous=False
+        tmp_path / "root",
+        tokens={WRITER: "write", READER: "read"},
+        allow_anonymous=False,
+        anonymous_reads=False,
     ) as hub:
         writer = HfApi(endpoint=hub.url, token=WRITER)
         reader = HfApi(endpoint=hub.url, token=READER)
