@@ -12,7 +12,7 @@ from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest.models import GitHubWorkflow, Signing
 from hubrelease.signing.identity import parse_workflow
 from tests.factories.cli import run_program
-from tests.factories.hub import hf_env, unique_repo
+from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,3 +120,39 @@ def test_release_workflow_is_zizmor_clean() -> None:
         [zizmor, "--offline", "--persona=pedantic", "--no-progress", workflows],
     )
     assert done.returncode == 0 and "No findings to report" in done.stdout, done.stdout + done.stderr
+
+
+def _earlier_tags_first(
+    hub: LoopbackHub, hf_home: Path, repo: str, tag: str, tags: list[str]
+) -> tuple[int, str]:
+    """The publish job's ordering step, its Python as the workflow holds it, against the loopback Hub."""
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
+    [run] = [
+        s["run"] for s in workflow["jobs"]["publish"]["steps"] if s.get("name", "").startswith("Earlier tags")
+    ]
+    script = run.split("<<'PY'\n", 1)[1].rsplit("PY\n", 1)[0]
+    env = hf_env(hub, hf_home) | {"HF_TOKEN": hub.owner_token}
+    done = run_program([sys.executable, "-c", script, repo, tag, *tags], env=env)
+    return done.returncode, done.stderr
+
+
+def test_tag_publishes_have_a_group_each_and_go_out_in_tag_order(hub: LoopbackHub, tmp_path: Path) -> None:
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
+    # One group per tag: a group holds one running and one pending job, and a newer one cancels the
+    # pending one, so a group per Hub repo loses all but the last of tags pushed close together.
+    group = workflow["jobs"]["publish"]["concurrency"]["group"]
+    assert (
+        group.endswith("-${{ github.ref }}")
+        and workflow["jobs"]["publish"]["concurrency"]["cancel-in-progress"] is False
+    )
+    steps = [s.get("name", "") for s in workflow["jobs"]["publish"]["steps"]]
+    assert steps.index(next(n for n in steps if n.startswith("Earlier tags first"))) < steps.index("Plan")
+    repo, tags = unique_repo(), ["v1.0", "v1.1", "v2.0"]
+    assert _earlier_tags_first(hub, tmp_path, repo, "v1.1", tags) == (0, "")  # before the first publish
+    api = api_for(hub)
+    upload_files(api, repo, {"a.txt": b"1\n"})
+    api.create_tag(repo, tag="v1.0")
+    assert _earlier_tags_first(hub, tmp_path, repo, "v1.1", tags) == (0, "")  # v1.0 out: v1.1's turn
+    api.create_tag(repo, tag="v2.0")  # published out of order: v1.1 would roll the Hub back
+    code, err = _earlier_tags_first(hub, tmp_path, repo, "v1.1", tags)
+    assert code == 1 and "a tag after v1.1 is published; pushing v1.1 would roll the Hub back" in err

@@ -16,6 +16,14 @@ Examples:
   hubrelease hub serve --root ./hub-data --port 8765 --storage-port 8766 --token-file ./hub-tokens
   hubrelease hub serve --root ./hub-data --allow-anonymous          # tests and demos only
 
+  # trusted publishing: the Hub's OIDC exchange, and GitHub's id-token side for a rehearsed CI job
+  hubrelease hub serve --root ./hub-data --token-file ./hub-tokens --trusted-publishers ./trust
+  #   ./trust:
+  #   publisher acme/drafter repository=acme/drafter-release workflow=release.yml environment=hub ref=refs/tags/v*
+  #   job REQUEST_TOKEN repository=acme/drafter-release ref=refs/tags/v1.0 environment=hub workflow_ref=acme/drafter-release/.github/workflows/release.yml@refs/tags/v1.0
+  #   the job's env: ACTIONS_ID_TOKEN_REQUEST_URL=http://127.0.0.1:8765/__oidc/github
+  #   ACTIONS_ID_TOKEN_REQUEST_TOKEN=REQUEST_TOKEN HF_OIDC_RESOURCE=acme/drafter GITHUB_ACTIONS=true
+
   # in another shell:
   HF_ENDPOINT=http://127.0.0.1:8765 HF_TOKEN=... hf download acme/drafter
 
@@ -36,6 +44,7 @@ Limits (what a slow or hostile client can hold, and the largest accepted inputs)
   xorb, shard work  8,192 chunks and 64 MiB decoded per xorb; a shard's terms at most 4x the distinct chunks they name
   Range             ignored unless one 'bytes=' range; one past the end is 416 (huge numbers included)
   commit paths      empty, absolute, '.'/'..' segments, NUL, backslash, '.git/' are 400
+  OIDC exchange     an id token is exchanged once; the token it gives writes one repo for expires_in (3600 s)
 """
 
 hub_app = typer.Typer(
@@ -96,10 +105,22 @@ def serve(
             "default); --no-anonymous-reads refuses them (401). Writing needs a token unless --allow-anonymous.",
         ),
     ] = True,
+    trusted_publishers: Annotated[
+        Path | None,
+        typer.Option(
+            "--trusted-publishers",
+            help="File of trusted publishers, 'publisher RESOURCE repository=OWNER/REPO [workflow=FILE] "
+            "[branch=B] [ref=GLOB] [environment=E]' (every named claim must match), and of CI jobs whose "
+            "OIDC id tokens this Hub mints, 'job REQUEST_TOKEN repository=... [ref=...] [workflow_ref=...] "
+            "[environment=...]'; # comments.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
     from hubrelease.loopback import LoopbackHub
     from hubrelease.loopback.auth import EVERYTHING, Grant, TokenFileError, read_token_file
+    from hubrelease.loopback.oidc import TrustedPublishing, TrustFileError, read_trust_file
 
     tokens: dict[str, Grant] = {}
     if token_file is not None:
@@ -109,6 +130,12 @@ def serve(
             raise InputError(f"cannot read the token file: {exc}", path=token_file) from None
     if token:
         tokens[token] = EVERYTHING
+    trusted = TrustedPublishing()
+    if trusted_publishers is not None:
+        try:
+            trusted = read_trust_file(trusted_publishers)
+        except (OSError, UnicodeDecodeError, TrustFileError) as exc:
+            raise InputError(f"cannot read the trusted publishers: {exc}", path=trusted_publishers) from None
     if not tokens and not allow_anonymous:
         raise InputError("hub serve needs --token, --token-file or --allow-anonymous", field="token")
     hub = LoopbackHub(
@@ -120,6 +147,7 @@ def serve(
         allow_anonymous=allow_anonymous,
         anonymous_reads=anonymous_reads,
     )
+    hub.oidc = trusted
     output.info_line(f"loopback Hub at {hub.url} (root {root}; LFS/Xet files redirect to {hub.cdn_url})")
     output.info_line(f"use: HF_ENDPOINT={hub.url}, or --endpoint {hub.url}; pages: {hub.url}/NS/NAME")
     try:

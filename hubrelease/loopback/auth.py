@@ -23,7 +23,8 @@ import hmac
 import re
 import secrets
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -141,12 +142,18 @@ class Access:
         """No tokens configured and anonymous allowed (tests): any bearer token writes every repo."""
         self.secret = secrets.token_bytes(32)
         """Signs upload hrefs and xorb fetch URLs."""
+        self._expiry: dict[str, float] = {}
+        self.clock: Callable[[], float] = time.monotonic
+        """What expiring tokens are timed with (a test steps it instead of waiting)."""
 
-    def mint(self, grant: Grant = EVERYTHING) -> str:
-        """A new random token (for the embedded Hub's own client; never printed)."""
+    def mint(self, grant: Grant = EVERYTHING, ttl: float | None = None) -> str:
+        """A new random token (for the embedded Hub's own client, or an OIDC exchange's ``expires_in``
+        when ``ttl`` is given: past it the token is refused, 401); never printed."""
         token = f"hf_loopback_{secrets.token_hex(20)}"
         with self._lock:
             self._tokens[token] = grant
+            if ttl is not None:
+                self._expiry[token] = self.clock() + ttl
         return token
 
     def grant(self, authorization: str) -> Grant | None:
@@ -161,9 +168,12 @@ class Access:
         found = None
         for token, grant in tokens:  # every entry compared in constant time: no early exit to time
             if hmac.compare_digest(token.encode(), presented):
-                found = grant
+                found = token, grant
         if found is not None:
-            return found
+            if self.clock() >= self._expiry.get(found[0], float("inf")):
+                # Refused even on an open Hub, where an unknown token would pass: it was issued to expire.
+                raise StoreError(401, "this token has expired")
+            return found[1]
         if self.open:
             return EVERYTHING
         raise StoreError(401, "Invalid credentials in Authorization header")

@@ -9,20 +9,31 @@ A CI job's ``hubrelease push`` with ``HF_OIDC_RESOURCE`` set runs huggingface_hu
 trusted-publishers page (hub-docs ``docs/hub/trusted-publishers.md``): the id token's audience must
 be the Hub; a repo publisher names claims that must all match exactly, for GitHub Actions
 ``repository``, ``branch`` and ``workflow`` (the workflow file's name); the token it gives writes
-to that one repo. How a run's token carries them (GitHub's OIDC reference): ``repository``,
-``ref`` (``refs/heads/B`` on a branch, ``refs/tags/T`` on a tag: no branch), ``workflow_ref``
-(``OWNER/REPO/.github/workflows/FILE@REF``).
+to that one repo for ``expires_in`` seconds. How a run's token carries them (GitHub's OIDC
+reference): ``repository``, ``ref`` (``refs/heads/B`` on a branch, ``refs/tags/T`` on a tag: no
+branch), ``workflow_ref`` (``OWNER/REPO/.github/workflows/FILE@REF``), ``environment`` (the job's
+deployment environment, absent without one). A publisher here may also pin ``environment`` (as
+PyPI's GitHub publishers do) and ``ref`` (a glob such as ``refs/tags/v*``, for tag publishes).
 
 Here the id token is an opaque random string standing for the signed JWT: ``ci_job(claims)`` is
 what GitHub does when a job with ``id-token: write`` starts (it returns the two environment
-values), the exchange checks the claims the job was started with.
+values), the exchange checks the claims the job was started with. An id token is exchanged at
+most once (the exchange redeems it, matching or not), and the token it gives expires after
+``expires_in`` (``Access.mint``'s ttl), as a real one does.
+
+``hub serve --trusted-publishers FILE`` reads both sides from a file (``read_trust_file``): a
+``publisher RESOURCE KEY=VALUE...`` line per publisher (keys: repository, workflow, branch, ref,
+environment), a ``job REQUEST_TOKEN KEY=VALUE...`` line per CI job a rehearsal starts (the claims
+its id tokens carry), ``#`` comments.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import secrets
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from pathlib import Path
 
 from hubrelease.loopback.auth import Grant
 from hubrelease.loopback.store import StoreError
@@ -40,6 +51,9 @@ class Publisher:
     repository: str
     branch: str | None = None
     workflow: str | None = None
+    environment: str | None = None
+    ref: str | None = None
+    """A glob over the full ref (``refs/tags/v*``); ``branch`` is the Hub's exact branch name."""
 
     def matches(self, claims: dict[str, str]) -> bool:
         ref = claims.get("ref", "")
@@ -49,7 +63,17 @@ class Publisher:
             claims.get("repository") == self.repository
             and (self.branch is None or branch == self.branch)
             and (self.workflow is None or workflow == self.workflow)
+            and (self.environment is None or claims.get("environment") == self.environment)
+            and (self.ref is None or fnmatch.fnmatchcase(ref, self.ref))
         )
+
+
+class TrustFileError(ValueError):
+    """A trust file line that is neither a ``publisher`` nor a ``job`` line."""
+
+
+PUBLISHER_KEYS = frozenset(f.name for f in fields(Publisher))
+CLAIM_KEYS = frozenset({"repository", "ref", "workflow_ref", "environment"})
 
 
 class TrustedPublishing:
@@ -60,17 +84,23 @@ class TrustedPublishing:
         self.publishers: dict[str, list[Publisher]] = {}
         self._jobs: dict[str, dict[str, str]] = {}
         self._id_tokens: dict[str, tuple[dict[str, str], str]] = {}
+        self.token_ttl = TOKEN_TTL
+        """Seconds an exchanged token writes (the answer's ``expires_in``)."""
 
     def trust(self, resource: str, publisher: Publisher) -> None:
         """Add ``publisher`` to ``resource`` (``ns/name``, ``datasets/ns/name``), as repo settings do."""
         with self._lock:
             self.publishers.setdefault(resource, []).append(publisher)
 
+    def start_job(self, request_token: str, claims: dict[str, str]) -> None:
+        """A CI job whose ``ACTIONS_ID_TOKEN_REQUEST_TOKEN`` is ``request_token`` mints id tokens with ``claims``."""
+        with self._lock:
+            self._jobs[request_token] = dict(claims)
+
     def ci_job(self, claims: dict[str, str], url: str) -> dict[str, str]:
         """The environment GitHub gives a job with ``id-token: write`` whose token carries ``claims``."""
         request_token = secrets.token_hex(16)
-        with self._lock:
-            self._jobs[request_token] = dict(claims)
+        self.start_job(request_token, claims)
         return {
             "ACTIONS_ID_TOKEN_REQUEST_URL": f"{url}/__oidc/github",
             "ACTIONS_ID_TOKEN_REQUEST_TOKEN": request_token,
@@ -85,9 +115,33 @@ class TrustedPublishing:
             self._id_tokens[id_token] = (claims, audience)
             return id_token
 
-    def claims(self, id_token: str) -> tuple[dict[str, str], str] | None:
+    def redeem(self, id_token: str) -> tuple[dict[str, str], str] | None:
+        """The claims and audience of ``id_token``, once: a replayed id token is unknown."""
         with self._lock:
-            return self._id_tokens.get(id_token)
+            return self._id_tokens.pop(id_token, None)
+
+
+def read_trust_file(path: Path) -> TrustedPublishing:
+    """Publishers and CI jobs from a trust file (module docstring); TrustFileError names the bad line."""
+    trusted = TrustedPublishing()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        pairs = dict(word.partition("=")[::2] for word in words[2:])
+        allowed = {"publisher": PUBLISHER_KEYS, "job": CLAIM_KEYS}.get(words[0], frozenset())
+        well_formed = all(key and value for key, value in pairs.items()) and len(pairs) == len(words) - 2
+        if not (len(words) > 2 and well_formed and "repository" in pairs and pairs.keys() <= allowed):
+            raise TrustFileError(
+                f"{path}:{number}: expected 'publisher RESOURCE repository=OWNER/REPO [KEY=VALUE ...]' "
+                f"(keys: {', '.join(sorted(PUBLISHER_KEYS))}) or 'job REQUEST_TOKEN repository=OWNER/REPO "
+                f"[KEY=VALUE ...]' (keys: {', '.join(sorted(CLAIM_KEYS))})"
+            )
+        if words[0] == "publisher":
+            trusted.trust(words[1], Publisher(**pairs))
+        else:
+            trusted.start_job(words[1], pairs)
+    return trusted
 
 
 def id_token(request: Request) -> Response:
@@ -112,19 +166,21 @@ def exchange(request: Request) -> Response:
         return _invalid("invalid_request", "grant_type / subject_token_type")
     if not isinstance(resource, str) or resource.count("/") not in (1, 2):
         return _invalid("invalid_request", "resource must be a repo: ns/name or TYPE/ns/name")
-    found = request.hub.oidc.claims(str(body.get("subject_token", "")))
+    found = request.hub.oidc.redeem(str(body.get("subject_token", "")))
     if found is None or found[1] != request.hub.url:
         return _invalid("invalid_grant", "signature or audience check failed")
     publishers = request.hub.oidc.publishers.get(resource, [])
     if not any(p.matches(found[0]) for p in publishers):
         return _invalid("invalid_grant", "no publisher matches these claims")
-    repo_id = resource.split("/", 1)[1] if resource.count("/") == 2 else resource
-    token = request.hub.access.mint(Grant("write", (repo_id,)))
+    ttl = request.hub.oidc.token_ttl
+    # The resource is a scope as the token file writes it ([TYPE/]ns/name): a dataset's token
+    # writes that dataset, never the model of the same name.
+    token = request.hub.access.mint(Grant("write", (resource,)), ttl=ttl)
     return json_response(
         {
             "access_token": token,
             "token_type": "bearer",
-            "expires_in": TOKEN_TTL,
+            "expires_in": ttl,
             "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
         }
     )

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from huggingface_hub import HfApi, get_token
 from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.utils import _auth
 
 from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.oidc import Publisher
-from tests.factories.hub import unique_repo
+from hubrelease.loopback.oidc import EXCHANGE_GRANT, ID_TOKEN_TYPE, Publisher, TrustFileError, read_trust_file
+from tests.factories.hub import raw_request, unique_repo
 
 TAG_RUN = {
     "repository": "acme/release-repo",
     "ref": "refs/tags/v1.0",
     "workflow_ref": "acme/release-repo/.github/workflows/release.yml@refs/tags/v1.0",
+    "environment": "hub",
 }
 
 
@@ -51,8 +55,11 @@ def test_a_matching_publisher_gets_a_token_that_writes_to_that_repo_only(
         Publisher("acme/other-repo", workflow="release.yml"),
         Publisher("acme/release-repo", workflow="publish.yml"),
         Publisher("acme/release-repo", branch="main", workflow="release.yml"),  # a tag run has no branch
+        Publisher("acme/release-repo", workflow="release.yml", environment="staging"),
+        Publisher("acme/release-repo", workflow="release.yml", ref="refs/tags/v2*"),
+        Publisher("acme/release-repo", workflow="release.yml", ref="refs/heads/*"),
     ],
-    ids=["repository", "workflow", "branch"],
+    ids=["repository", "workflow", "branch", "environment", "ref", "ref-kind"],
 )
 def test_claims_are_matched_exactly(
     hub: LoopbackHub, monkeypatch: pytest.MonkeyPatch, publisher: Publisher
@@ -62,3 +69,99 @@ def test_claims_are_matched_exactly(
     with pytest.raises(HfHubHTTPError) as refused:
         _exchange(hub, monkeypatch, repo, TAG_RUN)
     assert refused.value.response is not None and refused.value.response.status_code == 400
+
+
+def test_environment_and_ref_glob_pin_a_publisher_to_tag_runs_of_one_environment(
+    hub: LoopbackHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = unique_repo()
+    hub.oidc.trust(
+        repo, Publisher("acme/release-repo", workflow="release.yml", environment="hub", ref="refs/tags/v*")
+    )
+    HfApi(endpoint=hub.url, token=_exchange(hub, monkeypatch, repo, TAG_RUN)).create_repo(repo)
+    without_environment = {k: v for k, v in TAG_RUN.items() if k != "environment"}
+    with pytest.raises(HfHubHTTPError):
+        _exchange(hub, monkeypatch, repo, without_environment)
+
+
+def _id_token(hub: LoopbackHub, claims: dict[str, str]) -> str:
+    """What huggingface_hub asks GitHub for: the job's id token, audience the Hub."""
+    job = hub.oidc.ci_job(claims, hub.url)
+    status, _, body = raw_request(
+        f"{job['ACTIONS_ID_TOKEN_REQUEST_URL']}?audience={hub.url}",
+        headers={"Authorization": f"Bearer {job['ACTIONS_ID_TOKEN_REQUEST_TOKEN']}"},
+    )
+    assert status == 200
+    return str(json.loads(body)["value"])
+
+
+def _post_exchange(hub: LoopbackHub, id_token: str, resource: str) -> tuple[int, dict[str, object]]:
+    form = {
+        "grant_type": EXCHANGE_GRANT,
+        "subject_token_type": ID_TOKEN_TYPE,
+        "subject_token": id_token,
+        "resource": resource,
+    }
+    status, _, body = raw_request(
+        f"{hub.url}/oauth/token", "POST", json.dumps(form).encode(), {"Content-Type": "application/json"}
+    )
+    return status, dict(json.loads(body))
+
+
+def test_an_id_token_is_exchanged_once(hub: LoopbackHub) -> None:
+    repo = unique_repo()
+    hub.oidc.trust(repo, Publisher("acme/release-repo", workflow="release.yml"))
+    id_token = _id_token(hub, TAG_RUN)
+    first, answer = _post_exchange(hub, id_token, repo)
+    assert first == 200 and answer["token_type"] == "bearer"
+    replayed, refusal = _post_exchange(hub, id_token, repo)  # e.g. lifted from a job's log
+    assert replayed == 400 and refusal["error"] == "invalid_grant"
+
+
+def test_an_exchanged_token_stops_writing_after_expires_in(
+    hub: LoopbackHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = unique_repo()
+    hub.oidc.trust(repo, Publisher("acme/release-repo", workflow="release.yml"))
+    status, answer = _post_exchange(hub, _id_token(hub, TAG_RUN), repo)
+    assert status == 200 and answer["expires_in"] == 3600
+    api = HfApi(endpoint=hub.url, token=str(answer["access_token"]))
+    api.create_repo(repo)
+    start = hub.access.clock()
+    monkeypatch.setattr(hub.access, "clock", lambda: start + 3599)
+    api.upload_file(path_or_fileobj=b"in time\n", path_in_repo="a.md", repo_id=repo)
+    monkeypatch.setattr(hub.access, "clock", lambda: start + 3601)
+    with pytest.raises(HfHubHTTPError) as refused:  # the test Hub takes unknown tokens; not this one
+        api.upload_file(path_or_fileobj=b"late\n", path_in_repo="b.md", repo_id=repo)
+    assert refused.value.response is not None and refused.value.response.status_code == 401
+
+
+def test_trust_file(tmp_path: Path) -> None:
+    good = tmp_path / "trust"
+    good.write_text(
+        "# publishers\n"
+        "publisher acme/drafter repository=acme/rel workflow=release.yml environment=hub ref=refs/tags/v*\n"
+        "publisher datasets/acme/data repository=acme/rel  # any workflow\n"
+        "job s3cret repository=acme/rel ref=refs/tags/v1 environment=hub\n"
+    )
+    trusted = read_trust_file(good)
+    assert trusted.publishers == {
+        "acme/drafter": [
+            Publisher("acme/rel", workflow="release.yml", environment="hub", ref="refs/tags/v*")
+        ],
+        "datasets/acme/data": [Publisher("acme/rel")],
+    }
+    assert trusted.mint_id_token("s3cret", "http://hub") is not None
+    assert trusted.mint_id_token("other", "http://hub") is None
+    for line in (
+        "publisher acme/drafter workflow=release.yml",  # no repository
+        "publisher acme/drafter repository=acme/rel color=red",  # no such claim
+        "publisher acme/drafter repository=",
+        "job s3cret repository=acme/rel branch=main",  # a job carries claims, not a publisher's keys
+        "trust acme/drafter repository=acme/rel",
+        "publisher acme/drafter",
+    ):
+        bad = tmp_path / "bad"
+        bad.write_text(line + "\n")
+        with pytest.raises(TrustFileError, match=r"bad:1: expected 'publisher RESOURCE repository="):
+            read_trust_file(bad)
