@@ -49,6 +49,20 @@ def test_a_matching_publisher_gets_a_token_that_writes_to_that_repo_only(
         api.upload_file(path_or_fileobj=b"x\n", path_in_repo="x.md", repo_id=other)
 
 
+def test_a_dataset_publisher_gets_a_token_for_that_dataset_not_the_model_of_its_name(
+    hub: LoopbackHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exchanged token's scope keeps the resource's type (``datasets/ns/name``)."""
+    repo = unique_repo()
+    HfApi(endpoint=hub.url, token=hub.owner_token).create_repo(repo, private=True)  # the model of that name
+    hub.oidc.trust(f"datasets/{repo}", Publisher("acme/release-repo", workflow="release.yml"))
+    api = HfApi(endpoint=hub.url, token=_exchange(hub, monkeypatch, f"datasets/{repo}", TAG_RUN))
+    api.create_repo(repo, repo_type="dataset", private=True)
+    api.upload_file(path_or_fileobj=b"hi\n", path_in_repo="notes.md", repo_id=repo, repo_type="dataset")
+    with pytest.raises(HfHubHTTPError):
+        api.upload_file(path_or_fileobj=b"x\n", path_in_repo="x.md", repo_id=repo)
+
+
 @pytest.mark.parametrize(
     "publisher",
     [
