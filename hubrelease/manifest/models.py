@@ -554,7 +554,8 @@ class Training(_Strict):
     arguments: RepoPath | None = None
     """Trainer arguments (an artifact; JSON object, Hugging Face TrainingArguments names: learning_rate,
     per_device_train_batch_size, gradient_accumulation_steps, world_size, optim, lr_scheduler_type,
-    warmup_steps, max_steps; plus the trainer's own, e.g. num_anchors)."""
+    warmup_steps, max_steps; plus the trainer's own, e.g. num_anchors, or global_batch_size where only the
+    effective batch is known). A key the source does not state is left out: the card says "not stated"."""
     state: RepoPath | None = None
     """Trainer state (an artifact; trainer_state.json): ``global_step`` is the optimizer steps taken."""
     data: RepoPath | None = None
