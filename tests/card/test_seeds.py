@@ -53,7 +53,7 @@ SEED_000_FACTS = [
     "40 prompts (10 chat, 10 code, 10 math, 10 stem), greedy sampling, up to 512 output tokens per request.",
     "Hardware: 1x NVIDIA H200 141GB HBM3e.",
     "Hardware: 1x NVIDIA GB10.",
-    "held out of all training data. Held outside the complete training-source reservoir",
+    "held out of training. Held outside the complete training-source reservoir",
     "Serving settings: KV cache fp8_e4m3, attention backend flashinfer, MoE runner marlin.",
     # "Both external drafts propose up to 10 tokens": the seed states no count for NEXTN.
     "Draft tokens per round: up to 10 for Qwen3.5 DFlash warm start and Ornith DFlash2; not stated for NEXTN.",
@@ -179,3 +179,12 @@ def test_the_introduction_is_said_once(manifest: str, repo_root: Path) -> None:
     text = check_card(repo_root / manifest).expected
     assert text.count("not a standalone language model") == 1
     assert "p = 0.0000" not in text
+
+
+@pytest.mark.parametrize("manifest", [SEED_000, SEED_001])
+def test_the_seed_cards_claim_no_more_than_their_seed(manifest: str, repo_root: Path) -> None:
+    """Seed 000 says "training-source reservoir" and states no library; each table names its source lines."""
+    text = check_card(repo_root / manifest).expected
+    assert "held out of all training data" not in text
+    assert "library_name: sglang" not in text
+    assert "Transcribed from seed 00" in text and ", lines " in text
