@@ -114,7 +114,7 @@ SEED_001_FACTS = [
     "`Ornith-1.0-397B-A17B-IQ2_KS-00001-of-00005.gguf`, 19,982,543,552 bytes",
     "`Ornith-1.0-397B-A17B-IQ2_KS-00005-of-00005.gguf`, 18,176,416,800 bytes",
     "80d58268f8839a22cad42516cc95d127b79fca194d25ee7a8cc4d610bc8f560e  dflash.py\n",
-    "This release is licensed under Apache-2.0, inherited from the drafter it was initialized from.",
+    "This release is licensed under Apache-2.0, the licence of the drafter it was initialized from.",
     "Target `deepreinforce-ai/Ornith-1.0-397B`, itself derived from `Qwen/Qwen3.5-397B-A17B`.",
     "Not affiliated with Z-Lab, Modal, SGLang, Qwen, or deepreinforce-ai.",
     # Issue 21: the arms' shared metadata, sampling, the config's top-level rope_theta, precision as written.
@@ -188,3 +188,16 @@ def test_the_seed_cards_claim_no_more_than_their_seed(manifest: str, repo_root: 
     assert "held out of all training data" not in text
     assert "library_name: sglang" not in text
     assert "Transcribed from seed 00" in text and ", lines " in text
+    assert "inherited from the drafter" not in text  # the seeds state the licence, not that it is inherited
+
+
+def test_seed_000_names_what_its_seed_names(repo_root: Path) -> None:
+    """The drafter is for the BF16 repo, trained on the released generations; its precision is not stated."""
+    text = check_card(repo_root / SEED_000).expected
+    assert "speculative decoding with `ornith-ai/Ornith-1.5-35B-A3B`. It is not" in text
+    front = text.split("---")[1]
+    assert (
+        "datasets:\n- jzinno/Ornith-1.5-35B-A3B-Nemotron-v2-100M\n- nvidia/Nemotron-Post-Training-Dataset-v2"
+        in front
+    )
+    assert "DFlash2 drafter weights (BF16)" not in text
