@@ -487,8 +487,20 @@ class CardSection(_Strict):
 
     title: str
     """Section heading."""
-    body: str
-    """Markdown body."""
+    body: str | None = None
+    """Markdown body, typed in the manifest."""
+    path: RepoPath | None = None
+    """A Markdown file of the release (an artifact, pinned by sha256) holding the body instead: the
+    publisher's prose (design rationale, caveats) is then a published file that verify checks."""
+    place: Literal["evaluation", "end"] = "end"
+    """Where the template puts it: after the measurements (``evaluation``; at the end on a card without
+    them) or after training (``end``)."""
+
+    @model_validator(mode="after")
+    def _one_body(self) -> CardSection:
+        if (self.body is None) == (self.path is None):
+            raise ValueError("a section has a body or a path (a Markdown file of the release), exactly one")
+        return self
 
 
 HAND_WRITTEN = "none"
@@ -514,7 +526,7 @@ class Card(_Strict):
     claims: list[Claim] = Field(default_factory=list)
     """Claims computed from the evaluation files (never typed)."""
     sections: list[CardSection] = Field(default_factory=list)
-    """Extra prose sections, rendered after the measurements."""
+    """Extra prose sections, each where its ``place`` says."""
     variables: dict[str, object] = Field(default_factory=dict)
     """Free values the template may use (``card.variables`` in the context)."""
     charts: bool = False
