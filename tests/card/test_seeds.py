@@ -68,7 +68,13 @@ SEED_000_FACTS = [
     "- Initialized from `z-lab/Qwen3.5-35B-A3B-DFlash` (Apache-2.0).",
     "- DFlash 2: Keep Drafting Parallel\n- DFlash: Block Diffusion for Flash Speculative Decoding\n"
     "- NeMo AutoModel speculative-drafting implementation",
-    "exact no-ops",
+    # The publisher's prose, in pinned card/*.md sections: what the seed says that no data file holds.
+    "each grouped causal convolution begins as a unit tap on its own position with zero weight on predecessors",
+    "the path selector's successor codebook begins at zero",
+    "each working through its own contiguous share of the data",
+    "Training therefore never held the whole teacher in memory",
+    "Serve it with an SGLang build that supports DFlash2",
+    "Choose memory limits, context length and concurrency for the hardware you deploy on",
 ]
 
 SEED_001_FACTS = [
@@ -148,6 +154,19 @@ SEED_001_FACTS = [
     "6ab80960540e043ebd8001162ab3401cb267a61a53b513ce13ebb1cd2fc1c089  libllama.so\n",
     "1e7e686140afdd4069956414238a8e674d04136492967ba1b2cfde635cdcebca  libggml.so\n",
     "Measured with ik_llama.cpp at commit `f96eaddba8bed6a9a5e628bbf6a566775c70b49c` plus local patches",
+    # The publisher's prose, in pinned card/*.md sections.
+    "its endpoint, design and analysis were written down before any of its data was collected",
+    "it was already this artifact's operating point before the A/B",
+    "Boots were counterbalanced as A, B, B, A",
+    "The drafter can only be chosen when the server starts, so the two arms cannot be compared inside one boot",
+    "On even repetitions the configurations ran in reverse order",
+    "engine-relevant metadata is byte-identical",
+    "the gap is an observation, not something the quantization is shown to cause",
+    'each request sets `"speculative.n_max": K`',
+    "The engine binaries are dynamically linked",
+    "The target repository can change and its Hub revision was not recorded",
+    "Measurement 2 has not been re-run through it to confirm they are equivalent",
+    "`bench.py` appends to its output file",
 ]
 
 
