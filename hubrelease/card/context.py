@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from hubrelease.card.benchmark import Benchmark, benchmark
 from hubrelease.card.claims import Claim, compute_claims
 from hubrelease.card.filters import bytes_
 from hubrelease.card.locator import Locator
@@ -183,6 +184,8 @@ class CardContext:
     card: Card
     sections: tuple[Section, ...]
     """``card.sections`` with each body read (from the manifest or its pinned Markdown file)."""
+    benchmark: Benchmark | None
+    """The Hub benchmark the release's ``eval.yaml`` registers (a dataset release of a prompt set)."""
     title: str
     files: tuple[FileRow, ...]
     recommended: FileRow | None
@@ -415,6 +418,7 @@ def build_context(
         release=manifest.release,
         card=card,
         sections=_sections(manifest, card, root or manifest_path.parent, where),
+        benchmark=benchmark(manifest, root or manifest_path.parent, where),
         title=manifest.release.title or manifest.release.repo_id.split("/")[-1],
         files=files,
         recommended=next((f for f in files if f.role == "recommended"), None),

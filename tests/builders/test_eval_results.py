@@ -80,11 +80,38 @@ def test_both_seeds_files_parse_with_huggingface_hub_and_round_trip(tmp_path: Pa
 
 def test_the_release_itself_is_never_the_benchmark(tmp_path: Path) -> None:
     """The Hub shows no result whose dataset is a model repo: a release naming no benchmark is refused."""
-    manifest_path = _copy(tmp_path, "ornith-1.5-dflash2")
+    manifest_path = _copy(tmp_path, "example")
     code, _, err = run_cli("build", "eval-results", manifest_path)
     assert code == 2 and "Traceback" not in err
     assert "no datasets are pinned with role evaluation" in err and "--dataset ORG/NAME" in err
     assert not (manifest_path.parent / ".eval_results").exists()
+
+
+@pytest.mark.parametrize(
+    ("seed", "benchmark"),
+    [
+        ("ornith-1.5-dflash2", "ornith-1.5-held-out-serving-prompts"),
+        ("ornith-1.0-dflash-gguf", "ornith-1.0-coding-prompts"),
+    ],
+)
+def test_the_seeds_ship_results_on_their_benchmark(seed: str, benchmark: str) -> None:
+    """Each committed seed's .eval_results name the benchmark dataset it pins, and that dataset release's
+    eval.yaml declares every task id they use; both are fresh renders of the committed evaluations."""
+    folder = REPO / "manifests" / seed
+    manifest = load_manifest(folder / "hubrelease.yaml")
+    (pin,) = [d for d in manifest.pins.datasets if d.role == "evaluation"]
+    bench = load_manifest(REPO / "manifests" / benchmark / "hubrelease.yaml")
+    assert (bench.release.repo_id, bench.release.repo_type) == (pin.repo_id, "dataset")
+    declared = yaml.safe_load((REPO / "manifests" / benchmark / "eval.yaml").read_text())
+    tasks = {t["id"] for t in declared["tasks"]}
+    used = set()
+    for evaluation in manifest.evaluation_files:
+        written = folder / ".eval_results" / f"{Path(evaluation.path).stem}.yaml"
+        parsed = parse_eval_result_entries(yaml.safe_load(written.read_text()))
+        assert parsed and {e.dataset_id for e in parsed} == {pin.repo_id}
+        used |= {e.task_id for e in parsed}
+    assert used == tasks
+    assert run_cli("lint", folder / "hubrelease.yaml")[0] == 0  # the .eval_results are fresh renders
 
 
 def test_the_benchmark_dataset_and_a_stale_file(tmp_path: Path) -> None:

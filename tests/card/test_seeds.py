@@ -208,6 +208,8 @@ def test_the_seed_cards_claim_no_more_than_their_seed(manifest: str, repo_root: 
     assert "library_name: sglang" not in text
     assert "Transcribed from seed 00" in text and ", lines " in text
     assert "inherited from the drafter" not in text  # the seeds state the licence, not that it is inherited
+    # Their evaluations are transcriptions: only the .eval_results bytes are rebuilt, no figure from raw runs.
+    assert "## Reproducibility" in text and "recomputes every figure" not in text
 
 
 def test_seed_000_names_what_its_seed_names(repo_root: Path) -> None:
