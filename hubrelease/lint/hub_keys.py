@@ -1,7 +1,8 @@
 """The Hub's known ``library_name`` and ``pipeline_tag`` values, so a card's front matter is checked offline.
 
-huggingface_hub's ``ModelCardData`` accepts any string for both, and the Hub then files an unknown
-library under no library (no filter, no code snippet, no download counting). The keys are the Hub's
+huggingface_hub's ``ModelCardData`` accepts any string for both, but the Hub gives only a known
+library its label, filter, code snippets and download query (the ``LibraryUiElement`` fields, lines
+8-43 of model-libraries.ts), and only a known pipeline tag its task page. The keys are the Hub's
 own, copied from huggingface.js at commit fe42e68017ffc76d09922ea8f9b38a6964345710 (2026-08-21):
 ``packages/tasks/src/model-libraries.ts`` lines 60-1803 (``MODEL_LIBRARIES_UI_ELEMENTS``, whose key
 "is the tag your models have in their library_name on the Hub", line 57) and
