@@ -15,8 +15,8 @@ commit as the evaluation files; ``lint MANIFEST`` re-renders them and names a st
 ``dataset_id`` is the benchmark the numbers are on: ``--dataset`` (recorded in the recipe), else the
 one dataset pinned with role ``evaluation``. The Hub shows an entry only when that dataset is a
 benchmark: a dataset repo with an ``eval.yaml`` at its root whose ``tasks`` list the entry's
-``task_id`` (huggingface.co/docs/hub/eval-results, "Registering a Benchmark"; hub-docs
-``docs/hub/eval-results.md``). ``benchmark_yaml`` writes that file from the same entries, so every task
+``task_id`` (huggingface.co/docs/hub/eval-results; hub-docs ``docs/hub/eval-results.md`` at 064c7548,
+"Registering a Benchmark", lines 14-37). ``benchmark_yaml`` writes that file from the same entries, so every task
 id a model's file uses is one the benchmark declares; the release's own model repo is never a
 benchmark, so a release that names none is refused.
 """

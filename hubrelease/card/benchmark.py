@@ -1,9 +1,9 @@
 """A dataset release's ``eval.yaml``: the Hub benchmark it registers, for the dataset card.
 
 The Hub treats a dataset repo with an ``eval.yaml`` at its root as a benchmark and shows a model's
-``.eval_results`` entries whose ``task_id`` it declares (huggingface.co/docs/hub/eval-results,
-"Registering a Benchmark": ``name``, ``description``, ``evaluation_framework``, ``tasks[].id`` /
-``config`` / ``split``). ``hubrelease build eval-results --benchmark`` writes it.
+``.eval_results`` entries whose ``task_id`` it declares (hub-docs ``docs/hub/eval-results.md`` at
+064c7548, "Registering a Benchmark", lines 14-37: ``name``, ``description``, ``evaluation_framework``,
+``tasks[].id`` / ``config`` / ``split``). ``hubrelease build eval-results --benchmark`` writes it.
 """
 
 from __future__ import annotations
