@@ -13,8 +13,12 @@ the branch the push lands on and the digest proves which bytes it meant (``verif
 commit as the evaluation files; ``lint MANIFEST`` re-renders them and names a stale one.
 
 ``dataset_id`` is the benchmark the numbers are on: ``--dataset`` (recorded in the recipe), else the
-one dataset pinned with role ``evaluation``, else the release's own repo (a prompt set that is not a
-Hub dataset is described by the release's evaluation file; the notes say so).
+one dataset pinned with role ``evaluation``. The Hub shows an entry only when that dataset is a
+benchmark: a dataset repo with an ``eval.yaml`` at its root whose ``tasks`` list the entry's
+``task_id`` (huggingface.co/docs/hub/eval-results; hub-docs ``docs/hub/eval-results.md`` at 064c7548,
+"Registering a Benchmark", lines 14-37). ``benchmark_yaml`` writes that file from the same entries, so every task
+id a model's file uses is one the benchmark declares; the release's own model repo is never a
+benchmark, so a release that names none is refused.
 """
 
 from __future__ import annotations
@@ -46,16 +50,21 @@ def eval_results_path(evaluation_path: str) -> str:
     return f"{FOLDER}/{PurePosixPath(evaluation_path).stem}.yaml"
 
 
-def benchmark(manifest: Manifest, dataset: str | None) -> tuple[str, str | None, bool]:
-    """(dataset id, its revision, whether it is a Hub dataset rather than the release itself)."""
+def benchmark(manifest: Manifest, dataset: str | None) -> tuple[str, str | None]:
+    """(benchmark dataset id, its revision): ``--dataset``, else the one dataset pinned with role evaluation."""
     if dataset:
         repo_id, _, revision = dataset.partition("@")
-        return repo_id, revision or None, True
+        return repo_id, revision or None
     evaluation = [d for d in manifest.pins.datasets if d.role == "evaluation"]
     if len(evaluation) == 1:
         pin = evaluation[0]
-        return pin.repo_id, None if pin.unpinned else pin.revision, True
-    return manifest.release.repo_id, None, False
+        return pin.repo_id, None if pin.unpinned else pin.revision
+    raise InputError(
+        f"{len(evaluation) or 'no'} datasets are pinned with role evaluation: the Hub shows results only on "
+        "a benchmark dataset (a dataset repo with eval.yaml), never on the release itself; publish the "
+        "prompt set as one (`hubrelease build eval-results --benchmark DIR` writes its eval.yaml) and name "
+        "it with --dataset ORG/NAME[@COMMIT] or one pins.datasets entry with role: evaluation"
+    )
 
 
 def entries(
@@ -64,14 +73,14 @@ def entries(
     """The entries of one evaluation file (``pin`` is its manifest entry, whose sha256 the notes cite)."""
     from huggingface_hub import EvalResultEntry
 
-    dataset_id, revision, on_hub = benchmark(manifest, dataset)
+    dataset_id, revision = benchmark(manifest, dataset)
     release = manifest.release
     url = f"{HUB}/{release.repo_id}/blob/{release.revision}/{pin.path}"
     run = evaluation.run
     where = (
         f"{run.engine.name}{f' {run.engine.commit[:12]}' if run.engine.commit else ''} on {run.hardware.name}"
     )
-    prompts = run.prompt_set.name + ("" if on_hub else " (not a Hub dataset: see the evaluation file)")
+    prompts = run.prompt_set.name
     digest = f"; evaluation file sha256 {pin.sha256}" if pin.sha256 else ""
     date = run.date if run.date and _DATE.match(run.date) else None
     labels = {c.id: c.label for c in evaluation.configurations}
@@ -125,6 +134,32 @@ def render(manifest: Manifest, pin: EvaluationFile, root: Path, dataset: str | N
         )
     text = yaml.safe_dump(eval_result_entries_to_yaml(found), sort_keys=False, allow_unicode=True, width=1000)
     return text.encode("utf-8")
+
+
+def benchmark_yaml(manifest: Manifest, root: Path, dataset: str | None) -> bytes:
+    """The benchmark dataset's ``eval.yaml``: one task per task id the release's entries use.
+
+    Each task is the benchmark dataset's ``default`` config and ``test`` split (the prompt set is one
+    table); ``evaluation_framework`` names the tool that measured and wrote the entries.
+    """
+    found: dict[str, None] = {}
+    prompt_sets: dict[str, str | None] = {}
+    for pin in (e for e in manifest.evaluation_files if e.sha256):
+        evaluation = load_evaluation(root / pin.path)
+        prompt_sets[evaluation.run.prompt_set.name] = evaluation.run.prompt_set.description
+        found.update(dict.fromkeys(e.task_id for e in entries(manifest, pin, evaluation, dataset)))
+    if not found:
+        raise InputError("no evaluation file pinned by sha256 has numbers to declare as benchmark tasks")
+    if len(prompt_sets) > 1:
+        raise InputError(f"the evaluation files use {len(prompt_sets)} prompt sets ({', '.join(sorted(prompt_sets))}): a benchmark dataset is one prompt set")  # fmt: skip
+    ((name, description),) = prompt_sets.items()
+    document = {
+        "name": name,
+        "description": description or f"The prompts {manifest.release.repo_id} was measured on.",
+        "evaluation_framework": "hubrelease",
+        "tasks": [{"id": task, "config": "default", "split": "test"} for task in found],
+    }
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=1000).encode("utf-8")
 
 
 def parse(data: bytes) -> list[EvalResultEntry]:

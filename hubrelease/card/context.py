@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from hubrelease.card.benchmark import Benchmark, benchmark
 from hubrelease.card.claims import Claim, compute_claims
 from hubrelease.card.filters import bytes_
 from hubrelease.card.locator import Locator
@@ -145,12 +146,48 @@ class Licence:
 
 
 @dataclass(frozen=True)
+class Section:
+    """A prose section as the template places it: its body read from the manifest or its pinned file."""
+
+    title: str
+    body: str
+    place: str
+
+
+def _sections(manifest: Manifest, card: Card, root: Path, where: Locator) -> tuple[Section, ...]:
+    found = []
+    for index, section in enumerate(card.sections):
+        body = section.body
+        if section.path is not None:
+            artifact = manifest.artifact(section.path)
+            if artifact is None or artifact.sha256 is None:
+                raise where.error(
+                    f"{section.path!r} is not an artifact pinned by sha256: a section's prose is a published, "
+                    "pinned file (`hubrelease add`)",
+                    ("card", "sections", index, "path"),
+                )
+            try:
+                body = (root / artifact.local_path).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise where.error(
+                    f"cannot read {section.path!r}: {exc}", ("card", "sections", index, "path")
+                ) from None
+        assert body is not None
+        found.append(Section(section.title, body, section.place))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
 class CardContext:
     """Everything a template can use, as top-level variables (the README documents each)."""
 
     manifest: Manifest
     release: Release
     card: Card
+    sections: tuple[Section, ...]
+    """``card.sections`` with each body read (from the manifest or its pinned Markdown file)."""
+    benchmark: Benchmark | None
+    """The Hub benchmark the release's ``eval.yaml`` registers (a dataset release of a prompt set)."""
     title: str
     files: tuple[FileRow, ...]
     recommended: FileRow | None
@@ -384,6 +421,8 @@ def build_context(
         manifest=manifest,
         release=manifest.release,
         card=card,
+        sections=_sections(manifest, card, root or manifest_path.parent, where),
+        benchmark=benchmark(manifest, root or manifest_path.parent, where),
         title=manifest.release.title or manifest.release.repo_id.split("/")[-1],
         files=files,
         recommended=next((f for f in files if f.role == "recommended"), None),

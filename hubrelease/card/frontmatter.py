@@ -68,6 +68,13 @@ def _one_or_list(values: list[str]) -> str | list[str] | None:
     return values[0] if len(values) == 1 else list(values)
 
 
+def _trained_on(manifest: Manifest, sources: list[str]) -> list[str]:
+    """A model's ``datasets:``: the dataset it was trained on (``training.dataset``, e.g. generations
+    released beside it), then the datasets its training data derives from."""
+    trained = manifest.training.dataset if manifest.training is not None else None
+    return [trained, *(s for s in sources if s != trained)] if trained else sources
+
+
 def front_matter(manifest: Manifest, path: Path) -> str:
     """YAML (without the ``---`` fences) for the manifest at ``path``; errors carry its YAML line."""
     _check_metadata(manifest, Locator(path))
@@ -87,7 +94,7 @@ def front_matter(manifest: Manifest, path: Path) -> str:
     else:
         data = ModelCardData(
             base_model=_one_or_list(release.base_model),
-            datasets=training or None,
+            datasets=_trained_on(manifest, training) or None,
             library_name=release.library_name,
             license=release.license,
             license_name=release.license_name,

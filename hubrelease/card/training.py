@@ -53,7 +53,7 @@ class Recipe:
     anchors: int | None
     microbatch: int | None
     effective_batch: int | None
-    """microbatch x gradient accumulation x devices."""
+    """``global_batch_size`` where the file states it, else microbatch x gradient accumulation x devices."""
     optimizer: str | None
     learning_rate: float | None
     schedule: str | None
@@ -131,8 +131,12 @@ def _architecture(path: str, config: dict[str, Any]) -> Architecture:
 
 def _recipe(path: str, args: dict[str, Any]) -> Recipe:
     micro = _int(args.get("per_device_train_batch_size"))
-    accumulation = _int(args.get("gradient_accumulation_steps")) or 1
+    accumulation = _int(args.get("gradient_accumulation_steps"))
     devices = _int(args.get("world_size")) or 1
+    # A file that states the effective batch but not how it was made (a transcription) keeps it as stated;
+    # a missing accumulation is not assumed to be 1, so the card says the effective batch is not stated.
+    stated = _int(args.get("global_batch_size"))
+    computed = micro * accumulation * devices if micro is not None and accumulation is not None else None
     optim = str(args.get("optim") or "")
     optimizer = next((name for prefix, name in _OPTIMIZERS.items() if optim.lower().startswith(prefix)), None)
     scheduler = args.get("lr_scheduler_type")
@@ -143,7 +147,7 @@ def _recipe(path: str, args: dict[str, Any]) -> Recipe:
         path=path,
         anchors=_int(args.get("num_anchors")),
         microbatch=micro,
-        effective_batch=micro * accumulation * devices if micro is not None else None,
+        effective_batch=stated if stated is not None else computed,
         optimizer=optimizer,
         learning_rate=float(rate) if is_number(rate) else None,
         schedule=schedule,

@@ -10,9 +10,17 @@ descriptions in ``hubrelease schema --eval``; card templates read these field na
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 # The machine and digest types are the manifest's own, so an evaluation's hardware matches pins.hardware.
 from hubrelease.manifest.models import Hardware as Hardware
@@ -146,7 +154,8 @@ class PromptSet(_Strict):
     path: str | None = None
     """Where the prompts file is published, relative to the release."""
     held_out: bool | None = None
-    """True when the prompts were kept out of all training data."""
+    """True when the prompts were kept out of training; ``description`` says out of what (e.g. the
+    training-source reservoir), since the card prints only "held out of training" for it."""
     description: str | None = None
     """What the prompts cover."""
 
@@ -168,6 +177,51 @@ class SourceFile(_Strict):
     """Records (JSONL lines or CSV rows) read from it."""
 
 
+class TableLines(_Strict):
+    """Where one transcribed table (or paragraph of figures) sits in its document."""
+
+    title: str
+    """The table's heading in the document (e.g. NVIDIA H200, Measurement 1)."""
+    lines: tuple[int, int]
+    """First and last line of the table, 1-based and inclusive."""
+
+    @model_validator(mode="after")
+    def _check_range(self) -> TableLines:
+        first, last = self.lines
+        if not 1 <= first <= last:
+            raise ValueError(f"lines [{first}, {last}] is not a range of 1-based line numbers, first <= last")
+        return self
+
+
+class SourceDocument(_Strict):
+    """A document the numbers were transcribed from: which bytes, and which lines hold each table.
+
+    ``verify`` checks ``sha256`` against the release's pin of the same file (an artifact at ``path``, an
+    external file of that name, or the file at ``url``'s path in a pinned repo) when there is one.
+    """
+
+    name: str
+    """What the document is (e.g. the published model card of ORG/NAME)."""
+    path: str | None = None
+    """Where it is, relative to the release folder."""
+    url: str | None = None
+    """Where it is published (https://huggingface.co/ORG/NAME/blob/REVISION/PATH for a Hub file)."""
+    sha256: Sha256
+    """SHA-256 of the document's bytes."""
+    tables: list[TableLines] = Field(default_factory=list)
+    """Each transcribed table and its line range."""
+
+    @model_validator(mode="after")
+    def _check_where(self) -> SourceDocument:
+        if self.path is None and self.url is None:
+            raise ValueError("a source document needs a path (relative to the release) or a url")
+        if self.path is not None and (
+            self.path.startswith(("/", "~")) or re.match(r"^[A-Za-z]:[\\/]", self.path)
+        ):
+            raise ValueError(f"path {self.path!r} is absolute: give it relative to the release folder")
+        return self
+
+
 class Provenance(_Strict):
     """How the numbers in this file came to be."""
 
@@ -177,6 +231,18 @@ class Provenance(_Strict):
     """Raw inputs, with digests."""
     transcribed_from: str | None = None
     """Set when the numbers were copied from a published table rather than computed from raw runs."""
+    documents: list[SourceDocument] = Field(default_factory=list)
+    """The documents a transcription copied from, each with its sha256 and the line range of each table."""
+
+    @model_serializer(mode="wrap")
+    def _omit_no_documents(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """An evaluation built from raw runs names no document: leaving the empty list out keeps the
+        bytes of files built before documents existed, so their ``rebuild --check`` stays identical."""
+        data: dict[str, Any] = handler(self)
+        if not self.documents:
+            data.pop("documents", None)
+        return data
+
     warnings: list[str] = Field(default_factory=list)
     """What the build could not check or had to assume (e.g. accept length not per run), as printed by it."""
 

@@ -10,13 +10,15 @@ refuse, naming both values. A difference made on purpose is stated in the manife
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hubrelease.errors import CheckFailed, HubReleaseError
-from hubrelease.evaluation.models import Drafter, Evaluation
+from hubrelease.evaluation.models import Drafter, Evaluation, SourceDocument
 from hubrelease.manifest.models import Engine, Manifest, PinnedRepo, ProvenanceField
 
 if TYPE_CHECKING:
@@ -200,12 +202,63 @@ def disagreements(path: str, evaluation: Evaluation, manifest: Manifest) -> list
     ]
 
 
+_HUB_FILE = re.compile(
+    r"^https?://(?:huggingface\.co|hf\.co)/(?:datasets/)?([^/]+/[^/]+)/(?:blob|resolve)/[^/]+/(.+)$"
+)
+
+
+def _document_keys(document: SourceDocument) -> list[str]:
+    """The names the release could pin the document under: its path (an artifact or an external file's
+    name) and, for a Hub URL, its repo/path (a file of a pinned repo)."""
+    keys = []
+    if document.path is not None:
+        keys.append(posixpath.normpath(document.path))
+    match = _HUB_FILE.match(document.url or "")
+    if match:
+        keys.append(f"{match.group(1)}/{match.group(2)}")
+    return keys
+
+
+def document_problems(manifest: Manifest, evaluation: Evaluation) -> list[str]:
+    """A source document whose sha256 is not the digest the release pins for the same file."""
+    digests = _digests_of(manifest)
+    problems = []
+    for index, document in enumerate(evaluation.provenance.documents):
+        for key in _document_keys(document):
+            pinned = digests.get(key)
+            if pinned is not None and pinned != document.sha256:
+                problems.append(
+                    f"provenance.documents[{index}] ({document.name}) has sha256 {document.sha256}, but the "
+                    f"release pins {key} as {pinned}: the numbers were transcribed from other bytes"
+                )
+                break
+    return problems
+
+
+def _table_problems(evaluation: Evaluation, pinned: Mapping[str, Path]) -> list[str]:
+    """A table's line range past the end of its document, for documents whose bytes verified."""
+    problems = []
+    for index, document in enumerate(evaluation.provenance.documents):
+        local = pinned.get(posixpath.normpath(document.path)) if document.path else None
+        if local is None or not document.tables:
+            continue
+        count = len(local.read_bytes().splitlines())
+        problems += [
+            f"provenance.documents[{index}].tables[{table.title!r}] ends at line {table.lines[1]}, but "
+            f"{document.path} has {count} lines"
+            for table in document.tables
+            if table.lines[1] > count
+        ]
+    return problems
+
+
 def refusals(manifest: Manifest, evaluations: Mapping[str, Evaluation]) -> list[str]:
     """One line per undeclared disagreement and per declared deviation that nothing differs in."""
     lines = []
     for path, evaluation in evaluations.items():
         found = disagreements(path, evaluation, manifest)
         lines += [f"{path}: {d.message}" for d in found if d.note is None]
+        lines += [f"{path}: {line}" for line in document_problems(manifest, evaluation)]
         differing = {d.field for d in found}
         entry = next((e for e in manifest.evaluation_files if e.path == path), None)
         for deviation in entry.deviations if entry is not None else ():
@@ -247,4 +300,7 @@ def provenance_findings(manifest: Manifest, folder: Path, verified: Collection[s
         entry = {path: evaluation}
         for line in refusals(manifest, entry):
             findings.append(Finding.make("provenance", path, line.removeprefix(f"{path}: ")))
+        documents = {a.path: folder / a.local_path for a in manifest.artifacts if a.local_path in verified}
+        for line in _table_problems(evaluation, documents):
+            findings.append(Finding.make("provenance", path, line))
     return findings

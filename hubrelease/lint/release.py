@@ -15,6 +15,7 @@ from hubrelease.fsutil import ReleaseFolder, read_regular
 from hubrelease.lint.drafter import lint_file
 from hubrelease.lint.findings import FileFinding, RuleFinding, error, warning
 from hubrelease.lint.hf_tags import hf_tag_findings
+from hubrelease.lint.hub_keys import hub_key_findings
 from hubrelease.lint.licenses import license_findings
 from hubrelease.lint.metadata import card_metadata_findings, gguf_general_findings
 
@@ -45,6 +46,7 @@ def lint_release(manifest: Manifest, root: Path, target: TargetFacts | None) -> 
         if config is not None:
             results += [FileFinding(artifact.path, f) for f in verifier_pin_findings(manifest, config)]
     results += [FileFinding("pins", f) for f in license_findings(manifest)]
+    results += [FileFinding("release", f) for f in hub_key_findings(manifest.release)]
     results += hf_tag_findings(manifest, root)
     results += eval_results_findings(manifest, root)
     results += gguf_general_findings(manifest, root)

@@ -487,8 +487,20 @@ class CardSection(_Strict):
 
     title: str
     """Section heading."""
-    body: str
-    """Markdown body."""
+    body: str | None = None
+    """Markdown body, typed in the manifest."""
+    path: RepoPath | None = None
+    """A Markdown file of the release (an artifact, pinned by sha256) holding the body instead: the
+    publisher's prose (design rationale, caveats) is then a published file that verify checks."""
+    place: Literal["evaluation", "end"] = "end"
+    """Where the template puts it: after the measurements (``evaluation``; at the end on a card without
+    them) or after training (``end``)."""
+
+    @model_validator(mode="after")
+    def _one_body(self) -> CardSection:
+        if (self.body is None) == (self.path is None):
+            raise ValueError("a section has a body or a path (a Markdown file of the release), exactly one")
+        return self
 
 
 HAND_WRITTEN = "none"
@@ -514,7 +526,7 @@ class Card(_Strict):
     claims: list[Claim] = Field(default_factory=list)
     """Claims computed from the evaluation files (never typed)."""
     sections: list[CardSection] = Field(default_factory=list)
-    """Extra prose sections, rendered after the measurements."""
+    """Extra prose sections, each where its ``place`` says."""
     variables: dict[str, object] = Field(default_factory=dict)
     """Free values the template may use (``card.variables`` in the context)."""
     charts: bool = False
@@ -554,7 +566,8 @@ class Training(_Strict):
     arguments: RepoPath | None = None
     """Trainer arguments (an artifact; JSON object, Hugging Face TrainingArguments names: learning_rate,
     per_device_train_batch_size, gradient_accumulation_steps, world_size, optim, lr_scheduler_type,
-    warmup_steps, max_steps; plus the trainer's own, e.g. num_anchors)."""
+    warmup_steps, max_steps; plus the trainer's own, e.g. num_anchors, or global_batch_size where only the
+    effective batch is known). A key the source does not state is left out: the card says "not stated"."""
     state: RepoPath | None = None
     """Trainer state (an artifact; trainer_state.json): ``global_step`` is the optimizer steps taken."""
     data: RepoPath | None = None

@@ -20,6 +20,7 @@ from tests.factories.hub import api_for, unique_repo
 
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = ["ornith-1.5-dflash2", "ornith-1.0-dflash-gguf"]
+BENCHMARK = "acme/serving-prompts"
 
 
 def _copy(tmp_path: Path, name: str) -> Path:
@@ -30,8 +31,14 @@ def _copy(tmp_path: Path, name: str) -> Path:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_both_seeds_files_parse_with_huggingface_hub_and_round_trip(tmp_path: Path, seed: str) -> None:
     manifest_path = _copy(tmp_path, seed)
-    code, _, err = run_cli("build", "eval-results", manifest_path)
+    bench = tmp_path / "bench"
+    code, _, err = run_cli(
+        "build", "eval-results", manifest_path, "--dataset", BENCHMARK, "--benchmark", bench
+    )
     assert code == 0, err
+    declared = yaml.safe_load((bench / "eval.yaml").read_text())
+    tasks = {t["id"] for t in declared["tasks"]}
+    assert all((t["config"], t["split"]) == ("default", "test") for t in declared["tasks"])
     manifest = load_manifest(manifest_path)
     release = manifest.release
     for pin in manifest.evaluation_files:
@@ -44,7 +51,8 @@ def test_both_seeds_files_parse_with_huggingface_hub_and_round_trip(tmp_path: Pa
         )
         assert len(parsed) == expected > 0
         # Round trip: the file is huggingface_hub's serialisation of these entries, and parses back to them.
-        assert parsed == entries(manifest, pin, evaluation, None)
+        assert parsed == entries(manifest, pin, evaluation, BENCHMARK)
+        assert declared["name"] == evaluation.run.prompt_set.name
         assert parse_eval_result_entries(eval_result_entries_to_yaml(parsed)) == parsed
         for entry in parsed:
             assert (
@@ -52,7 +60,9 @@ def test_both_seeds_files_parse_with_huggingface_hub_and_round_trip(tmp_path: Pa
                 == f"https://huggingface.co/{release.repo_id}/blob/{release.revision}/{pin.path}"
             )
             assert entry.notes is not None and f"evaluation file sha256 {pin.sha256}" in entry.notes
-            assert entry.dataset_id == release.repo_id  # no Hub benchmark dataset: the release names it
+            # The Hub shows an entry on a benchmark whose eval.yaml declares its task id.
+            assert (entry.dataset_id, entry.dataset_revision) == ("acme/serving-prompts", None)
+            assert entry.task_id in tasks
         # Recorded as an artifact with its pins and recipe.
         artifact = manifest.artifact(f".eval_results/{Path(pin.path).stem}.yaml")
         assert artifact is not None and artifact.sha256 == hashlib.sha256(written.read_bytes()).hexdigest()
@@ -66,6 +76,42 @@ def test_both_seeds_files_parse_with_huggingface_hub_and_round_trip(tmp_path: Pa
         r["path"]: r["status"] for r in json.loads(out)["results"] if r["path"].startswith(".eval_results/")
     }
     assert rebuilt and set(rebuilt.values()) == {"identical"}, out
+
+
+def test_the_release_itself_is_never_the_benchmark(tmp_path: Path) -> None:
+    """The Hub shows no result whose dataset is a model repo: a release naming no benchmark is refused."""
+    manifest_path = _copy(tmp_path, "example")
+    code, _, err = run_cli("build", "eval-results", manifest_path)
+    assert code == 2 and "Traceback" not in err
+    assert "no datasets are pinned with role evaluation" in err and "--dataset ORG/NAME" in err
+    assert not (manifest_path.parent / ".eval_results").exists()
+
+
+@pytest.mark.parametrize(
+    ("seed", "benchmark"),
+    [
+        ("ornith-1.5-dflash2", "ornith-1.5-held-out-serving-prompts"),
+        ("ornith-1.0-dflash-gguf", "ornith-1.0-coding-prompts"),
+    ],
+)
+def test_the_seeds_ship_results_on_their_benchmark(seed: str, benchmark: str) -> None:
+    """Each committed seed's .eval_results name the benchmark dataset it pins, and that dataset release's
+    eval.yaml declares every task id they use; both are fresh renders of the committed evaluations."""
+    folder = REPO / "manifests" / seed
+    manifest = load_manifest(folder / "hubrelease.yaml")
+    (pin,) = [d for d in manifest.pins.datasets if d.role == "evaluation"]
+    bench = load_manifest(REPO / "manifests" / benchmark / "hubrelease.yaml")
+    assert (bench.release.repo_id, bench.release.repo_type) == (pin.repo_id, "dataset")
+    declared = yaml.safe_load((REPO / "manifests" / benchmark / "eval.yaml").read_text())
+    tasks = {t["id"] for t in declared["tasks"]}
+    used = set()
+    for evaluation in manifest.evaluation_files:
+        written = folder / ".eval_results" / f"{Path(evaluation.path).stem}.yaml"
+        parsed = parse_eval_result_entries(yaml.safe_load(written.read_text()))
+        assert parsed and {e.dataset_id for e in parsed} == {pin.repo_id}
+        used |= {e.task_id for e in parsed}
+    assert used == tasks
+    assert run_cli("lint", folder / "hubrelease.yaml")[0] == 0  # the .eval_results are fresh renders
 
 
 def test_the_benchmark_dataset_and_a_stale_file(tmp_path: Path) -> None:
@@ -97,7 +143,10 @@ def test_published_in_the_same_commit_as_the_evaluation_file(hub: LoopbackHub, t
     manifest_path.write_text(
         manifest_path.read_text().replace("hubrelease-example/tiny-dflash-drafter", repo)
     )
-    for args in (("build", "eval-results", manifest_path), ("render-card", manifest_path)):
+    for args in (
+        ("build", "eval-results", manifest_path, "--dataset", BENCHMARK),
+        ("render-card", manifest_path),
+    ):
         code, _, err = run_cli(*args)
         assert code == 0, err
     code, out, err = run_cli("push", manifest_path, "--endpoint", hub.url, "--json")

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+from hubrelease.card import render_card
+from tests.factories.cards import write_card_release
 from tests.factories.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +31,6 @@ def test_the_example_card_lists_what_rebuild_checks_and_the_same_figure_count() 
     assert "gguf 0.19.0" in section  # the recipes' tool versions
 
 
-def test_a_release_without_recipes_has_no_section() -> None:
-    card = (ROOT / "manifests" / "ornith-1.5-dflash2" / "README.md").read_text(encoding="utf-8")
+def test_a_release_without_recipes_has_no_section(tmp_path: Path) -> None:
+    card = render_card(write_card_release(tmp_path))
     assert "## Reproducibility" not in card

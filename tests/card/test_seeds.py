@@ -53,7 +53,7 @@ SEED_000_FACTS = [
     "40 prompts (10 chat, 10 code, 10 math, 10 stem), greedy sampling, up to 512 output tokens per request.",
     "Hardware: 1x NVIDIA H200 141GB HBM3e.",
     "Hardware: 1x NVIDIA GB10.",
-    "held out of all training data. Held outside the complete training-source reservoir",
+    "held out of training. Held outside the complete training-source reservoir",
     "Serving settings: KV cache fp8_e4m3, attention backend flashinfer, MoE runner marlin.",
     # "Both external drafts propose up to 10 tokens": the seed states no count for NEXTN.
     "Draft tokens per round: up to 10 for Qwen3.5 DFlash warm start and Ornith DFlash2; not stated for NEXTN.",
@@ -68,7 +68,13 @@ SEED_000_FACTS = [
     "- Initialized from `z-lab/Qwen3.5-35B-A3B-DFlash` (Apache-2.0).",
     "- DFlash 2: Keep Drafting Parallel\n- DFlash: Block Diffusion for Flash Speculative Decoding\n"
     "- NeMo AutoModel speculative-drafting implementation",
-    "exact no-ops",
+    # The publisher's prose, in pinned card/*.md sections: what the seed says that no data file holds.
+    "each grouped causal convolution begins as a unit tap on its own position with zero weight on predecessors",
+    "the path selector's successor codebook begins at zero",
+    "each working through its own contiguous share of the data",
+    "Training therefore never held the whole teacher in memory",
+    "Serve it with an SGLang build that supports DFlash2",
+    "Choose memory limits, context length and concurrency for the hardware you deploy on",
 ]
 
 SEED_001_FACTS = [
@@ -114,7 +120,7 @@ SEED_001_FACTS = [
     "`Ornith-1.0-397B-A17B-IQ2_KS-00001-of-00005.gguf`, 19,982,543,552 bytes",
     "`Ornith-1.0-397B-A17B-IQ2_KS-00005-of-00005.gguf`, 18,176,416,800 bytes",
     "80d58268f8839a22cad42516cc95d127b79fca194d25ee7a8cc4d610bc8f560e  dflash.py\n",
-    "This release is licensed under Apache-2.0, inherited from the drafter it was initialized from.",
+    "This release is licensed under Apache-2.0, the licence of the drafter it was initialized from.",
     "Target `deepreinforce-ai/Ornith-1.0-397B`, itself derived from `Qwen/Qwen3.5-397B-A17B`.",
     "Not affiliated with Z-Lab, Modal, SGLang, Qwen, or deepreinforce-ai.",
     # Issue 21: the arms' shared metadata, sampling, the config's top-level rope_theta, precision as written.
@@ -148,6 +154,19 @@ SEED_001_FACTS = [
     "6ab80960540e043ebd8001162ab3401cb267a61a53b513ce13ebb1cd2fc1c089  libllama.so\n",
     "1e7e686140afdd4069956414238a8e674d04136492967ba1b2cfde635cdcebca  libggml.so\n",
     "Measured with ik_llama.cpp at commit `f96eaddba8bed6a9a5e628bbf6a566775c70b49c` plus local patches",
+    # The publisher's prose, in pinned card/*.md sections.
+    "its endpoint, design and analysis were written down before any of its data was collected",
+    "it was already this artifact's operating point before the A/B",
+    "Boots were counterbalanced as A, B, B, A",
+    "The drafter can only be chosen when the server starts, so the two arms cannot be compared inside one boot",
+    "On even repetitions the configurations ran in reverse order",
+    "engine-relevant metadata is byte-identical",
+    "the gap is an observation, not something the quantization is shown to cause",
+    'each request sets `"speculative.n_max": K`',
+    "The engine binaries are dynamically linked",
+    "The target repository can change and its Hub revision was not recorded",
+    "Measurement 2 has not been re-run through it to confirm they are equivalent",
+    "`bench.py` appends to its output file",
 ]
 
 
@@ -179,3 +198,27 @@ def test_the_introduction_is_said_once(manifest: str, repo_root: Path) -> None:
     text = check_card(repo_root / manifest).expected
     assert text.count("not a standalone language model") == 1
     assert "p = 0.0000" not in text
+
+
+@pytest.mark.parametrize("manifest", [SEED_000, SEED_001])
+def test_the_seed_cards_claim_no_more_than_their_seed(manifest: str, repo_root: Path) -> None:
+    """Seed 000 says "training-source reservoir" and states no library; each table names its source lines."""
+    text = check_card(repo_root / manifest).expected
+    assert "held out of all training data" not in text
+    assert "library_name: sglang" not in text
+    assert "Transcribed from seed 00" in text and ", lines " in text
+    assert "inherited from the drafter" not in text  # the seeds state the licence, not that it is inherited
+    # Their evaluations are transcriptions: only the .eval_results bytes are rebuilt, no figure from raw runs.
+    assert "## Reproducibility" in text and "recomputes every figure" not in text
+
+
+def test_seed_000_names_what_its_seed_names(repo_root: Path) -> None:
+    """The drafter is for the BF16 repo, trained on the released generations; its precision is not stated."""
+    text = check_card(repo_root / SEED_000).expected
+    assert "speculative decoding with `ornith-ai/Ornith-1.5-35B-A3B`. It is not" in text
+    front = text.split("---")[1]
+    assert (
+        "datasets:\n- jzinno/Ornith-1.5-35B-A3B-Nemotron-v2-100M\n- nvidia/Nemotron-Post-Training-Dataset-v2"
+        in front
+    )
+    assert "DFlash2 drafter weights (BF16)" not in text

@@ -98,3 +98,19 @@ def test_a_training_file_that_is_not_published_or_an_unpinned_machine_is_refused
     with pytest.raises(ManifestError) as info:
         render_card(manifest)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "recipe"),
+    [
+        # A transcription states the effective batch and the optimizer family, not how they were made.
+        ({"per_device_train_batch_size": 1, "global_batch_size": 32, "optim": "adamw"},
+         "microbatch 1 and effective batch 32; AdamW"),
+        # What the file leaves out is not assumed (accumulation 1, a default optimizer): the card says so.
+        ({"per_device_train_batch_size": 2, "world_size": 2},
+         "microbatch 2 and effective batch not stated; optimizer not stated"),
+    ],
+)  # fmt: skip
+def test_a_recipe_states_only_what_its_file_holds(tmp_path: Path, args: dict[str, Any], recipe: str) -> None:
+    manifest = _release(tmp_path, {"arguments": "train/args.json"}, {"train/args.json": args})
+    assert f"- Recipe (`train/args.json`): {recipe}." in render_card(manifest)

@@ -230,3 +230,63 @@ def test_build_eval_refuses_a_drafter_named_only_by_a_foreign_name(tmp_path: Pat
     spec["configurations"][1]["drafter"] = {"name": "Tiny drafter"}  # the release's own title
     write_spec(tmp_path / "spec.json", spec)
     assert run_cli(*args, "--manifest", manifest)[0] == 0
+
+
+def _transcribed(tmp_path: Path, sha256: str, lines: list[int]) -> Path:
+    document = {"name": "the published table", "path": "config.json", "sha256": sha256,
+                "tables": [{"title": "Serving", "lines": lines}]}  # fmt: skip
+    return _release(tmp_path, lambda e: e["provenance"].update(documents=[document]))
+
+
+def test_a_source_document_the_release_pins_with_other_bytes_is_refused(tmp_path: Path) -> None:
+    manifest = _transcribed(tmp_path, SHA_A, [1, 1])
+    pinned = load_manifest(manifest).artifact("config.json")
+    assert pinned is not None and pinned.sha256 not in (None, SHA_A)
+    code, _, err = run_cli("render-card", manifest)
+    assert code == 1
+    assert f"provenance.documents[0] (the published table) has sha256 {SHA_A}" in err
+    assert f"pins config.json as {pinned.sha256}" in err
+    code, out, _ = run_cli("verify", manifest, "--json")
+    assert code == 1
+    assert [f["path"] for f in json.loads(out)["findings"] if f["kind"] == "provenance"] == [
+        "eval/matrix.json"
+    ]
+
+
+def test_a_pinned_document_is_checked_and_printed_with_its_lines(tmp_path: Path) -> None:
+    first = _transcribed(tmp_path / "a", SHA_A, [1, 1])
+    digest = load_manifest(first).artifact("config.json")
+    assert digest is not None and digest.sha256 is not None
+    lines = len((tmp_path / "a" / "config.json").read_bytes().splitlines())
+    manifest = _transcribed(tmp_path / "b", digest.sha256, [1, lines])
+    assert run_cli("render-card", manifest)[0] == 0
+    card = (tmp_path / "b" / "README.md").read_text()
+    assert (
+        f"Transcribed from the published table, sha256 `{digest.sha256}`: Serving, lines 1-{lines}." in card
+    )
+    assert run_cli("verify", manifest)[0] == 0
+    # A table past the document's end names the document and its length.
+    past = _transcribed(tmp_path / "c", digest.sha256, [1, lines + 1])
+    assert run_cli("render-card", past)[0] == 0
+    code, out, _ = run_cli("verify", past, "--json")
+    messages = [f["message"] for f in json.loads(out)["findings"] if f["kind"] == "provenance"]
+    assert code == 1
+    assert messages == [
+        f"provenance.documents[0].tables['Serving'] ends at line {lines + 1}, but config.json has {lines} lines"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ({"name": "n", "sha256": SHA_A}, "needs a path (relative to the release) or a url"),
+        ({"name": "n", "path": "/home/me/card.md", "sha256": SHA_A}, "is absolute"),
+        ({"name": "n", "url": "https://x", "sha256": SHA_A, "tables": [{"title": "t", "lines": [5, 3]}]}, "first <= last"),
+    ],
+)  # fmt: skip
+def test_a_source_document_without_a_place_or_with_a_bad_range_is_invalid(
+    tmp_path: Path, document: dict[str, Any], problem: str
+) -> None:
+    manifest = _release(tmp_path, lambda e: e["provenance"].update(documents=[document]))
+    code, _, err = run_cli("render-card", manifest)
+    assert code == 2 and problem in err and "Traceback" not in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,34 @@ def test_seed_001_ab_intervals_round_to_the_published_ones() -> None:
         (12, -9.9),
         (15, -36.6),
     ]
+
+
+SEED_DOCUMENTS = MANIFESTS.parent.parent / "shared" / "seeds"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "ornith-1.5-dflash2/spark-evaluation.json",
+        "ornith-1.5-dflash2/h200-evaluation.json",
+        "ornith-1.0-dflash-gguf/evaluation.json",
+    ],
+)
+def test_each_seed_evaluation_pins_the_lines_it_was_transcribed_from(path: str) -> None:
+    """The document's digest is the seed text's, and every figure the file holds stands in the pinned lines."""
+    evaluation = load_evaluation(MANIFESTS / path)
+    (document,) = evaluation.provenance.documents
+    assert document.path is not None and not Path(document.path).is_absolute()
+    local = (MANIFESTS / path).parent / document.path
+    if not SEED_DOCUMENTS.is_dir():
+        pytest.skip("the seed texts are not beside this checkout")
+    assert local.resolve().parent == SEED_DOCUMENTS.resolve()
+    assert hashlib.sha256(local.read_bytes()).hexdigest() == document.sha256
+    lines = local.read_text().splitlines()
+    pinned = "\n".join(line for t in document.tables for line in lines[t.lines[0] - 1 : t.lines[1]])
+    figures = [f"{c.overall_tok_s:.1f}" for c in evaluation.cells]
+    figures += [f"{r.mean_tok_s:.2f}" for s in evaluation.sweeps for r in s.rows]
+    figures += [
+        f"{r.mean_difference:+.3f}" for c in evaluation.comparisons for r in c.rows if c.id == "retrain-ab"
+    ]
+    assert figures and all(figure in pinned for figure in figures), [f for f in figures if f not in pinned]

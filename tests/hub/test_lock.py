@@ -288,5 +288,6 @@ def test_lock_leaves_seed_001_as_it_is(hub: LoopbackHub, tmp_path: Path, repo_ro
         "paragon-of-brah/Ornith-1.0-397B-DFLASH-GGUF",
         "deepreinforce-ai/Ornith-1.0-397B",
         "z-lab/Qwen3.5-397B-A17B-DFlash",
+        "hubrelease-seeds/Ornith-1.0-coding-prompts",
     ]
     assert path.read_bytes() == seed and hub.requests.count() == 0
