@@ -196,6 +196,7 @@ def start_job(work: Path, name: str, repo: Path, ref: str, hub: Hub, extra: dict
         "PATH": f"{home / 'venv' / 'bin'}{os.pathsep}/usr/bin:/bin",
         "HOME": str(home / "home"),
         "RUNNER_TEMP": str(home / "runner-temp"),
+        "GITHUB_STEP_SUMMARY": str(home / "runner-temp" / "step-summary.md"),  # GitHub sets it for every job
         "LANG": "C.UTF-8",
         "PIP_CONFIG_FILE": os.devnull,  # no pip.conf of this machine (its indexes, find-links, constraints)
         "PIP_CACHE_DIR": str(work / "pip-cache"),
@@ -243,8 +244,7 @@ class Verdict:
 def pr_gate(job: Job) -> Verdict:
     """A pull request's gate: the workflow's own ``hubrelease check`` step, as written; its exit code
     is the verdict and the job summary it writes (the plan a reviewer reads) the detail."""
-    summary = Path(job.env["RUNNER_TEMP"]) / "step-summary.md"
-    job.env["GITHUB_STEP_SUMMARY"] = str(summary)
+    summary = Path(job.env["GITHUB_STEP_SUMMARY"])
     [step] = [
         s["run"] for s in WORKFLOW_DOC["jobs"]["gate"]["steps"] if "hubrelease check" in s.get("run", "")
     ]
