@@ -69,8 +69,16 @@ def pages() -> dict[str, str]:
 def main(argv: list[str]) -> int:
     wanted = pages()
     stale = sorted(
-        {name for name, text in wanted.items() if not (OUT / name).is_file() or (OUT / name).read_text() != text}
-        | {str(p.relative_to(OUT)) for p in (OUT / "commands").glob("*.md") if str(p.relative_to(OUT)) not in wanted}
+        {
+            name
+            for name, text in wanted.items()
+            if not (OUT / name).is_file() or (OUT / name).read_text() != text
+        }
+        | {
+            str(p.relative_to(OUT))
+            for p in (OUT / "commands").glob("*.md")
+            if str(p.relative_to(OUT)) not in wanted
+        }
     )
     if "--check" in argv:
         if stale:
