@@ -3,7 +3,9 @@ generation, and the site builds with ``mkdocs build --strict``.
 
 A page's ```bash blocks run in order in one bash shell (``set -euo pipefail``), in an empty folder
 where ``manifests/`` is the checkout's, with the virtualenv's ``hubrelease`` first on ``PATH`` and
-``--endpoint local`` served from a loopback Hub in the test's own folder. A block under
+``--endpoint local`` served from a loopback Hub in the test's own folder; a page marked
+``<!-- docs-test: in the example release -->`` runs inside a copy of ``manifests/example/`` instead
+(``manifests/example-target/`` beside it, as the recipes expect). A block under
 ``<!-- docs-test: synopsis -->`` shows commands over placeholder repos or folders: it is not run,
 but each ``hubrelease`` line in it must name a real command and only options that command has.
 """
@@ -14,6 +16,7 @@ import importlib.util
 import os
 import re
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -28,6 +31,9 @@ from tests.factories.cli import run_program
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 SYNOPSIS = "<!-- docs-test: synopsis -->"
+IN_EXAMPLE = "<!-- docs-test: in the example release -->"
+FRONT = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+"""Pages outside the site: their blocks are synopses, checked like the site's."""
 BLOCK = re.compile(r"^(?P<mark><!-- docs-test: [a-z]+ -->\n)?```bash\n(?P<body>.*?)^```$", re.S | re.M)
 
 
@@ -37,16 +43,16 @@ def _blocks(page: Path) -> list[tuple[bool, str]]:
     for match in BLOCK.finditer(page.read_text(encoding="utf-8")):
         mark = (match["mark"] or "").strip()
         assert mark in ("", SYNOPSIS), f"{page}: unknown docs-test mark {mark}"
-        found.append((mark == SYNOPSIS, match["body"]))
+        found.append((mark == SYNOPSIS or page in FRONT, match["body"]))
     return found
 
 
-PAGES = sorted(p for p in DOCS.rglob("*.md") if _blocks(p))
+PAGES = sorted(p for p in [*FRONT, *DOCS.rglob("*.md")] if _blocks(p))
 RUN = [p for p in PAGES if any(not synopsis for synopsis, _ in _blocks(p))]
 
 
 def _name(page: Path) -> str:
-    return str(page.relative_to(DOCS))
+    return str(page.relative_to(ROOT))
 
 
 def _commands(block: str) -> list[list[str]]:
@@ -85,6 +91,10 @@ def test_page_shell_blocks_run(page: Path, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     (work / "manifests").symlink_to(ROOT / "manifests")
+    if IN_EXAMPLE in page.read_text(encoding="utf-8"):
+        for name in ("example", "example-target"):
+            shutil.copytree(ROOT / "manifests" / name, work / name)
+        work = work / "example"
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
@@ -146,7 +156,7 @@ def test_every_command_and_option_is_in_the_reference() -> None:
 
 
 def test_no_tracker_numbers_or_machine_paths_in_the_docs() -> None:
-    pages = [ROOT / "README.md", *DOCS.rglob("*.md")]
+    pages = [*FRONT, *DOCS.rglob("*.md")]
     hits = [
         f"{p.relative_to(ROOT)}: {m.group(0)}"
         for p in pages
