@@ -119,10 +119,10 @@ def test_synopsis_blocks_name_real_commands_and_options(page: Path) -> None:
         assert [u for u in used if u not in names] == [], f"{_name(page)}: {path} has no such option"
 
 
-def test_only_marked_blocks_are_left_unrun() -> None:
-    """Each synopsis is marked on purpose: a block with a hubrelease command is run unless marked."""
-    counts = [sum(synopsis for synopsis, _ in _blocks(page)) for page in PAGES]
-    assert sum(counts) <= 30 and len(RUN) >= 3
+def test_most_blocks_of_the_site_run() -> None:
+    """A synopsis is the exception: the site's blocks that run outnumber those only checked."""
+    blocks = [synopsis for page in PAGES if DOCS in page.parents for synopsis, _ in _blocks(page)]
+    assert blocks.count(False) > blocks.count(True) > 0
 
 
 def _gen_reference() -> ModuleType:
