@@ -182,7 +182,8 @@ def test_the_site_builds_strict(tmp_path: Path) -> None:
             str(ROOT / "mkdocs.yml"),
             "-d",
             str(tmp_path / "site"),
-        ]
+        ],
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},  # mkdocs-material's banner about a future MkDocs
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "site" / "tutorials" / "example" / "index.html").is_file()
