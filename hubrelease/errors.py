@@ -95,7 +95,7 @@ class HubError(HubReleaseError):
         self.outcome = outcome
 
     def to_dict(self) -> dict[str, object]:
-        """``error`` in ``push --json``: a push's failure and its outcome (README, "push --json")."""
+        """``error`` in ``push --json``: a push's failure and its outcome (docs/manual/publishing.md, "push --json")."""
         return {
             "error": type(self).__name__,
             "message": self.message,

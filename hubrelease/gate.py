@@ -79,7 +79,7 @@ class GateReport:
         return all(check.verdict != "fail" for check in self.checks)
 
     def to_dict(self) -> dict[str, object]:
-        """The body of ``check --json`` (README, "CI gate")."""
+        """The body of ``check --json`` (docs/how-to/ci-gate.md)."""
         published = self.published
         return {
             "ok": self.ok,

@@ -53,7 +53,7 @@ class Preview:
         return page if self.plan.revision == "main" else f"{page}/tree/{quote(self.plan.revision, safe='')}"
 
     def to_dict(self) -> dict[str, object]:
-        """The ``preview --json`` payload's body (README, "preview")."""
+        """The ``preview --json`` payload's body (docs/manual/publishing.md, "preview")."""
         return {
             "url": self.url,
             "repo_id": self.plan.repo_id,

@@ -4,13 +4,13 @@
 
 What GitHub provides is stood in for, nothing else: a clone of the scratch release repository at
 the job's commit is actions/checkout, a fresh venv is setup-python, ``hubrelease hub serve`` is
-the Hub and GitHub's OIDC issuer (``--trusted-publishers``: the README's publisher, pinned to the
+the Hub and GitHub's OIDC issuer (``--trusted-publishers``: the CI gate guide's publisher, pinned to the
 ``hub`` environment and ``refs/tags/v*``, and one CI job per tag run), the ``${{ }}`` expressions
 get the values GitHub would give. Each job runs with a PATH of its venv and the system's
 ``/usr/bin:/bin``, its own HOME, ``PIP_CONFIG_FILE=/dev/null`` and no other ``PIP_*`` setting of
 this machine (only a pip cache this script owns, shared between jobs: pip checks every file
 against the lock's hash either way), so the install is the lock from PyPI, nothing else. The lock
-is made by the README's command (``scripts/ci_lock.py``) from this checkout's HEAD commit (so
+is made by the CI gate guide's command (``scripts/ci_lock.py``) from this checkout's HEAD commit (so
 commit what you rehearse) and checked with ``ci_lock.py --check``.
 
 Scenarios, each with the verdict it must give (the script exits 1 on the first that differs):
@@ -94,7 +94,9 @@ def write_release(repo: Path) -> None:
     (repo / ".github" / "workflows").mkdir(parents=True)
     shutil.copy(WORKFLOW, repo / ".github" / "workflows" / "release.yml")
     lock = CHECKOUT / "scripts" / "ci_lock.py"
-    subprocess.run([sys.executable, str(lock), str(repo)], cwd=CHECKOUT, check=True)  # the README's command
+    subprocess.run(
+        [sys.executable, str(lock), str(repo)], cwd=CHECKOUT, check=True
+    )  # the CI gate guide's command
     subprocess.run([sys.executable, str(lock), str(repo), "--check"], cwd=CHECKOUT, check=True)
     sh("git", "init", "-q", "-b", "main", cwd=repo)
     commit(repo, "release")

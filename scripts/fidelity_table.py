@@ -1,8 +1,8 @@
 """Run every Hub operation hubrelease or its users touch against a fresh loopback Hub and write the
-fidelity table into README.md (run from the repository root; the probes are tests/factories/fidelity.py).
+fidelity table into docs/how-to/rehearsal-hub.md (run from the repository root; the probes are tests/factories/fidelity.py).
 
-    python scripts/fidelity_table.py           # rewrite the table in README.md
-    python scripts/fidelity_table.py --check   # exit 1 if README.md holds another table
+    python scripts/fidelity_table.py           # rewrite the table in the page
+    python scripts/fidelity_table.py --check   # exit 1 if the page holds another table
 
 tests/loopback/test_fidelity_table.py runs the same probes and compares, so the table cannot drift.
 """
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main(argv: list[str]) -> int:
-    readme = ROOT / "README.md"
+    readme = ROOT / "docs" / "how-to" / "rehearsal-hub.md"
     with tempfile.TemporaryDirectory(prefix="fidelity-") as work:
         # Before huggingface_hub is imported (it reads these once): no user cache, token or bars.
         os.environ.update(
@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         if wanted != current:
             print(
-                "README.md's fidelity table differs from a run: run scripts/fidelity_table.py",
+                "docs/how-to/rehearsal-hub.md's fidelity table differs from a run: run scripts/fidelity_table.py",
                 file=sys.stderr,
             )
             return 1

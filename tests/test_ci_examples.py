@@ -1,4 +1,4 @@
-"""The example workflow and pre-commit hooks follow the supply-chain rules the README states."""
+"""The example workflow and pre-commit hooks follow the supply-chain rules the CI gate guide (docs/how-to/ci-gate.md) states."""
 
 from __future__ import annotations
 

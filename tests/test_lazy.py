@@ -1,4 +1,4 @@
-"""Package faces (README "Package faces"): lazy, complete, and not shadowed by their own submodules."""
+"""Package faces (docs/development/index.md, "Package faces"): lazy, complete, and not shadowed by their own submodules."""
 
 from __future__ import annotations
 

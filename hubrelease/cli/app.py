@@ -24,7 +24,7 @@ from hubrelease.cli import output
 from hubrelease.errors import HubReleaseError
 
 INTERRUPTED = 130
-"""Exit code after Ctrl-C (documented in the README's exit-code table)."""
+"""Exit code after Ctrl-C (documented in the exit-code table of docs/reference/conventions.md)."""
 
 HELP_NAMES = ["-h", "--help"]
 

@@ -17,7 +17,8 @@ ManifestArg = Annotated[
     typer.Argument(help="Release manifest (YAML), e.g. hubrelease.yaml.", show_default=False),
 ]
 JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Machine-readable output on stdout (schema in README).")
+    bool,
+    typer.Option("--json", help="Machine-readable output on stdout (schema in the documentation: docs/)."),
 ]
 JobsOpt = Annotated[
     int | None,

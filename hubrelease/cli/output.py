@@ -222,11 +222,11 @@ def value_line(text: str) -> None:
 
 
 SCHEMA_VERSION = 1
-"""What every command's ``--json`` document says first (README "--json output")."""
+"""What every command's ``--json`` document says first (docs/reference/conventions.md, "--json output")."""
 
 
 def document(command: str | None, /, **fields: object) -> dict[str, object]:
-    """A command's ``--json`` document: ``schema_version``, ``command`` (None for the documents the README
+    """A command's ``--json`` document: ``schema_version``, ``command`` (None for the documents the docs
     shows without one: lint, inspect, build, render-card), then ``fields`` in the order given."""
     head: dict[str, object] = {"schema_version": SCHEMA_VERSION}
     if command is not None:

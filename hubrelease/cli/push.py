@@ -18,7 +18,7 @@ from hubrelease.cli.options import (
     hub_session,
     with_release,
 )
-from hubrelease.cli.report import render_report
+from hubrelease.cli.report import counted, render_report
 from hubrelease.errors import HubError
 from hubrelease.sizes import human_bytes
 
@@ -55,7 +55,8 @@ def print_plan(plan: PushPlan) -> None:
     base = plan.parent_commit[:12] if plan.parent_commit else "a new repo"
     if plan.create_branch:
         base += f" (new branch {plan.revision!r} from it)"
-    output.info_line(f"plan: {human_bytes(plan.upload_bytes)} to upload to {where} on {base}")
+    files = counted([f.path for f in plan.files], str(plan.manifest_path))
+    output.info_line(f"plan: {files}; {human_bytes(plan.upload_bytes)} to upload to {where} on {base}")
 
 
 def push(

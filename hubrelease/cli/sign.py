@@ -9,6 +9,7 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, JsonOpt, ManifestArg, QuietOpt
+from hubrelease.cli.report import counted
 from hubrelease.errors import InputError
 from hubrelease.sizes import human_bytes
 
@@ -114,7 +115,7 @@ def sign(
         )
         return
     output.info_line(
-        f"signed {len(signed.digests)} files ({human_bytes(size)} of artifacts) with {result.method}: "
+        f"signed {counted(signed.digests, str(manifest))} ({human_bytes(size)} of artifacts) with {result.method}: "
         f"{result.path} (subject sha256 {signed.root_digest})"
     )
 

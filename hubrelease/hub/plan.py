@@ -86,7 +86,7 @@ class PushPlan:
         )
 
     def to_dict(self) -> dict[str, object]:
-        """The ``plan`` object of ``push --json`` (README, "push --json")."""
+        """The ``plan`` object of ``push --json`` (docs/manual/publishing.md, "push --json")."""
         return {
             "repo_id": self.repo_id,
             "repo_type": self.repo_type,

@@ -42,7 +42,7 @@ the result and on every error, whose one line ends with what it means:
 
 Bounded time: hf_xet retries a failed request itself (``HF_XET_CLIENT_RETRY_*``); unless set by
 the user, push bounds that to 3 tries 1-4 s apart, so a batch whose connection drops every time
-reaches exit 4 after 3 x 3 tries (README, "push": the time measured in ``bench/RESULTS.md``).
+reaches exit 4 after 3 x 3 tries (docs/manual/publishing.md, "push": the time measured in ``bench/RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ class PushResult:
         return ref if ref is not None and ref.startswith("refs/pr/") else None
 
     def to_dict(self) -> dict[str, object]:
-        """``result`` in ``push --json`` (README, "push --json")."""
+        """``result`` in ``push --json`` (docs/manual/publishing.md, "push --json")."""
         return {
             "outcome": self.outcome.to_dict(),
             "commit": self.commit,

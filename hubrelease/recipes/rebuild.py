@@ -327,7 +327,7 @@ def _manifest_order(manifest: Manifest) -> list[Output]:
 
 
 def report_json(report: RebuildReport) -> dict[str, Any]:
-    """The body of the ``--json`` document (README: `hubrelease rebuild`)."""
+    """The body of the ``--json`` document (docs/manual/recipes.md: `hubrelease rebuild`)."""
     return {
         "manifest": report.manifest,
         "summary": {status: report.count(status) for status in STATUSES},

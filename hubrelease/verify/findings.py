@@ -126,7 +126,7 @@ class VerifyReport(NamedTuple):
         return bool(self.errors)
 
     def to_dict(self, manifest: str) -> dict[str, object]:
-        """The body of the documented ``verify --json`` document (README, "verify --json")."""
+        """The body of the documented ``verify --json`` document (docs/manual/verify.md, "verify --json")."""
         return {
             "mode": self.mode,
             "manifest": manifest,

@@ -1,7 +1,7 @@
 """The fidelity table: every ``HfApi`` method and ``hf`` verb hubrelease or its users touch, run with the
 real client (huggingface_hub 2.4, the ``hf`` CLI) against a loopback Hub, each checked against what
-the Hub answers. ``scripts/fidelity_table.py`` writes the table into README.md; a test checks that
-the README holds what a run gives, so the table cannot drift from the code.
+the Hub answers. ``scripts/fidelity_table.py`` writes the table into docs/how-to/rehearsal-hub.md; a test checks
+that the page holds what a run gives, so the table cannot drift from the code.
 
 A probe returns None when every check held ("same"), or a sentence saying how the loopback Hub
 answers otherwise ("differs"); a probe that a route the loopback Hub lacks makes fail is "missing".
@@ -585,7 +585,7 @@ def _quiet() -> Iterator[None]:
 
 
 def markdown(rows: list[tuple[str, str]]) -> str:
-    """The README table, between its markers."""
+    """The guide's table, between its markers."""
     lines = [BEGIN, "| Operation (huggingface_hub 2.4, `hf` CLI) | Loopback Hub |", "|---|---|"]
     lines += [f"| {name} | {result.replace('|', '/')} |" for name, result in rows]
     return "\n".join([*lines, END])

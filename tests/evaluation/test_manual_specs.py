@@ -1,4 +1,4 @@
-"""The README's commented example specs are valid specs."""
+"""The measured-data manual's commented example specs are valid specs."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from hubrelease.evaluation.spec import load_spec
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-SECTION = README.read_text(encoding="utf-8").split("### `hubrelease build eval`", 1)[1].split("\n### ", 1)[0]
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "manual" / "measured-data.md"
+SECTION = PAGE.read_text(encoding="utf-8").split("## `hubrelease build eval`", 1)[1].split("\n## ", 1)[0]
 BLOCKS = re.findall(r"```yaml\n(.*?)```", SECTION, flags=re.S)
 
 
@@ -19,7 +19,7 @@ def test_the_section_has_an_example_for_each_source() -> None:
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=["bench_serving", "llama-server"])
-def test_readme_example_spec_loads(block: str, tmp_path: Path) -> None:
+def test_example_spec_loads(block: str, tmp_path: Path) -> None:
     path = tmp_path / "spec.yaml"
     path.write_text(block, encoding="utf-8")
     spec = load_spec(path)
