@@ -70,6 +70,11 @@ class SignaturePolicy(NamedTuple):
             return f"{self.identity} (issuer {self.issuer})"
         if self.fingerprint is not None:
             return self.fingerprint
+        if self.public_key is not None:  # a key given by its file: named by its fingerprint
+            try:
+                return pem_fingerprint(self.public_key)
+            except InputError:
+                return str(self.public_key)
         return None
 
 

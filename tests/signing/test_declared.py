@@ -152,6 +152,8 @@ def test_verify_trusts_a_signer_pinned_from_outside_the_folder_only(tmp_path: Pa
     )
     code, out, _ = run_cli("verify", manifest, "--signature", "--public-key", stranger.public)
     assert code == 1 and "Key mismatch" in out
+    code, out, _ = run_cli("verify", manifest, "--signature", "--public-key", keys.public)
+    assert code == 0 and f"signer matches the pinned identity {pinned} (from --public-key)" in out
 
 
 def test_pin_identity_records_the_key_once_keeping_comments_and_the_card_current(tmp_path: Path) -> None:
