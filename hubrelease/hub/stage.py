@@ -12,7 +12,7 @@ one commit on the branch, so its readers see the old release or the new one.
 
 Resume: the PR's title ends with a marker, ``[hubrelease staging KEY]``, KEY a digest of the repo,
 the branch, the parent commit and every (path, sha256) and deletion. A re-run of the same release on
-the same parent finds the open PR with that title, compares the files at its head with the plan by
+the same parent finds the open PR with that marker, compares the files at its head with the plan by
 digest and stages only the rest; uploaded data is deduplicated as for any push.
 
 Failure: exit 4 (the Hub unreachable, refusing, rate limiting) leaves the PR open for a re-run to
@@ -115,8 +115,9 @@ def stage_and_merge(
     With ``create_pr`` the staged PR is the result: it stays open for review, unmerged.
     """
     unchanged = Outcome("unchanged", plan.repo_id, plan.revision, parent)
-    title = f"{message} {marker(staging_key(plan, parent))}"
-    num = _open_staging(api, plan, title)
+    tag = marker(staging_key(plan, parent))
+    title = f"{message} {tag}"
+    num = _open_staging(api, plan, tag)
     remaining, head = plan, parent
     if num is not None:
         head = resolve_commit(api, plan.repo_id, f"refs/pr/{num}", plan.repo_type)
@@ -156,8 +157,9 @@ def stage_and_merge(
     return Staged(landed, attempts + (not create_pr), pr_url, uploads, report)
 
 
-def _open_staging(api: HfApi, plan: PushPlan, title: str) -> int | None:
-    """The number of the open pull request with exactly this staging's title, if any."""
+def _open_staging(api: HfApi, plan: PushPlan, tag: str) -> int | None:
+    """The number of the open pull request whose title ends with this staging's marker, if any
+    (whatever ``--message`` the killed run had)."""
     found = metadata(
         plan.repo_id,
         None,
@@ -169,7 +171,7 @@ def _open_staging(api: HfApi, plan: PushPlan, title: str) -> int | None:
                 discussion_type="pull_request",
                 discussion_status="open",
             )
-            if d.title == title
+            if d.title.endswith(tag)
         ],
     )
     return max(found) if found else None

@@ -37,16 +37,12 @@ def _plan(api: HfApi, manifest: Path) -> PushPlan:
     return build_plan(release, manifest, manifest.parent, read_remote(api, release))
 
 
-def _push(api: HfApi, manifest: Path, notify: list[str] | None = None, **options: object) -> PushResult:
+def _push(
+    api: HfApi, manifest: Path, notify: list[str] | None = None, message: str = "Release"
+) -> PushResult:
     lines = notify if notify is not None else []
     return push_release(
-        api,
-        _plan(api, manifest),
-        message="Release",
-        limits=LIMITS,
-        notify=lines.append,
-        sleep=lambda _: None,
-        **options,  # type: ignore[arg-type]
+        api, _plan(api, manifest), message=message, limits=LIMITS, notify=lines.append, sleep=lambda _: None
     )
 
 
@@ -125,7 +121,7 @@ def test_a_staging_stopped_after_two_staged_commits_resumes_there_and_merges_onc
 
     hub.requests.clear()
     lines: list[str] = []
-    result = _push(api, manifest, lines)
+    result = _push(api, manifest, lines, message="Release, resumed")  # another message: same staging
     assert result.staged is not None and result.staged.pr_num == int(num)
     assert result.staged.resumed_files == 20 and result.staged.commits == 3  # 41 left: 20, 20, 1
     assert hub.requests.count("commit") == 3  # the remaining parts; nothing staged twice
