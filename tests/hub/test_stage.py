@@ -181,3 +181,20 @@ def test_parts_cut_the_uploads_by_files_bytes_and_small_bytes(tmp_path: Path) ->
     assert shape(parts(sized([1] * 45), LIMITS)) == [[1] * 20, [1] * 20, [1] * 5]
     assert shape(parts(sized([big, big, 1]), LIMITS)) == [[big], [big, 1]]  # 50 MB a part
     assert shape(parts(sized([small] * 5), LIMITS)) == [[small] * 2, [small] * 2, [small]]  # 10 MB small
+
+
+def test_with_create_pr_the_staged_pull_request_is_the_result_and_stays_open(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    repo, key, old = _published(hub, tmp_path)
+    api = api_for(hub)
+    plan = _plan(api, _release(tmp_path / "rel", repo))
+    result = push_release(api, plan, message="Release", limits=LIMITS, create_pr=True, sleep=lambda _: None)
+    assert result.staged is not None and not result.staged.merged
+    assert result.pr_revision == f"refs/pr/{result.staged.pr_num}" and result.pr_url is not None
+    assert result.commit == hub.store.resolve(key, f"refs/pr/{result.staged.pr_num}")
+    assert (
+        hub.store.resolve(key, "main") == old
+        and _prs(hub, key)[str(result.staged.pr_num)]["status"] == "draft"
+    )
+    assert result.report is not None and not result.report.has_drift  # verified at the PR's head
