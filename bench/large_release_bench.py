@@ -9,7 +9,7 @@ merge commit), and ``hubrelease verify --remote`` at that commit passes without 
 any file. Printed: per run, exit code, staged commits the server took, seconds.
 
     python bench/large_release_bench.py small [--files 100000] [--kill-at 30]
-    python bench/large_release_bench.py sparse [--gib 20] [--kill-at 1]
+    python bench/large_release_bench.py sparse [--gib 20] [--kill-at 2]
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def main() -> None:
     parser.add_argument("kind", choices=("small", "sparse"))
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--gib", type=int, default=20)
-    parser.add_argument("--kill-at", type=int, default=None, help="default: 30 (small), 1 (sparse)")
+    parser.add_argument("--kill-at", type=int, default=None, help="default: 30 (small), 2 (sparse)")
     options = parser.parse_args()
     kill_at = options.kill_at or (30 if options.kind == "small" else 2)
     with (
