@@ -198,3 +198,12 @@ def test_with_create_pr_the_staged_pull_request_is_the_result_and_stays_open(
         and _prs(hub, key)[str(result.staged.pr_num)]["status"] == "draft"
     )
     assert result.report is not None and not result.report.has_drift  # verified at the PR's head
+
+
+def test_a_merge_whose_answer_is_lost_is_read_back_as_merged(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo, key, old = _published(hub, tmp_path)
+    hub.faults.inject("after", route="discussion_merge", status=500)  # merged, then answered 500
+    result = _push(api_for(hub), _release(tmp_path / "rel", repo))
+    assert result.landed and result.commit == hub.store.resolve(key, "main")
+    assert hub.store.commit_data(key, result.commit)["parents"][0] == old
+    assert hub.requests.count("discussion_merge") >= 1 and hub.faults.pending == []
