@@ -7,7 +7,9 @@ so that 60 small files stand for 100,000: 50 files per commit, 20 per staged com
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -19,12 +21,17 @@ from hubrelease.hub.push import PushResult, push_release
 from hubrelease.hub.stage import parts
 from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
-from tests.factories.cli import invoke
-from tests.factories.hub import api_for, unique_repo, upload_files
+from tests.factories.cli import finish, invoke, spawn
+from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release
 
 LIMITS = CommitLimits(files=50, regular_bytes=10_000_000, bytes=50_000_000, staged_files=20)
 COUNT = 60
+SMALL_LIMITS = (
+    "from hubrelease.hub.plan import CommitLimits\n"
+    f"CommitLimits.__init__.__defaults__ = {dataclasses.astuple(LIMITS)!r}"
+)
+"""Python the ``hubrelease push`` child runs first: ``LIMITS`` as its defaults (no flag sets them)."""
 
 
 def _release(folder: Path, repo: str, count: int = COUNT) -> Path:
@@ -128,6 +135,31 @@ def test_a_staging_stopped_after_two_staged_commits_resumes_there_and_merges_onc
     assert f"pull request #{num} (20 file(s) staged there already)" in lines[0]
     assert [c["id"] for c in hub.store.history(key, "main")][:2] == [result.commit, old]
     assert result.report is not None and not result.report.has_drift
+
+
+def test_a_push_sigkilled_mid_staging_leaves_main_alone_and_a_re_run_resumes_and_merges(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    repo, key, old = _published(hub, tmp_path)
+    manifest = _release(tmp_path / "rel", repo)
+    args = ("push", manifest, "--endpoint", hub.url, "--token", hub.owner_token)
+    child = spawn(*args, env=hf_env(hub, tmp_path / "home-1"), setup=SMALL_LIMITS)
+    # Killed as its fourth commit request arrives: three parts staged (the deletion, 20, 20 files).
+    hub.faults.inject("drop", route="commit", skip=3, action=lambda: os.kill(child.pid, signal.SIGKILL))
+    assert finish(child)[0] == -signal.SIGKILL
+    assert hub.store.resolve(key, "main") == old
+    ((num, pr),) = _prs(hub, key).items()
+    staged = hub.store.commit_data(key, hub.store.resolve(key, f"refs/pr/{num}"))
+    assert len([p for p in staged["tree"] if p.startswith("shards/")]) == 40 and pr["status"] == "draft"
+
+    hub.requests.clear()
+    again = spawn(*args, "--json", env=hf_env(hub, tmp_path / "home-2"), setup=SMALL_LIMITS)
+    code, out, err = finish(again)
+    assert code == 0, err[-3000:]
+    result = json.loads(out)["result"]
+    assert result["staged"] == {"pr_num": int(num), "commits": 2, "resumed_files": 40, "merged": True}
+    assert hub.requests.count("commit") == 2  # 21 files left: 20, then 1 with the manifest
+    assert [c["id"] for c in hub.store.history(key, "main")][:2] == [result["commit"], old]
 
 
 def test_a_staging_that_cannot_be_resumed_closes_its_pull_request_and_leaves_the_branch_alone(
