@@ -7,8 +7,9 @@ Here the parts are commits on ``refs/pr/N``, which no reader of the branch sees:
 the pull request (``create_commit(create_pr=True)`` from the planned parent), the others follow on
 ``revision="refs/pr/N"``, each guarded by ``parent_commit`` = the PR's head and uploaded in batches
 as a single push is (``push._upload_and_commit``). The PR's head is then verified remotely (every
-file by digest, from metadata: no weight byte is read) and merged (``HfApi.merge_pull_request``):
-one commit on the branch, so its readers see the old release or the new one.
+file by digest, from metadata: no weight byte is read), taken out of draft and merged
+(``HfApi.merge_pull_request``): one commit on the branch, so its readers see the old release or the
+new one.
 
 Resume: the PR's title ends with a marker, ``[hubrelease staging KEY]``, KEY a digest of the repo,
 the branch, the parent commit and every (path, sha256) and deletion. A re-run of the same release on
@@ -28,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Generic, TypeVar
 
-from huggingface_hub import HfApi
+from huggingface_hub import DiscussionWithDetails, HfApi
 
 from hubrelease.errors import CheckFailed, HubError, HubReleaseError, RemoteMovedError
 from hubrelease.hub.batches import batches
@@ -198,6 +199,11 @@ def _merge(api: HfApi, plan: PushPlan, parent: str, num: int) -> Outcome:
             repo_id=plan.repo_id,
             status=412,
         )
+    if _details(api, plan, num).status == "draft":
+        # A PR that create_commit opens is a draft; huggingface_hub's own merge test opens it first
+        # (tests/test_hf_api.py:3070, test_merge_pull_request, at ee0a4510).
+        with hub_errors(plan.repo_id):
+            api.change_discussion_status(plan.repo_id, num, "open", repo_type=plan.repo_type)
     try:
         with hub_errors(plan.repo_id, plan.revision):
             api.merge_pull_request(
@@ -217,11 +223,15 @@ def _merge(api: HfApi, plan: PushPlan, parent: str, num: int) -> Outcome:
     return Outcome("landed", plan.repo_id, plan.revision, commit)
 
 
-def _merged(api: HfApi, plan: PushPlan, num: int) -> str | None:
-    """The merge commit of pull request ``num`` if it is merged, else None."""
-    details = metadata(
+def _details(api: HfApi, plan: PushPlan, num: int) -> DiscussionWithDetails:
+    return metadata(
         plan.repo_id, None, lambda: api.get_discussion_details(plan.repo_id, num, repo_type=plan.repo_type)
     )
+
+
+def _merged(api: HfApi, plan: PushPlan, num: int) -> str | None:
+    """The merge commit of pull request ``num`` if it is merged, else None."""
+    details = _details(api, plan, num)
     return details.merge_commit_oid if details.status == "merged" else None
 
 

@@ -89,7 +89,10 @@ def test_a_release_over_the_limits_is_staged_on_a_pull_request_and_lands_as_one_
     assert history[1]["id"] == old and history[0]["id"] == result.commit  # one change of the branch
     assert history[0]["parents"] == [old, hub.store.resolve(key, f"refs/pr/{result.staged.pr_num}")]
     assert set(hub.store.tree(key, "main")[1]) == {".gitattributes"} | {f.path for f in plan.files}
-    assert _prs(hub, key)[str(result.staged.pr_num)]["status"] == "merged"
+    pr = _prs(hub, key)[str(result.staged.pr_num)]
+    assert pr["status"] == "merged" and isinstance(pr["events"], list)
+    # the draft opened, then merged (as huggingface_hub's own merge test does)
+    assert [e["data"]["status"] for e in pr["events"] if e["type"] == "status-change"] == ["open", "merged"]
     assert result.report is not None and not result.report.has_drift
     assert result.upload is not None and result.upload.files == COUNT + 1
     remote = invoke(["verify", str(manifest), "--remote", "--revision", result.commit, "--endpoint", hub.url])
