@@ -263,9 +263,9 @@ class CommitLimits:
         )
 
 
-def check_limits(plan: PushPlan, limits: CommitLimits = CommitLimits()) -> list[str]:
-    """Warnings for the Hub's soft limits and for a release that will be staged; ``InputError`` for
-    a file over 50 GB (no commit carries it)."""
+def check_limits(plan: PushPlan, limits: CommitLimits = CommitLimits(), *, merge: bool = True) -> list[str]:
+    """Warnings for the Hub's soft limits and for a release that will be staged (and merged, unless
+    the push asks for a pull request); ``InputError`` for a file over 50 GB (no commit carries it)."""
     uploads = plan.with_status("added", "changed")
     huge = [f for f in plan.files if f.size > MAX_FILE_BYTES]
     if huge:
@@ -279,7 +279,8 @@ def check_limits(plan: PushPlan, limits: CommitLimits = CommitLimits()) -> list[
         warnings.append(
             f"{len(uploads) + len(plan.deleted):,} file(s) to change, {plan.upload_bytes:,} bytes: more than "
             f"one commit carries ({limits.files:,} files, {limits.bytes:,} bytes, {limits.regular_bytes:,} "
-            f"bytes of small files); staged on a pull request, then merged into {plan.revision} as one commit"
+            "bytes of small files); staged on a pull request"
+            + (f", then merged into {plan.revision} as one commit" if merge else ", left open for review")
         )
     folders: dict[str, int] = {}
     for f in plan.files:

@@ -95,6 +95,7 @@ def test_hub_limits_refuse_a_file_over_50_gb_and_warn_of_wide_folders_and_stagin
         "25,001 file(s) to change, 25,001 bytes: more than one commit carries (25,000 files"
     )
     assert staged.endswith("staged on a pull request, then merged into main as one commit")
+    assert check_limits(too_many, merge=False)[0].endswith("staged on a pull request, left open for review")
     with pytest.raises(InputError, match=r"big\.gguf: 50,000,000,001 bytes, over the Hub's 50 GB per file"):
         check_limits(_sized(plan, {"big.gguf": MAX_FILE_BYTES + 1}))
     wide = _sized(plan, {f"data/{i}.json": 100 for i in range(MAX_FOLDER_ENTRIES + 1)})
