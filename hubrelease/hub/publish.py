@@ -74,7 +74,9 @@ def publish(
         untouched = Outcome("unchanged", release.repo_id, release.revision, None)
         raise with_outcome(exc, f"{exc.message}; nothing was pushed", untouched) from None
     plan = build_plan(manifest, manifest_path, root, remote)
-    warnings = check_limits(plan, options.limits, merge=not options.create_pr) + replaced_architectures(api, plan)
+    warnings = check_limits(plan, options.limits, merge=not options.create_pr) + replaced_architectures(
+        api, plan
+    )
     on_plan(plan, warnings)
     if options.dry_run:
         return PublishResult(plan, warnings, None)
