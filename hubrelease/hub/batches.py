@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hubrelease.errors import InputError
-from hubrelease.hub.plan import PlannedFile
+from hubrelease.hub.plan import REGULAR_FILE_MAX, PlannedFile
 
 DEFAULT_BATCH_BYTES = 512 << 20
 # huggingface_hub's own batch for Xet uploads of many files (_upload_large_folder's
@@ -57,21 +57,30 @@ def batch_size(option: str | None) -> int:
     return parse_size(env, BATCH_ENV) if env else DEFAULT_BATCH_BYTES
 
 
-def batches(files: Sequence[PlannedFile], limit: int, max_files: int = MAX_BATCH_FILES) -> list[Batch]:
-    """``files`` in order, cut into batches of at most ``limit`` bytes and ``max_files`` files.
+def batches(
+    files: Sequence[PlannedFile],
+    limit: int,
+    max_files: int = MAX_BATCH_FILES,
+    small_limit: int | None = None,
+) -> list[Batch]:
+    """``files`` in order, cut into batches of at most ``limit`` bytes and ``max_files`` files (and
+    ``small_limit`` bytes of files small enough to be regular files on the Hub, when given).
 
     A file of ``limit`` bytes or more is a batch alone; the order of the plan is kept, so the same
     release always gives the same batches (a re-run's batches are the killed run's).
     """
     out: list[Batch] = []
     current: list[PlannedFile] = []
-    size = 0
+    size = small = 0
     for f in files:
-        if current and (size + f.size > limit or len(current) >= max_files or f.size >= limit):
+        regular = f.size if f.size <= REGULAR_FILE_MAX else 0
+        over_small = small_limit is not None and small + regular > small_limit
+        if current and (size + f.size > limit or len(current) >= max_files or f.size >= limit or over_small):
             out.append(Batch(tuple(current)))
-            current, size = [], 0
+            current, size, small = [], 0, 0
         current.append(f)
         size += f.size
+        small += regular
     if current:
         out.append(Batch(tuple(current)))
     return out

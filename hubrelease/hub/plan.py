@@ -11,7 +11,7 @@ stat work; ``read_remote`` is the one read.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -81,9 +81,16 @@ class PushPlan:
 
     def held_by(self, remote: RemoteSnapshot) -> bool:
         """True when ``remote`` already holds this release: every file unchanged, every deletion gone."""
-        return not any(f.path in remote.files for f in self.deleted) and all(
-            _status(remote.files.get(f.path), f.local, f.size, f.sha256) == "unchanged" for f in self.files
+        return not self.against(remote).has_changes
+
+    def against(self, remote: RemoteSnapshot) -> PushPlan:
+        """This plan with each file compared to ``remote`` instead, and only the deletions still due
+        there (what a staging pull request still lacks)."""
+        files = tuple(
+            replace(f, status=_status(remote.files.get(f.path), f.local, f.size, f.sha256))
+            for f in self.files
         )
+        return replace(self, files=files, deleted=tuple(f for f in self.deleted if f.path in remote.files))
 
     def to_dict(self) -> dict[str, object]:
         """The ``plan`` object of ``push --json`` (docs/manual/publishing.md, "push --json")."""
@@ -216,10 +223,10 @@ def _status(remote: RemoteFile | None, local: Path, size: int, sha256: str) -> F
     return "unchanged" if git_hash(read_regular(local)) == remote.blob_id else "changed"
 
 
-# The Hub's limits (hub-api.md 1.2: create_commit's docstring, hf_api.py:5048 in huggingface_hub
-# 2.4.0, "limited to 25k LFS files and a 1GB payload for regular files"; per-folder and per-file
-# numbers: huggingface.co/docs/hub/storage-limits, "Per file: 50GB max", "Per folder: <10k files";
-# 50 GB is also constants.MAX_HTTP_DOWNLOAD_SIZE, the most a plain-HTTP client downloads).
+# The Hub's limits (create_commit's docstring, hf_api.py:5048 in huggingface_hub 2.4.0, "limited to
+# 25k LFS files and a 1GB payload for regular files"; per-folder and per-file numbers:
+# huggingface.co/docs/hub/storage-limits, "Per file: 50GB max", "Per folder: <10k files"; 50 GB is
+# also constants.MAX_HTTP_DOWNLOAD_SIZE, the most a plain-HTTP client downloads).
 MAX_FILES_PER_COMMIT = 25_000
 MAX_REGULAR_BYTES_PER_COMMIT = 1_000_000_000
 MAX_FOLDER_ENTRIES = 10_000
@@ -227,22 +234,39 @@ MAX_FILE_BYTES = 50 * 1000 * 1000 * 1000
 # Files above this are always LFS/Xet (the Hub refuses larger regular files); smaller ones may be
 # regular, depending on .gitattributes and content, which only the Hub decides (preupload).
 REGULAR_FILE_MAX = 10 << 20
+# Not a Hub limit, our choice: the most bytes one commit's upload carries before the release is
+# staged, so that no single commit step waits on hundreds of GB. 20 GB is the largest file the Hub
+# recommends (huggingface.co/docs/hub/repositories-recommendations, "File size <20GB").
+MAX_BYTES_PER_COMMIT = 20 * 1000 * 1000 * 1000
+# Files per staged commit: huggingface_hub's own multi-commit upload stays at 20 to 1,000 files per
+# commit "to stay below server-side commit timeouts" (_upload_pipeline.py:69, COMMIT_SIZE_SCALE).
+STAGED_COMMIT_FILES = 1_000
 
 
-def check_limits(plan: PushPlan) -> list[str]:
-    """Warnings for the Hub's soft limits; ``InputError`` for the hard ones. Nothing is split.
+@dataclass(frozen=True)
+class CommitLimits:
+    """What one commit carries at most. A release above any of them is staged on a pull request in
+    commits of at most ``staged_files`` files, ``bytes`` bytes and ``regular_bytes`` of small files
+    each, then merged (``stage.py``); parameters so that tests can stage a small release."""
 
-    Refused (one commit cannot carry it): more than 25,000 files to upload, a file over 50 GB.
-    Warned: more than 1 GB in files small enough to be regular (the Hub may still take some as
-    LFS), more than 10,000 entries in one folder.
-    """
-    uploads = plan.with_status("added", "changed")
-    if len(uploads) > MAX_FILES_PER_COMMIT:
-        raise InputError(
-            f"{plan.repo_id}: {len(uploads):,} files to upload in one commit, over the Hub's "
-            f"{MAX_FILES_PER_COMMIT:,} per commit; hubrelease does not split a release: publish it "
-            "as several releases (manifests) or merge small files"
+    files: int = MAX_FILES_PER_COMMIT
+    regular_bytes: int = MAX_REGULAR_BYTES_PER_COMMIT
+    bytes: int = MAX_BYTES_PER_COMMIT
+    staged_files: int = STAGED_COMMIT_FILES
+
+    def exceeded_by(self, plan: PushPlan) -> bool:
+        uploads = plan.with_status("added", "changed")
+        return (
+            len(uploads) + len(plan.deleted) > self.files
+            or plan.upload_bytes > self.bytes
+            or sum(f.size for f in uploads if f.size <= REGULAR_FILE_MAX) > self.regular_bytes
         )
+
+
+def check_limits(plan: PushPlan, limits: CommitLimits = CommitLimits(), *, merge: bool = True) -> list[str]:
+    """Warnings for the Hub's soft limits and for a release that will be staged (and merged, unless
+    the push asks for a pull request); ``InputError`` for a file over 50 GB (no commit carries it)."""
+    uploads = plan.with_status("added", "changed")
     huge = [f for f in plan.files if f.size > MAX_FILE_BYTES]
     if huge:
         raise InputError(
@@ -251,11 +275,12 @@ def check_limits(plan: PushPlan) -> list[str]:
             path=huge[0].local,
         )
     warnings = []
-    small = sum(f.size for f in uploads if f.size <= REGULAR_FILE_MAX)
-    if small > MAX_REGULAR_BYTES_PER_COMMIT:
+    if limits.exceeded_by(plan):
         warnings.append(
-            f"{small:,} bytes in files of 10 MiB or less: the Hub takes at most 1 GB of regular "
-            "(non-LFS) files per commit; the commit may be refused unless .gitattributes sends them to LFS"
+            f"{len(uploads) + len(plan.deleted):,} file(s) to change, {plan.upload_bytes:,} bytes: more than "
+            f"one commit carries ({limits.files:,} files, {limits.bytes:,} bytes, {limits.regular_bytes:,} "
+            "bytes of small files); staged on a pull request"
+            + (f", then merged into {plan.revision} as one commit" if merge else ", left open for review")
         )
     folders: dict[str, int] = {}
     for f in plan.files:

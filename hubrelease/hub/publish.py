@@ -8,7 +8,7 @@ raised once the Hub is involved carries an ``Outcome`` (``errors.HubError.outcom
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from huggingface_hub import HfApi
@@ -16,7 +16,7 @@ from huggingface_hub import HfApi
 from hubrelease.errors import HubError
 from hubrelease.hub.batches import DEFAULT_BATCH_BYTES
 from hubrelease.hub.outcome import Outcome, with_outcome
-from hubrelease.hub.plan import PushPlan, build_plan, check_limits, read_remote
+from hubrelease.hub.plan import CommitLimits, PushPlan, build_plan, check_limits, read_remote
 from hubrelease.hub.preflight import check_pins, preflight
 from hubrelease.hub.push import Notify, PushResult, push_release
 from hubrelease.hub.replaced import replaced_architectures
@@ -36,6 +36,8 @@ class PublishOptions:
     dry_run: bool = False
     batch_bytes: int = DEFAULT_BATCH_BYTES
     max_attempts: int = 3
+    limits: CommitLimits = field(default_factory=CommitLimits)
+    """Above these the release is staged on a pull request and merged (``stage.py``)."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,9 @@ def publish(
         untouched = Outcome("unchanged", release.repo_id, release.revision, None)
         raise with_outcome(exc, f"{exc.message}; nothing was pushed", untouched) from None
     plan = build_plan(manifest, manifest_path, root, remote)
-    warnings = check_limits(plan) + replaced_architectures(api, plan)
+    warnings = check_limits(plan, options.limits, merge=not options.create_pr) + replaced_architectures(
+        api, plan
+    )
     on_plan(plan, warnings)
     if options.dry_run:
         return PublishResult(plan, warnings, None)
@@ -88,5 +92,6 @@ def publish(
         sleep=sleep,
         max_attempts=options.max_attempts,
         batch_bytes=options.batch_bytes,
+        limits=options.limits,
     )
     return PublishResult(plan, warnings, result)

@@ -1,5 +1,8 @@
 """A ``PushPlan`` -> data uploaded batch by batch, then exactly one commit on the Hub, or none.
 
+A release larger than one commit carries (``plan.CommitLimits``) is staged on a pull request in
+several such commits and lands on the branch as one merge commit (``stage.py``).
+
 Upload: the files to add go up in batches (``batches.py``: a large file alone, small ones grouped),
 one ``preupload_lfs_files`` call each, so the Hub registers each batch's data as it completes and a
 killed, failed or interrupted push re-run sends only what the Hub does not hold yet. Nothing is
@@ -51,7 +54,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from urllib.parse import quote
 
@@ -94,8 +97,9 @@ from hubrelease.hub.client import (
 )
 from hubrelease.hub.metadata import repo_info, resolve_commit
 from hubrelease.hub.outcome import Outcome, with_outcome
-from hubrelease.hub.plan import PlannedFile, PushPlan, read_remote
+from hubrelease.hub.plan import CommitLimits, PlannedFile, PushPlan, read_remote
 from hubrelease.hub.remote_verify import verify_remote
+from hubrelease.hub.stage import CommitPart, StageReport, stage_and_merge
 from hubrelease.verify import VerifyReport
 
 Notify = Callable[[str], None]
@@ -141,6 +145,8 @@ class PushResult:
     created: str | None = None
     """``'private'``/``'public'`` when this push created the repo, else None."""
     upload: UploadReport | None = None
+    staged: StageReport | None = None
+    """How a release larger than one commit was staged on a pull request (``stage.py``), else None."""
 
     @property
     def commit(self) -> str:
@@ -169,6 +175,7 @@ class PushResult:
             "tag": self.tag,
             "created": self.created,
             "upload": None if self.upload is None else self.upload.to_dict(),
+            "staged": None if self.staged is None else self.staged.to_dict(),
         }
 
 
@@ -315,8 +322,10 @@ def push_release(
     max_attempts: int = 3,
     verify: bool = True,
     batch_bytes: int = DEFAULT_BATCH_BYTES,
+    limits: CommitLimits = CommitLimits(),
 ) -> PushResult:
-    """Publish ``plan`` as one commit (see the module docstring for the failure rules).
+    """Publish ``plan`` as one commit (see the module docstring for the failure rules), or, above
+    ``limits``, staged on a pull request and merged as one commit (``stage.py``).
 
     ``private`` is the visibility the release asks for (None: whatever the Hub decides / has).
     """
@@ -346,8 +355,23 @@ def push_release(
         create_tag = tag is not None and _tag_is_free(api, plan, tag, parent)
         prs_before = _pull_requests(api, plan) if create_pr and plan.has_changes else None
     outcome = Outcome("unchanged", plan.repo_id, plan.revision, parent)
-    attempts, pr_url, upload = 0, None, None
-    if plan.has_changes:
+    attempts, pr_url, upload, staged = 0, None, None, None
+    if plan.has_changes and limits.exceeded_by(plan):
+        committer = _part_committer(api, notify, wait, max_attempts, batch_bytes)
+        with _before_landing(outcome):
+            done = stage_and_merge(
+                api,
+                plan,
+                parent,
+                committer,
+                limits=limits,
+                message=message,
+                create_pr=create_pr,
+                notify=notify,
+            )
+        outcome, attempts, pr_url, staged = done.outcome, done.attempts, done.pr_url, done.report
+        upload = UploadReport(*(sum(getattr(u, f.name) for u in done.uploads) for f in fields(UploadReport)))
+    elif plan.has_changes:
         with _opened(plan) as opened:
             outcome, attempts, pr_url, upload = _upload_and_commit(
                 api,
@@ -372,7 +396,34 @@ def push_release(
             report = verify_remote(
                 plan.manifest, api, outcome.commit, manifest_path=plan.manifest_path, root=plan.root
             )
-    return PushResult(outcome, attempts, pr_url, tag, report, created, upload)
+    return PushResult(outcome, attempts, pr_url, tag, report, created, upload, staged)
+
+
+def _part_committer(
+    api: HfApi, notify: Notify, wait: Callable[[float], None], max_attempts: int, batch_bytes: int
+) -> CommitPart[UploadReport]:
+    """One staged part up and committed as a push is (``_upload_and_commit``), on its own files."""
+
+    def commit(
+        part: PushPlan, unchanged: Outcome, message: str, create_pr: bool
+    ) -> tuple[Outcome, int, str | None, UploadReport]:
+        prs_before = _pull_requests(api, part) if create_pr else None
+        with _opened(part) as opened:
+            return _upload_and_commit(
+                api,
+                part,
+                opened,
+                unchanged,
+                message,
+                create_pr,
+                prs_before,
+                notify,
+                wait,
+                max_attempts,
+                batch_bytes,
+            )
+
+    return commit
 
 
 def _upload_and_commit(

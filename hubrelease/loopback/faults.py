@@ -14,6 +14,9 @@ Kinds:
 - ``echo``: answer ``status`` with every request header (``Authorization`` included) echoed in the
   JSON error body and in ``X-Error-Message``, as a careless proxy does: for canary-token tests.
 
+``skip`` lets that many matching requests through before the fault fires (the third commit, not
+the first); ``action`` runs when it fires, before the answer (SIGKILL the client at that point).
+
 Shorthands for the Hub's real failure modes: ``rate_limit`` (429 + ``RateLimit``/``RateLimit-Policy``
 /``Retry-After``; ``route=METADATA_ROUTES`` hits repo_info, revision, paths-info and tree),
 ``commit_in_progress`` (409), ``forbidden`` (403), ``yaml_refusal`` (validate-yaml 400 with a JSON
@@ -64,6 +67,8 @@ class Fault:
     message: str | None = None
     body: bytes | None = None
     content_type: str = "application/json"
+    skip: int = 0
+    action: Callable[[], None] | None = None
 
     def matches(self, method: str, path: str, route: str) -> bool:
         return (
@@ -99,8 +104,10 @@ class Faults:
         message: str | None = None,
         body: bytes | None = None,
         content_type: str = "application/json",
+        skip: int = 0,
+        action: Callable[[], None] | None = None,
     ) -> Fault:
-        """Arm a fault for the next ``times`` matching requests."""
+        """Arm a fault for the next ``times`` matching requests after the first ``skip``."""
         fault = Fault(
             kind,
             method,
@@ -113,6 +120,8 @@ class Faults:
             message,
             body,
             content_type,
+            skip,
+            action,
         )
         with self._lock:
             self._faults.append(fault)
@@ -213,15 +222,23 @@ class Faults:
         self.siblings_limit = limit
 
     def take(self, kinds: tuple[FaultKind, ...], method: str, path: str, route: str = "") -> Fault | None:
-        """The first armed fault of one of ``kinds`` matching the request, consuming one firing."""
+        """The first armed fault of one of ``kinds`` matching the request, consuming one firing
+        (or one of its ``skip``: the request then passes), after running its ``action``."""
+        fired = None
         with self._lock:
             for fault in self._faults:
                 if fault.kind in kinds and fault.matches(method, path, route):
+                    if fault.skip > 0:
+                        fault.skip -= 1
+                        continue
                     fault.times -= 1
                     if fault.times <= 0:
                         self._faults.remove(fault)
-                    return fault
-        return None
+                    fired = fault
+                    break
+        if fired is not None and fired.action is not None:
+            fired.action()
+        return fired
 
     def clear(self) -> None:
         with self._lock:

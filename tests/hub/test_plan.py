@@ -15,6 +15,7 @@ from hubrelease.hub.plan import (
     MAX_FILE_BYTES,
     MAX_FILES_PER_COMMIT,
     MAX_FOLDER_ENTRIES,
+    CommitLimits,
     PushPlan,
     RemoteSnapshot,
     build_plan,
@@ -84,13 +85,17 @@ def _sized(plan: PushPlan, sizes: dict[str, int]) -> PushPlan:
     return dataclasses.replace(plan, files=files)
 
 
-def test_hub_limits_refuse_or_warn_and_split_nothing(tmp_path: Path) -> None:
+def test_hub_limits_refuse_a_file_over_50_gb_and_warn_of_wide_folders_and_staging(tmp_path: Path) -> None:
     manifest_path = write_release(tmp_path, FILES)
     plan = build_plan(load_manifest(manifest_path), manifest_path, tmp_path, RemoteSnapshot(None, {}))
     assert check_limits(plan) == []
-    too_many = _sized(plan, {f"shards/{i}.bin": 1 for i in range(MAX_FILES_PER_COMMIT + 1)})
-    with pytest.raises(InputError, match="25,001 files to upload in one commit, over the Hub's 25,000"):
-        check_limits(too_many)
+    too_many = _sized(plan, {f"shards/{i % 5}/{i}.bin": 1 for i in range(MAX_FILES_PER_COMMIT + 1)})
+    (staged,) = check_limits(too_many)
+    assert staged.startswith(
+        "25,001 file(s) to change, 25,001 bytes: more than one commit carries (25,000 files"
+    )
+    assert staged.endswith("staged on a pull request, then merged into main as one commit")
+    assert check_limits(too_many, merge=False)[0].endswith("staged on a pull request, left open for review")
     with pytest.raises(InputError, match=r"big\.gguf: 50,000,000,001 bytes, over the Hub's 50 GB per file"):
         check_limits(_sized(plan, {"big.gguf": MAX_FILE_BYTES + 1}))
     wide = _sized(plan, {f"data/{i}.json": 100 for i in range(MAX_FOLDER_ENTRIES + 1)})
@@ -98,5 +103,8 @@ def test_hub_limits_refuse_or_warn_and_split_nothing(tmp_path: Path) -> None:
         "data: 10,001 files in one folder, over the Hub's recommended 10,000; listing and browsing it will be slow"
     ]
     regular = _sized(plan, {f"r{i}.txt": 10 << 20 for i in range(100)})
-    (warning,) = check_limits(regular)
-    assert warning.startswith("1,048,576,000 bytes in files of 10 MiB or less: the Hub takes at most 1 GB")
+    (warning,) = check_limits(regular)  # over 1 GB of files that may be regular: staged too
+    assert warning.startswith("100 file(s) to change, 1,048,576,000 bytes: more than one commit carries")
+    big = _sized(plan, {f"model-{i}.safetensors": 5 * 10**9 for i in range(5)})
+    assert check_limits(big, CommitLimits(bytes=25 * 10**9)) == []
+    assert len(check_limits(big)) == 1  # 25 GB: over the 20 GB one commit's upload carries

@@ -127,3 +127,13 @@ def test_no_control_characters_reach_response_headers(hub: LoopbackHub) -> None:
     for line in head.split(b"\r\n"):
         assert b"\r" not in line and b"\n" not in line
     assert b"X-Error-Message: Entry not found: a b x" in head
+
+
+def test_a_fault_with_skip_lets_that_many_requests_through_then_fires_its_action(hub: LoopbackHub) -> None:
+    api, repo = api_for(hub), unique_repo()
+    upload_files(api, repo, FILES)
+    url, auth = f"{hub.url}/api/models/{repo}", {"authorization": f"Bearer {hub.owner_token}"}
+    fired: list[int] = []
+    hub.faults.inject("status", route="repo_info", status=503, skip=2, action=lambda: fired.append(1))
+    assert [raw_request(url, headers=auth)[0] for _ in range(4)] == [200, 200, 503, 200]
+    assert fired == [1]  # once, as the third request came in
