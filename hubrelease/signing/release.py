@@ -303,7 +303,7 @@ def _signer_finding(policy: SignaturePolicy) -> Finding:
     """What a valid signature says of its signer: pinned from outside the download, or unverified."""
     if policy.anchor is not None:
         message = (
-            f"signature valid, signer matches the pinned identity {policy.pinned} (from {policy.anchor})"
+            f"signature valid, signer matches the pinned identity {policy.trusted} (from {policy.anchor})"
         )
         return Finding.make("signature", SIGNATURE_NAME, message, severity="info")
     why = (

@@ -70,12 +70,18 @@ class SignaturePolicy(NamedTuple):
             return f"{self.identity} (issuer {self.issuer})"
         if self.fingerprint is not None:
             return self.fingerprint
-        if self.public_key is not None:  # a key given by its file: named by its fingerprint
-            try:
-                return pem_fingerprint(self.public_key)
-            except InputError:
-                return str(self.public_key)
         return None
+
+    @property
+    def trusted(self) -> str | None:
+        """The signer a valid signature was checked against: the pinned one, else the key given by
+        its file (named by its fingerprint)."""
+        if self.pinned is not None or self.public_key is None:
+            return self.pinned
+        try:
+            return pem_fingerprint(self.public_key)
+        except InputError:
+            return str(self.public_key)
 
 
 class SignatureInvalid(HubReleaseError):
