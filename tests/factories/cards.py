@@ -18,7 +18,11 @@ SHA_A = "7b9f2654dfc07c0a9197da3e6414db58202a60008a24f76387a52136f302134a"
 SHA_B = "186b73dce2046b072a67361ddb8f09992761eed0171f2cfbb1d251fb8f943d6e"
 COMMIT = "710267dc4c817b38d9965346390cd56b59b54eda"
 TARGET_REV = "0f0b1b59b879ccde1353e6ebd0fb10c204d4c544"
-_PROVENANCE = {"generator": "tests", "transcribed_from": "tests/factories/cards.py"}
+
+
+def _provenance() -> dict[str, Any]:
+    """A fresh provenance each time: a test that edits one evaluation's must not edit the next one's."""
+    return {"generator": "tests", "transcribed_from": "tests/factories/cards.py"}
 
 
 def _cell(config: str, concurrency: int, tok_s: float, accepted: float | None) -> dict[str, Any]:
@@ -48,7 +52,7 @@ def matrix_evaluation() -> dict[str, Any]:
             _cell("dflash2", 4, 190.04, 4.16),
         ],
         "notes": ["Greedy sampling; numbers are specific to this setup."],
-        "provenance": _PROVENANCE,
+        "provenance": _provenance(),
     }
 
 
@@ -112,7 +116,7 @@ def ab_evaluation() -> dict[str, Any]:
                 "rows": sweep_rows,
             }
         ],
-        "provenance": _PROVENANCE,
+        "provenance": _provenance(),
     }
 
 
