@@ -80,6 +80,7 @@ from hubrelease.errors import (
     MetadataRefused,
     RemoteMovedError,
     StepFailedAfterLanding,
+    with_outcome,
 )
 from hubrelease.fsutil import descriptor_path, open_regular
 from hubrelease.hashing import StatKey
@@ -96,10 +97,10 @@ from hubrelease.hub.client import (
     to_hub_error,
 )
 from hubrelease.hub.metadata import repo_info, resolve_commit
-from hubrelease.hub.outcome import Outcome, with_outcome
 from hubrelease.hub.plan import CommitLimits, PlannedFile, PushPlan, read_remote
 from hubrelease.hub.remote_verify import verify_remote
 from hubrelease.hub.stage import CommitPart, StageReport, stage_and_merge
+from hubrelease.outcome import Outcome
 from hubrelease.verify import VerifyReport
 
 Notify = Callable[[str], None]
