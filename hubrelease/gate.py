@@ -33,9 +33,9 @@ from hubrelease.verify import verify_manifest
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
+    from hubrelease.findings import Finding
     from hubrelease.hub.plan import PushPlan
     from hubrelease.manifest.models import Manifest
-    from hubrelease.verify import Finding
 
 CheckName = Literal["verify", "lint", "card", "rebuild", "pins", "plan", "published", "preview"]
 Verdict = Literal["pass", "fail", "skipped"]

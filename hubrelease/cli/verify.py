@@ -25,8 +25,8 @@ from hubrelease.errors import InputError
 from hubrelease.release_files import SIGNATURE_NAME
 
 if TYPE_CHECKING:
+    from hubrelease.findings import Finding, VerifyReport
     from hubrelease.signing.verifiers import SignaturePolicy
-    from hubrelease.verify import Finding, VerifyReport
 
 EXAMPLES = """
 Examples:

@@ -14,6 +14,7 @@ from pathlib import Path
 from huggingface_hub import HfApi
 
 from hubrelease.errors import CheckFailed
+from hubrelease.findings import Finding
 from hubrelease.hub.remote_verify import pin_findings
 from hubrelease.lint import lint_file
 from hubrelease.lint.licenses import license_findings
@@ -21,7 +22,7 @@ from hubrelease.lint.target import cached_target
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.revisions import is_commit
-from hubrelease.verify import Finding, verify_manifest
+from hubrelease.verify import verify_manifest
 
 _SHOWN = 3  # problems named in the one-line refusal; --json of `verify --remote` lists all
 

@@ -82,6 +82,7 @@ from hubrelease.errors import (
     StepFailedAfterLanding,
     with_outcome,
 )
+from hubrelease.findings import VerifyReport
 from hubrelease.fsutil import descriptor_path, open_regular
 from hubrelease.hashing import StatKey
 from hubrelease.hub import client
@@ -101,7 +102,6 @@ from hubrelease.hub.plan import CommitLimits, PlannedFile, PushPlan, read_remote
 from hubrelease.hub.remote_verify import verify_remote
 from hubrelease.hub.stage import CommitPart, StageReport, stage_and_merge
 from hubrelease.outcome import Outcome
-from hubrelease.verify import VerifyReport
 
 Notify = Callable[[str], None]
 Operation = CommitOperationAdd | CommitOperationDelete

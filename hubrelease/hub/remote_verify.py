@@ -16,6 +16,7 @@ from huggingface_hub import HfApi
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.errors import NotFoundError
+from hubrelease.findings import FileCheck, Finding, VerifyReport
 from hubrelease.hub.metadata import (
     list_files,
     remote_files,
@@ -26,7 +27,6 @@ from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.release_files import SIGNATURE_NAME, published_paths
 from hubrelease.verify.compare import ExpectedFile, Observed, compare, missing
 from hubrelease.verify.expected import expectations
-from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
 
 
 def verify_remote(
