@@ -184,8 +184,9 @@ def _rebuild(
 ) -> GateCheck:
     """``rebuild --check`` when the manifest has recipes: every output rebuilds to its pinned bytes
     (reading outside the release only from ``inputs``; a recipe naming any other path fails)."""
+    from hubrelease.manifest.jobs import plan_jobs
     from hubrelease.recipes.confine import RecipeRefused
-    from hubrelease.recipes.rebuild import plan_jobs, rebuild
+    from hubrelease.recipes.rebuild import rebuild
 
     if not plan_jobs(manifest):
         return GateCheck("rebuild", "skipped", "no recipes")
