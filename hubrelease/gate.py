@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Literal
 
 from hubrelease.errors import CheckFailed
 from hubrelease.hub.plan import build_plan, check_limits, read_remote
-from hubrelease.hub.preflight import unpinned_revisions
 from hubrelease.hub.published import Published, against_published
 from hubrelease.hub.remote_verify import pin_findings
 from hubrelease.lint.licenses import license_findings
@@ -29,6 +28,7 @@ from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.release_files import card_published
 from hubrelease.sizes import human_bytes
 from hubrelease.verify import verify_manifest
+from hubrelease.verify.preflight import unpinned_revisions
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi

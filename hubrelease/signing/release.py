@@ -101,7 +101,7 @@ def sign_release(
     ``pin_identity`` first records the signer in ``signing.identity`` when none is pinned (and
     renders the card again if it was current: it prints the identity), since both are signed.
     """
-    from hubrelease.hub.preflight import preflight
+    from hubrelease.verify.preflight import preflight
 
     pinned = pin_signer(manifest, manifest_path, root, method) if pin_identity else None
     if pinned is not None:
