@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from hubrelease.loopback import auth, gating, gguf_manifest, lfs, oidc, pages, routes, xet
+from hubrelease.loopback import auth, gating, gguf_manifest, lfs, oidc_routes, pages, routes, xet
 from hubrelease.loopback.faults import Fault, RequestRecord
 from hubrelease.loopback.gate import Body, ConnReader, Gate
 from hubrelease.loopback.store import StoreError
@@ -39,8 +39,8 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
         ("repo_delete", ("DELETE",), r"^/api/repos/delete$", routes.delete_repo, False),
         ("repo_move", ("POST",), r"^/api/repos/move$", routes.move_repo, False),
         ("whoami", ("GET",), r"^/api/whoami-v2$", routes.whoami, False),
-        ("oidc_id_token", ("GET",), r"^/__oidc/github$", oidc.id_token, False),
-        ("oauth_token", ("POST",), r"^/oauth/token$", oidc.exchange, False),
+        ("oidc_id_token", ("GET",), r"^/__oidc/github$", oidc_routes.id_token, False),
+        ("oauth_token", ("POST",), r"^/oauth/token$", oidc_routes.exchange, False),
         ("list_repos", ("GET",), r"^/api/(?P<t>models|datasets|spaces)$", routes.list_repos, False),
         (
             "user_repos",
