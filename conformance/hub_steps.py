@@ -25,14 +25,12 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from conformance.consumers import llama_server
-
-if TYPE_CHECKING:
-    from conformance.run import Result, Variant
+from conformance.records import Result, Variant, json_subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSUMERS = Path(__file__).resolve().parent / "consumers"
@@ -87,8 +85,6 @@ def published_example(work: Path) -> Iterator[Published]:
 
 
 def run_speculators(variants: list[Variant], work: Path, published: Published) -> list[Result]:
-    from conformance.run import Result, _json_subprocess
-
     python = os.environ.get("SPECULATORS_PYTHON", "")
     if not python:
         return [
@@ -107,7 +103,7 @@ def run_speculators(variants: list[Variant], work: Path, published: Published) -
         _hubrelease(dict(env, HF_TOKEN="hf_unused"), "build", "speculators-drafter", checkpoint, "--out", out,
                     "--verifier", verifier, "--endpoint", published.url)  # fmt: skip
         zlab = "-" if v.dflash2 else str(v.folder)
-        r = _json_subprocess([python, str(CONSUMERS / "speculators_load.py"), str(out), zlab], env)
+        r = json_subprocess([python, str(CONSUMERS / "speculators_load.py"), str(out), zlab], env)
         detail = "; ".join(r.get("checks", [])[:2]) if r["status"] == "pass" else _failure(r)
         results.append(Result("speculators", v.name, "speculators", r["status"], detail))
         if v.dflash2:
@@ -125,8 +121,6 @@ def _failure(r: dict[str, Any]) -> str:
 
 
 def _converter_row(variant: str, r: dict[str, Any]) -> Result:
-    from conformance.run import Result
-
     if r["status"] != "pass":
         return Result("converter speculators", variant, "speculators", "fail", _failure(r))
     unexplained = [k for k in r["config_differences"] if k not in SPECULATORS_EXPLAINED]
@@ -152,8 +146,6 @@ def _stored(cache: Path, repo: str, commit: str, name: str) -> Path:
 
 
 def run_hf_fetch(work: Path, published: Published) -> list[Result]:
-    from conformance.run import Result
-
     server = os.environ.get("LLAMA_SERVER", "")
     artifact = "published example (-hf / -hfd)"
     if not server or not Path(server).is_file():

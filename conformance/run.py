@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ import yaml
 from conformance.compare import compare, tensor_names
 from conformance.consumers import llama_server
 from conformance.hub_steps import Published, published_example, run_hf_fetch, run_speculators
+from conformance.records import Result, Variant, json_subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSUMERS = Path(__file__).resolve().parent / "consumers"
@@ -45,28 +46,6 @@ EXPLAINED = {
     "with partial_rotary_factor, and the loader's default is the head dim (the same value)",
 }
 """Key differences that do not change what the engine loads, and why (README "Conformance tier")."""
-
-
-@dataclass
-class Variant:
-    name: str
-    dflash2: bool
-    folder: Path
-    """The safetensors drafter (config.json + model*.safetensors), as SGLang and the converters read it."""
-    ggufs: dict[tuple[str, str], Path] = field(default_factory=dict)
-    """(flavor, outtype) -> hubrelease's GGUF."""
-    checkpoint: Path | None = None
-    """The training checkpoint the drafter was built from (the example's is in its release folder)."""
-
-
-@dataclass
-class Result:
-    consumer: str
-    variant: str
-    artifact: str
-    status: str
-    """pass, fail, not run, n/a."""
-    detail: str
 
 
 def _hubrelease(*args: str) -> None:
@@ -115,15 +94,6 @@ def prepare(work: Path, target_gguf: Path) -> list[Variant]:
     return variants
 
 
-def _json_subprocess(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if not lines:
-        return {"status": "fail", "error": f"exit {proc.returncode}: {(proc.stderr or proc.stdout)[-800:]}"}
-    result: dict[str, Any] = json.loads(lines[-1])
-    return result
-
-
 def _detail(result: dict[str, Any]) -> str:
     if result["status"] == "pass":
         return "; ".join(result.get("checks", []))
@@ -139,7 +109,7 @@ def run_sglang(variants: list[Variant], target: Path) -> list[Result]:
             results.append(Result("sglang", v.name, "safetensors", "not run", "set SGLANG_PYTHON"))
             continue
         env = dict(os.environ, SGLANG_USE_CPU_ENGINE="1")
-        r = _json_subprocess([python, str(CONSUMERS / "sglang_load.py"), str(v.folder), str(target)], env)
+        r = json_subprocess([python, str(CONSUMERS / "sglang_load.py"), str(v.folder), str(target)], env)
         results.append(Result("sglang", v.name, "safetensors", r["status"], _detail(r)))
     return results
 
@@ -156,7 +126,7 @@ def run_zlab(variants: list[Variant], target: Path) -> list[Result]:
         elif not (python and src):
             results.append(Result("z-lab", v.name, "safetensors", "not run", "set ZLAB_DFLASH_SRC"))
         else:
-            r = _json_subprocess([python, str(CONSUMERS / "zlab_load.py"), src, str(v.folder)])
+            r = json_subprocess([python, str(CONSUMERS / "zlab_load.py"), src, str(v.folder)])
             results.append(Result("z-lab", v.name, "safetensors", r["status"], _detail(r)))
     return results
 
@@ -271,10 +241,10 @@ def run_controls(variants: list[Variant], target: Path, target_gguf: Path, work:
     name, artifact = "no up_proj", "safetensors"
     if env.get("SGLANG_PYTHON"):
         argv = [env["SGLANG_PYTHON"], str(CONSUMERS / "sglang_load.py"), str(missing), str(target)]
-        r = _json_subprocess(argv, dict(env, SGLANG_USE_CPU_ENGINE="1"))
+        r = json_subprocess(argv, dict(env, SGLANG_USE_CPU_ENGINE="1"))
         results.append(_rejected("sglang (control)", name, artifact, r))
     if env.get("ZLAB_PYTHON") and env.get("ZLAB_DFLASH_SRC"):
-        r = _json_subprocess(
+        r = json_subprocess(
             [env["ZLAB_PYTHON"], str(CONSUMERS / "zlab_load.py"), env["ZLAB_DFLASH_SRC"], str(missing)]
         )
         results.append(_rejected("z-lab (control)", name, artifact, r))

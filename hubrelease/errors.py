@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hubrelease.hub.outcome import Outcome
+    from hubrelease.outcome import Outcome
 
 
 class HubReleaseError(Exception):
@@ -148,3 +148,8 @@ class StepFailedAfterLanding(HubError):
     @property
     def exit_code(self) -> int:  # type: ignore[override]  # read-only: the step's code, fixed when raised
         return self.step_exit_code
+
+
+def with_outcome(error: HubError, text: str, outcome: Outcome) -> HubError:
+    """``error`` again, same class (so same exit code), with ``text`` as its message and ``outcome``."""
+    return type(error)(text, repo_id=error.repo_id, status=error.status, outcome=outcome, path=error.path)

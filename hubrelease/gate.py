@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Literal
 
 from hubrelease.errors import CheckFailed
 from hubrelease.hub.plan import build_plan, check_limits, read_remote
-from hubrelease.hub.preflight import unpinned_revisions
 from hubrelease.hub.published import Published, against_published
 from hubrelease.hub.remote_verify import pin_findings
 from hubrelease.lint.licenses import license_findings
@@ -29,13 +28,14 @@ from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.release_files import card_published
 from hubrelease.sizes import human_bytes
 from hubrelease.verify import verify_manifest
+from hubrelease.verify.preflight import unpinned_revisions
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
+    from hubrelease.findings import Finding
     from hubrelease.hub.plan import PushPlan
     from hubrelease.manifest.models import Manifest
-    from hubrelease.verify import Finding
 
 CheckName = Literal["verify", "lint", "card", "rebuild", "pins", "plan", "published", "preview"]
 Verdict = Literal["pass", "fail", "skipped"]
@@ -184,8 +184,9 @@ def _rebuild(
 ) -> GateCheck:
     """``rebuild --check`` when the manifest has recipes: every output rebuilds to its pinned bytes
     (reading outside the release only from ``inputs``; a recipe naming any other path fails)."""
+    from hubrelease.manifest.jobs import plan_jobs
     from hubrelease.recipes.confine import RecipeRefused
-    from hubrelease.recipes.rebuild import plan_jobs, rebuild
+    from hubrelease.recipes.rebuild import rebuild
 
     if not plan_jobs(manifest):
         return GateCheck("rebuild", "skipped", "no recipes")

@@ -25,9 +25,9 @@ from huggingface_hub import HfApi
 
 from hubrelease.errors import InputError
 from hubrelease.hub import build_plan, push_release, read_remote
-from hubrelease.hub.preflight import preflight
 from hubrelease.manifest import load_manifest, release_root
 from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.verify.preflight import preflight
 
 if TYPE_CHECKING:
     from hubrelease.hub.plan import PushPlan

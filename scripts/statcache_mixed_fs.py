@@ -30,8 +30,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from hubrelease.findings import FileCheck
 from hubrelease.manifest import load_manifest
-from hubrelease.verify import FileCheck, VerifyOptions, verify_manifest
+from hubrelease.verify import VerifyOptions, verify_manifest
 
 SIZE = 4096
 

@@ -44,7 +44,7 @@ def test_the_package_keeps_every_contract(clean_copy: Path) -> None:
     [
         ("formats/gguf_header.py", "import hubrelease.cli.app", "floors"),  # ground floor -> top floor
         ("manifest/models.py", "import hubrelease.manifest.editor", "no import cycle"),  # editor -> models
-        ("hub/preflight.py", "import ruamel.yaml", "ruamel"),
+        ("hub/publish.py", "import ruamel.yaml", "ruamel"),
     ],
 )
 def test_a_deliberate_violation_breaks_its_contract(

@@ -60,7 +60,7 @@ def test_exports_refuses_a_name_its_own_submodule_would_shadow() -> None:
     ("module", "library"),
     [
         ("hubrelease.manifest.models", "ruamel"),  # the YAML reader behind load_manifest
-        ("hubrelease.hub.outcome", "huggingface_hub"),  # push, lock, the plan
+        ("hubrelease.hub.target_facts", "huggingface_hub"),  # push, lock, the plan
         ("hubrelease.lint.findings", "hubrelease.formats"),  # the readers behind lint_file
         ("hubrelease.card.marker", "jinja2"),  # the renderer
     ],

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from hubrelease import __version__
+from hubrelease.manifest.jobs import plan_jobs
 from hubrelease.manifest.models import Manifest, PinnedRepo, Recipe
-from hubrelease.recipes.rebuild import plan_jobs
 
 SPEC_VERSION = "1.6"
 HUB = "https://huggingface.co"

@@ -17,10 +17,8 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from hubrelease.builders.dataset_scan import ShardScan, scan_shards
 from hubrelease.errors import BuildError
-from hubrelease.fsutil import atomic_write_text
 from hubrelease.hashing import sha256_file
-from hubrelease.manifest import Manifest, load_manifest
-from hubrelease.manifest.record import CardRecorder
+from hubrelease.manifest import Manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -240,41 +238,3 @@ def recipe_options(count_column: str, options: CardOptions) -> dict[str, Any]:
         "languages": list(options.languages),
         "attribution": list(options.attribution),
     }
-
-
-def build_dataset_card(
-    data: Path,
-    out: Path,
-    *,
-    manifest: Path | None = None,
-    tokenizer: Path | None = None,
-    count_column: str = "completion_tokens",
-    options: CardOptions = CardOptions(),
-    progress: Progress = NULL_PROGRESS,
-) -> DatasetSummary:
-    """Summarise ``data`` and atomically write the card to ``out``; with ``manifest``, record it there
-    with its recipe (shards by digest, options, tool versions).
-
-    The manifest is loaded and checked first (``out`` inside its release folder, not an artifact),
-    so a bad ``--manifest`` costs no scan and leaves no card behind.
-    """
-    loaded = load_manifest(manifest) if manifest else None
-    recorder = CardRecorder.prepare(manifest, out) if manifest else None
-    summary, text = dataset_card_text(
-        data,
-        out,
-        manifest=loaded,
-        tokenizer=tokenizer,
-        count_column=count_column,
-        options=options,
-        progress=progress,
-    )
-    atomic_write_text(out, text)
-    if recorder is not None:
-        from hubrelease.recipes.record import dataset_card_recipe
-
-        recipe = dataset_card_recipe(
-            recorder.root, data, out, tokenizer, recipe_options(count_column, options)
-        )
-        recorder.record(text.encode("utf-8"), recipe)
-    return summary

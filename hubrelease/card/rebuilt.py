@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from hubrelease.evaluation.figures import figures
 from hubrelease.evaluation.models import Evaluation
+from hubrelease.manifest.jobs import plan_jobs
 from hubrelease.manifest.models import Manifest
-from hubrelease.recipes.diff import figures
-from hubrelease.recipes.rebuild import plan_jobs
 
 
 @dataclass(frozen=True)

@@ -240,7 +240,8 @@ def build_dataset_card_command(
     json_mode: JsonOpt = False,
 ) -> None:
     """Write a dataset card whose counts, tallies and digests are computed from the shards."""
-    from hubrelease.builders.dataset_card import CardOptions, build_dataset_card
+    from hubrelease.builders.dataset_card import CardOptions
+    from hubrelease.recipes.record import build_dataset_card
 
     facts = CardOptions(
         license=license_id,

@@ -47,8 +47,8 @@ def build_eval_results(
     json_mode: JsonOpt = False,
 ) -> None:
     """Write each pinned evaluation file's numbers as .eval_results entries (huggingface_hub's EvalResultEntry)."""
-    from hubrelease.builders.eval_results import BUILDER, FOLDER, benchmark_yaml, eval_results_path, render
     from hubrelease.builders.safetensors_drafter import BuiltFile
+    from hubrelease.evaluation.eval_results import BUILDER, FOLDER, benchmark_yaml, eval_results_path, render
     from hubrelease.fsutil import atomic_write_bytes
     from hubrelease.manifest import load_manifest
     from hubrelease.manifest.record import ArtifactRecorder

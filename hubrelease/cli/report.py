@@ -12,7 +12,7 @@ from hubrelease.sizes import human_bytes
 if TYPE_CHECKING:
     from collections.abc import Collection
 
-    from hubrelease.verify import VerifyReport
+    from hubrelease.findings import VerifyReport
 
 _STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 

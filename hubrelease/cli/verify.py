@@ -25,8 +25,8 @@ from hubrelease.errors import InputError
 from hubrelease.release_files import SIGNATURE_NAME
 
 if TYPE_CHECKING:
+    from hubrelease.findings import Finding, VerifyReport
     from hubrelease.signing.verifiers import SignaturePolicy
-    from hubrelease.verify import Finding, VerifyReport
 
 EXAMPLES = """
 Examples:
@@ -185,8 +185,8 @@ def verify(
         release = with_release(release, repo_type)
         report = verify_remote(release, api, revision, manifest_path=manifest, root=root)
         if policy is not None:
+            from hubrelease.hub.remote_signature import signer_policy, verify_remote_signature
             from hubrelease.signing.release import publish_set
-            from hubrelease.signing.remote import signer_policy, verify_remote_signature
 
             local = {path: copy for path, copy, _ in publish_set(release, manifest, root)}
             commit = str(report.extra["commit"])
@@ -214,8 +214,8 @@ def verify(
             "--signature checks a release against its manifest, not a sha256sum file", path=manifest
         )
     if policy is not None:  # whom to trust is settled (and fetched) before any byte is hashed
+        from hubrelease.hub.remote_signature import signer_policy
         from hubrelease.manifest import load_manifest_text, release_root
-        from hubrelease.signing.remote import signer_policy
 
         release = load_manifest_text(text, manifest)
         hub = hub_session(endpoint, token, quiet) if trust_manifest is not None else None

@@ -11,13 +11,13 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from hubrelease.diff.files import file_changes, manifest_files
 from hubrelease.diff.sides import Side, is_local, local_side, published_of, side
 from hubrelease.errors import HubReleaseError, InputError
 from hubrelease.evaluation.load import validate_model
 from hubrelease.evaluation.models import Evaluation
 from hubrelease.formats.architecture import architecture_changes, is_model_file
 from hubrelease.manifest.models import Manifest, PinnedRepo
+from hubrelease.pull.files import file_changes, manifest_files
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi

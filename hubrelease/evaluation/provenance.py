@@ -22,7 +22,7 @@ from hubrelease.evaluation.models import Drafter, Evaluation, SourceDocument
 from hubrelease.manifest.models import Engine, Manifest, PinnedRepo, ProvenanceField
 
 if TYPE_CHECKING:
-    from hubrelease.verify.findings import Finding
+    from hubrelease.findings import Finding
 
 
 @dataclass(frozen=True)
@@ -286,7 +286,7 @@ def check_provenance(
 def provenance_findings(manifest: Manifest, folder: Path, verified: Collection[str]) -> list[Finding]:
     """``verify``'s findings (kind ``provenance``) for the evaluation files whose bytes verified."""
     from hubrelease.evaluation.load import load_evaluation
-    from hubrelease.verify.findings import Finding
+    from hubrelease.findings import Finding
 
     findings = []
     for path in manifest.evaluation_paths:

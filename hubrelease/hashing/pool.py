@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class HashJob(NamedTuple):
     """One file to hash: its name for the cache and reports, where it is, and its stat.
 
-    A NamedTuple, as ``HashResult``: cheap to define on verify's warm path (see ``verify.findings``).
+    A NamedTuple, as ``HashResult``: cheap to define on verify's warm path (see ``hubrelease.findings``).
     """
 
     name: str

@@ -38,7 +38,7 @@ _FORMAT = f"{_FORMAT_PREFIX}2"
 
 
 class StatKey(NamedTuple):
-    """The identity of a file's content as far as ``stat`` can tell (a NamedTuple: see ``verify.findings``)."""
+    """The identity of a file's content as far as ``stat`` can tell (a NamedTuple: see ``hubrelease.findings``)."""
 
     dev: int
     ino: int

@@ -20,7 +20,7 @@ _BSD = re.compile(r"^(\\?)SHA256 \((.+)\) = ([0-9a-fA-F]{64})$")
 
 
 class SumEntry(NamedTuple):
-    """One line of a checksum file (a NamedTuple: cheap to define, see ``verify.findings``)."""
+    """One line of a checksum file (a NamedTuple: cheap to define, see ``hubrelease.findings``)."""
 
     sha256: str
     name: str

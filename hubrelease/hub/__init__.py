@@ -13,10 +13,9 @@ if TYPE_CHECKING:
     from hubrelease.hub.client import hub_api
     from hubrelease.hub.lock import LockResult, lock_manifest
     from hubrelease.hub.plan import PushPlan, build_plan, read_remote
-    from hubrelease.hub.preflight import check_pins
     from hubrelease.hub.publish import PublishOptions, PublishResult
     from hubrelease.hub.push import PushResult, push_release
-    from hubrelease.hub.remote_verify import verify_remote
+    from hubrelease.hub.remote_verify import check_pins, verify_remote
 
 __all__ = [
     "LockResult",
@@ -42,7 +41,7 @@ __getattr__ = exports(
         "PushPlan": "plan",
         "PushResult": "push",
         "build_plan": "plan",
-        "check_pins": "preflight",
+        "check_pins": "remote_verify",
         "hub_api": "client",
         "lock_manifest": "lock",
         "push_release": "push",

@@ -13,15 +13,16 @@ from pathlib import Path
 
 from huggingface_hub import HfApi
 
-from hubrelease.errors import HubError
+from hubrelease.errors import HubError, with_outcome
 from hubrelease.hub.batches import DEFAULT_BATCH_BYTES
-from hubrelease.hub.outcome import Outcome, with_outcome
 from hubrelease.hub.plan import CommitLimits, PushPlan, build_plan, check_limits, read_remote
-from hubrelease.hub.preflight import check_pins, preflight
 from hubrelease.hub.push import Notify, PushResult, push_release
+from hubrelease.hub.remote_verify import check_pins
 from hubrelease.hub.replaced import replaced_architectures
 from hubrelease.manifest.models import Manifest
+from hubrelease.outcome import Outcome
 from hubrelease.progress import NULL_PROGRESS, Progress
+from hubrelease.verify.preflight import preflight
 
 
 @dataclass(frozen=True)

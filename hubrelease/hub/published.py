@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hubrelease.errors import HubReleaseError
+from hubrelease.findings import Finding
 from hubrelease.hub.download import read_checked
 from hubrelease.manifest import load_manifest_text
 from hubrelease.release_files import SIGNATURE_NAME, published_paths, release_files
-from hubrelease.verify.findings import Finding
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi

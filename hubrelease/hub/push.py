@@ -80,7 +80,9 @@ from hubrelease.errors import (
     MetadataRefused,
     RemoteMovedError,
     StepFailedAfterLanding,
+    with_outcome,
 )
+from hubrelease.findings import VerifyReport
 from hubrelease.fsutil import descriptor_path, open_regular
 from hubrelease.hashing import StatKey
 from hubrelease.hub import client
@@ -96,11 +98,10 @@ from hubrelease.hub.client import (
     to_hub_error,
 )
 from hubrelease.hub.metadata import repo_info, resolve_commit
-from hubrelease.hub.outcome import Outcome, with_outcome
 from hubrelease.hub.plan import CommitLimits, PlannedFile, PushPlan, read_remote
 from hubrelease.hub.remote_verify import verify_remote
 from hubrelease.hub.stage import CommitPart, StageReport, stage_and_merge
-from hubrelease.verify import VerifyReport
+from hubrelease.outcome import Outcome
 
 Notify = Callable[[str], None]
 Operation = CommitOperationAdd | CommitOperationDelete

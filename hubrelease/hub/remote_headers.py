@@ -19,6 +19,7 @@ from huggingface_hub import HfApi, parse_hf_uri
 from huggingface_hub.errors import HfUriError
 
 from hubrelease.errors import FormatError, InputError, NotFoundError
+from hubrelease.findings import Finding
 from hubrelease.formats.architecture import (
     Architecture,
     config_architecture,
@@ -48,7 +49,6 @@ from hubrelease.formats.summary import gguf_summary, safetensors_summary
 from hubrelease.hub.metadata import list_files, resolve_commit
 from hubrelease.hub.ranged import RangedFile, Traffic
 from hubrelease.manifest.models import PinnedFile
-from hubrelease.verify.findings import Finding
 
 INITIAL_READ = 64 << 10
 """Bytes asked for first: the whole header of most shards and drafters."""

@@ -15,7 +15,8 @@ from pathlib import Path
 from huggingface_hub import HfApi
 from huggingface_hub.utils.sha import git_hash
 
-from hubrelease.errors import NotFoundError
+from hubrelease.errors import CheckFailed, NotFoundError
+from hubrelease.findings import FileCheck, Finding, VerifyReport
 from hubrelease.hub.metadata import (
     list_files,
     remote_files,
@@ -26,7 +27,8 @@ from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.release_files import SIGNATURE_NAME, published_paths
 from hubrelease.verify.compare import ExpectedFile, Observed, compare, missing
 from hubrelease.verify.expected import expectations
-from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
+
+_SHOWN = 3  # problems named in the one-line refusal; --json of `verify --remote` lists all
 
 
 def verify_remote(
@@ -160,3 +162,36 @@ def _check_dataset(api: HfApi, dataset: PinnedDataset) -> list[Finding]:
     except NotFoundError as exc:
         return [Finding.make("revision_missing", pin_label(dataset.repo_id, revision), exc.message)]
     return []
+
+
+def check_pins(api: HfApi, manifest: Manifest) -> None:
+    """Raise ``CheckFailed`` (exit 1) unless every pin is on the Hub as pinned: repo, revision, files, sizes.
+
+    The same check ``verify --remote`` makes of the pins (``tree.pin_findings``: digests and header
+    pins too), made before the push writes anything; unpinned pins are checked at their branch head.
+    """
+    errors = [f for f in pin_findings(api, manifest) if f.severity == "error"]
+    if not errors:
+        return
+    named = "; ".join(f"{f.path}: {f.message}" for f in errors[:_SHOWN])
+    if len(errors) > _SHOWN:
+        named += f"; and {len(errors) - _SHOWN} more"
+    raise CheckFailed(
+        f"{len(errors)} pin(s) not on the Hub as pinned: {named}; {_fix(errors[0])}; nothing was pushed",
+        field="pins",
+    )
+
+
+def _fix(finding: Finding) -> str:
+    """What to do about the first problem, in the manifest's terms."""
+    if finding.kind == "revision_missing":
+        return (
+            "publish that repo first, or correct the pin's repo_id / revision (`hubrelease lock` "
+            "records the commit a branch points to)"
+        )
+    if finding.kind == "missing":
+        return "correct the file's path in the pin, or remove the file from the pin"
+    return (
+        "the repo no longer holds the pinned bytes: pin the revision that was measured, or re-pin "
+        "deliberately (remove the stale size / sha256 / header pin, then `hubrelease lock`)"
+    )

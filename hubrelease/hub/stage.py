@@ -31,13 +31,13 @@ from typing import Generic, TypeVar
 
 from huggingface_hub import DiscussionWithDetails, HfApi
 
-from hubrelease.errors import CheckFailed, HubError, HubReleaseError, RemoteMovedError
+from hubrelease.errors import CheckFailed, HubError, HubReleaseError, RemoteMovedError, with_outcome
 from hubrelease.hub.batches import batches
 from hubrelease.hub.client import hub_errors, metadata
 from hubrelease.hub.metadata import list_files, resolve_commit
-from hubrelease.hub.outcome import Outcome, with_outcome
 from hubrelease.hub.plan import CommitLimits, PushPlan, RemoteSnapshot
 from hubrelease.hub.remote_verify import verify_remote
+from hubrelease.outcome import Outcome
 
 U = TypeVar("U")
 CommitPart = Callable[[PushPlan, Outcome, str, bool], tuple[Outcome, int, str | None, U]]

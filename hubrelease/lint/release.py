@@ -84,7 +84,7 @@ def verifier_pin_findings(manifest: Manifest, config: Path) -> list[RuleFinding]
 def eval_results_findings(manifest: Manifest, root: Path) -> list[FileFinding]:
     """Each ``.eval_results`` artifact is a fresh render of its evaluation file and parses with
     huggingface_hub's ``parse_eval_result_entries``."""
-    from hubrelease.builders.eval_results import BUILDER, parse, render
+    from hubrelease.evaluation.eval_results import BUILDER, parse, render
 
     pins = {e.path: e for e in manifest.evaluation_files}
     results = []

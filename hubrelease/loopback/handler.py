@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from hubrelease.loopback import auth, gating, gguf_manifest, lfs, oidc, pages, routes, xet
+from hubrelease.loopback import auth, gating, gguf_manifest, lfs, oidc_routes, pages, routes, xet
 from hubrelease.loopback.faults import Fault, RequestRecord
 from hubrelease.loopback.gate import Body, ConnReader, Gate
 from hubrelease.loopback.store import StoreError
@@ -21,7 +21,7 @@ from hubrelease.loopback.wire import Request, Response, error_response, json_res
 from hubrelease.loopback.xetstore import MAX_SHARD_BYTES
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.server import LoopbackHub
+    from hubrelease.loopback.served import ServedHub
 
 View = Callable[[Request], Response]
 _API = r"^/api/(?P<t>models|datasets|spaces)/(?P<ns>[^/]+)/(?P<name>[^/]+)"
@@ -39,8 +39,8 @@ ROUTES: list[tuple[str, tuple[str, ...], re.Pattern[str], View, bool]] = [
         ("repo_delete", ("DELETE",), r"^/api/repos/delete$", routes.delete_repo, False),
         ("repo_move", ("POST",), r"^/api/repos/move$", routes.move_repo, False),
         ("whoami", ("GET",), r"^/api/whoami-v2$", routes.whoami, False),
-        ("oidc_id_token", ("GET",), r"^/__oidc/github$", oidc.id_token, False),
-        ("oauth_token", ("POST",), r"^/oauth/token$", oidc.exchange, False),
+        ("oidc_id_token", ("GET",), r"^/__oidc/github$", oidc_routes.id_token, False),
+        ("oauth_token", ("POST",), r"^/oauth/token$", oidc_routes.exchange, False),
         ("list_repos", ("GET",), r"^/api/(?P<t>models|datasets|spaces)$", routes.list_repos, False),
         (
             "user_repos",
@@ -214,7 +214,7 @@ BODY_LIMITS = {
 }
 
 
-def body_limit(name: str, hub: LoopbackHub) -> int:
+def body_limit(name: str, hub: ServedHub) -> int:
     """The largest body ``name`` accepts (413 past it): a streamed upload's ``max_upload``, else the
     route's own in-memory bound, never above ``max_body``."""
     if name in BODY_LIMITS and _streamed(name):
@@ -225,7 +225,7 @@ def body_limit(name: str, hub: LoopbackHub) -> int:
 
 
 class HubHTTPServer(ThreadingHTTPServer):
-    """HTTP server that knows its ``LoopbackHub``.
+    """HTTP server that knows the hub it serves (``served.ServedHub``).
 
     Accepted connections wait in the ``Gate`` (one thread, no worker) until a whole request head
     has arrived; then a worker of a bounded pool serves that one request and gives a kept-alive
@@ -238,7 +238,7 @@ class HubHTTPServer(ThreadingHTTPServer):
     # open many at once on a loaded machine ("Server disconnected without sending a response").
     request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], hub: LoopbackHub, cdn: bool = False) -> None:
+    def __init__(self, address: tuple[str, int], hub: ServedHub, cdn: bool = False) -> None:
         self.hub = hub
         self.cdn = cdn
         """This listener is the storage origin: it serves ``CDN_ROUTES`` only."""

@@ -19,7 +19,7 @@ from hubrelease.loopback.store import RepoKey, StoreError
 from hubrelease.loopback.wire import Request, Response, json_response
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.server import LoopbackHub
+    from hubrelease.loopback.served import ServedHub
 
 _OID = re.compile(r"^[0-9a-f]{64}$")
 LFS_CONTENT_TYPE = "application/vnd.git-lfs+json"
@@ -84,7 +84,7 @@ def batch(request: Request) -> Response:
     )
 
 
-def upload_href(hub: LoopbackHub, key: RepoKey, oid: str, size: int) -> str:
+def upload_href(hub: ServedHub, key: RepoKey, oid: str, size: int) -> str:
     """The signed basic-transfer URL for ``oid`` through ``key`` (as the batch hands it out)."""
     sig = hub.access.sign(f"{hub.store.tenant(key)}|{oid}:{size}")
     return f"{hub.url}/__lfs/{oid}?size={size}&repo={quote(key.holder, safe='')}&sig={sig}"

@@ -21,6 +21,8 @@ values), the exchange checks the claims the job was started with. An id token is
 most once (the exchange redeems it, matching or not), and the token it gives expires after
 ``expires_in`` (``Access.mint``'s ttl), as a real one does.
 
+The two routes (GitHub's id-token endpoint, the Hub's exchange) are ``oidc_routes``.
+
 ``hub serve --trusted-publishers FILE`` reads both sides from a file (``read_trust_file``): a
 ``publisher RESOURCE KEY=VALUE...`` line per publisher (keys: repository, workflow, branch, ref,
 environment), a ``job REQUEST_TOKEN KEY=VALUE...`` line per CI job a rehearsal starts (the claims
@@ -34,10 +36,6 @@ import secrets
 import threading
 from dataclasses import dataclass, fields
 from pathlib import Path
-
-from hubrelease.loopback.auth import Grant
-from hubrelease.loopback.store import StoreError
-from hubrelease.loopback.wire import Request, Response, json_response
 
 EXCHANGE_GRANT = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
@@ -142,45 +140,3 @@ def read_trust_file(path: Path) -> TrustedPublishing:
         else:
             trusted.start_job(words[1], pairs)
     return trusted
-
-
-def id_token(request: Request) -> Response:
-    """GitHub's side: an id token for the job whose request token is presented."""
-    presented = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-    audience = request.query.get("audience", [""])[0]
-    minted = request.hub.oidc.mint_id_token(presented, audience)
-    if minted is None:
-        raise StoreError(401, "unknown ACTIONS_ID_TOKEN_REQUEST_TOKEN")
-    return json_response({"value": minted, "count": 1})
-
-
-def _invalid(error: str, description: str) -> Response:
-    return json_response({"error": error, "error_description": description}, 400)
-
-
-def exchange(request: Request) -> Response:
-    """The Hub's ``/oauth/token``: an id token whose claims match a publisher -> a repo write token."""
-    body = request.json()
-    resource = body.get("resource")
-    if body.get("grant_type") != EXCHANGE_GRANT or body.get("subject_token_type") != ID_TOKEN_TYPE:
-        return _invalid("invalid_request", "grant_type / subject_token_type")
-    if not isinstance(resource, str) or resource.count("/") not in (1, 2):
-        return _invalid("invalid_request", "resource must be a repo: ns/name or TYPE/ns/name")
-    found = request.hub.oidc.redeem(str(body.get("subject_token", "")))
-    if found is None or found[1] != request.hub.url:
-        return _invalid("invalid_grant", "signature or audience check failed")
-    publishers = request.hub.oidc.publishers.get(resource, [])
-    if not any(p.matches(found[0]) for p in publishers):
-        return _invalid("invalid_grant", "no publisher matches these claims")
-    ttl = request.hub.oidc.token_ttl
-    # The resource is a scope as the token file writes it ([TYPE/]ns/name): a dataset's token
-    # writes that dataset, never the model of the same name.
-    token = request.hub.access.mint(Grant("write", (resource,)), ttl=ttl)
-    return json_response(
-        {
-            "access_token": token,
-            "token_type": "bearer",
-            "expires_in": ttl,
-            "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
-        }
-    )

@@ -31,7 +31,7 @@ from hubrelease.loopback.store import RepoKey, StoreError
 from hubrelease.loopback.wire import Request, Response
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.server import LoopbackHub
+    from hubrelease.loopback.served import ServedHub
 
 CARD = "README.md"
 MANIFEST = "hubrelease.yaml"
@@ -150,7 +150,7 @@ def _widgets(meta: Mapping[str, Any], repo_type: str, store_has: Any) -> str:
     return f'<dl id="widgets">{"".join(items)}</dl>'
 
 
-def _files(hub: LoopbackHub, key: RepoKey, commit_id: str, tree: Mapping[str, Any]) -> str:
+def _files(hub: ServedHub, key: RepoKey, commit_id: str, tree: Mapping[str, Any]) -> str:
     link = _resolver(key, commit_id)
     rows = []
     for path in sorted(tree):
@@ -207,7 +207,7 @@ def _pins(manifest_text: str) -> str:
     return "".join(parts)
 
 
-def _refs(hub: LoopbackHub, key: RepoKey, commit_id: str) -> str:
+def _refs(hub: ServedHub, key: RepoKey, commit_id: str) -> str:
     store = hub.store
     refs = store.refs(key)
     base = _repo_base(key)
@@ -229,7 +229,7 @@ def _refs(hub: LoopbackHub, key: RepoKey, commit_id: str) -> str:
     )
 
 
-def page_parts(hub: LoopbackHub, key: RepoKey, revision: str) -> tuple[str, dict[str, Any], list[Problem]]:
+def page_parts(hub: ServedHub, key: RepoKey, revision: str) -> tuple[str, dict[str, Any], list[Problem]]:
     """The card's HTML, its front matter and its problems at ``revision`` (also what ``preview`` reports)."""
     store = hub.store
     commit_id, tree = store.tree(key, revision)

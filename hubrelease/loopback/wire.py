@@ -17,7 +17,7 @@ from hubrelease.screen import ScreenError, parse_json
 if TYPE_CHECKING:
     from hubrelease.loopback.auth import Grant
     from hubrelease.loopback.gate import Body
-    from hubrelease.loopback.server import LoopbackHub
+    from hubrelease.loopback.served import ServedHub
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Request:
     ``form``, or ``chunks`` for a streamed upload), so a view checks the caller first and a refused
     request costs no body read."""
 
-    hub: LoopbackHub
+    hub: ServedHub
     method: str
     params: dict[str, str]
     query: dict[str, list[str]]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hubrelease.errors import FormatError, InputError
+from hubrelease.findings import VerifyReport
 from hubrelease.fsutil import atomic_write_bytes
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.client import metadata
@@ -36,7 +37,6 @@ from hubrelease.onboarding.init import DEFAULT_LICENSE, README
 from hubrelease.onboarding.roles import artifact_entries
 from hubrelease.release_files import HUB_FILES
 from hubrelease.revisions import is_commit
-from hubrelease.verify.findings import VerifyReport
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi

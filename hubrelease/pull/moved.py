@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hubrelease.diff.files import FileChange, file_changes, listed_files
 from hubrelease.errors import InputError
+from hubrelease.pull.files import FileChange, file_changes, listed_files
 from hubrelease.pull.pairing import Pairing, check_pairing
 from hubrelease.pull.release import drafter_facts, read_configs
 from hubrelease.pull.resolve import Ref, read_published

@@ -147,7 +147,7 @@ def check_signature(api: HfApi, published: Published, given: SignaturePolicy | N
             "checked": False,
             "why": f"signed with a {method}: pass the publisher's --public-key to check it",
         }
-    from hubrelease.signing.remote import verify_remote_signature
+    from hubrelease.hub.remote_signature import verify_remote_signature
 
     found, _ = verify_remote_signature(
         api, published.repo_id, published.commit, policy, {}, published.repo_type

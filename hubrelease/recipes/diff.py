@@ -9,12 +9,12 @@ JSON) are compared one by one: the card's numbers come from them.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hubrelease.errors import HubReleaseError
+from hubrelease.evaluation.figures import figures
 from hubrelease.screen import ScreenError, parse_json
 
 _CHUNK = 1 << 20
@@ -179,22 +179,6 @@ def _lines(published: Path, rebuilt: Path) -> str:
             if left != right:
                 return f"first differing line {number}"
     return _bytes(published, rebuilt)
-
-
-def _is_figure(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def figures(data: Any, where: str = "") -> Iterator[tuple[str, float]]:
-    """Every number in a JSON document with its path (``cells[0].overall_tok_s``), in document order."""
-    if isinstance(data, dict):
-        for key, value in data.items():
-            yield from figures(value, f"{where}.{key}" if where else key)
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            yield from figures(value, f"{where}[{index}]")
-    elif _is_figure(data):
-        yield where, data
 
 
 @dataclass(frozen=True)

@@ -10,17 +10,17 @@ digest and every recipe can run in parallel. Results are listed in manifest orde
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hubrelease.errors import HubReleaseError, HubUnavailable, NotFoundError
 from hubrelease.hashing import sha256_file
+from hubrelease.manifest.jobs import Job, Output, plan_jobs
 from hubrelease.manifest.models import Manifest, Recipe, RecipeInput
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.recipes.confine import Confinement, RecipeRefused, output_folder
@@ -41,28 +41,6 @@ STATUSES: tuple[Status, ...] = (
     "tool-differs",
     "skipped",
 )
-Kind = Literal["artifact", "evaluation", "card"]
-_SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)")
-
-
-@dataclass(frozen=True)
-class Output:
-    """A file the manifest says a recipe wrote."""
-
-    kind: Kind
-    path: str
-    """Repo path (how reports name it)."""
-    local: str
-    """Path in the release folder (where the rebuilt copy goes under the work folder)."""
-    size: int | None
-    sha256: str | None
-
-
-@dataclass(frozen=True)
-class Job:
-    recipe: Recipe
-    out: str
-    outputs: tuple[Output, ...]
 
 
 @dataclass(frozen=True)
@@ -111,38 +89,6 @@ class RebuildReport:
         if self.count("input-missing"):
             return 2
         return 1 if any(r.status not in ("identical", "skipped") for r in self.results) else 0
-
-
-def _default_out(recipe: Recipe, path: str) -> str:
-    """Where an older recipe (no ``out``) wrote: the GGUF file itself, or the artifact's folder."""
-    if recipe.builder == "gguf-drafter":
-        return _SHARD.sub("", path)
-    if recipe.builder in ("eval", "dataset-card"):
-        return path
-    return str(PurePosixPath(path).parent)
-
-
-def plan_jobs(manifest: Manifest) -> list[Job]:
-    """One job per recipe and output place, in manifest order (artifacts, evaluations, the card)."""
-    found: list[tuple[Recipe, Output]] = [
-        (a.recipe, Output("artifact", a.path, a.local_path, a.size, a.sha256))
-        for a in manifest.artifacts
-        if a.recipe is not None
-    ]
-    found += [
-        (e.recipe, Output("evaluation", e.path, e.path, e.size, e.sha256))
-        for e in manifest.evaluation_files
-        if e.recipe is not None
-    ]
-    card = manifest.card
-    if card is not None and card.recipe is not None:
-        found.append((card.recipe, Output("card", card.output, card.output, card.size, card.sha256)))
-    jobs: dict[tuple[str, str], tuple[Recipe, str, list[Output]]] = {}
-    for recipe, output in found:
-        out = recipe.out or _default_out(recipe, output.local)
-        key = (recipe.model_dump_json(), out)
-        jobs.setdefault(key, (recipe, out, []))[2].append(output)
-    return [Job(recipe, out, tuple(outputs)) for recipe, out, outputs in jobs.values()]
 
 
 def _digest(item: Input | RecipeInput) -> str:

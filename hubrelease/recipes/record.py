@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hubrelease.formats.gguf_header import GGUFSet
+from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.recipes.inputs import (
     Input,
     Screen,
@@ -20,6 +21,7 @@ from hubrelease.recipes.inputs import (
 from hubrelease.recipes.tools import tool_versions
 
 if TYPE_CHECKING:
+    from hubrelease.builders.dataset_card import CardOptions, DatasetSummary
     from hubrelease.builders.evaluation import Source
     from hubrelease.evaluation.infer import SpecOptions
     from hubrelease.evaluation.ingest import ServingOptions
@@ -108,3 +110,46 @@ def dataset_card_recipe(
         inputs=file_inputs(dataset_files(data, tokenizer), root),
         extra_tools=("tokenizers",) if tokenizer is not None else (),
     )
+
+
+def build_dataset_card(
+    data: Path,
+    out: Path,
+    *,
+    manifest: Path | None = None,
+    tokenizer: Path | None = None,
+    count_column: str = "completion_tokens",
+    options: CardOptions | None = None,
+    progress: Progress = NULL_PROGRESS,
+) -> DatasetSummary:
+    """Summarise ``data`` and atomically write the card to ``out``; with ``manifest``, record it there
+    with its recipe (shards by digest, options, tool versions). It lives with the recipes, not the
+    builder: a builder makes the card, the recipes record how.
+
+    The manifest is loaded and checked first (``out`` inside its release folder, not an artifact),
+    so a bad ``--manifest`` costs no scan and leaves no card behind.
+    """
+    from hubrelease.builders.dataset_card import CardOptions, dataset_card_text, recipe_options
+    from hubrelease.fsutil import atomic_write_text
+    from hubrelease.manifest import load_manifest
+    from hubrelease.manifest.record import CardRecorder
+
+    options = CardOptions() if options is None else options
+    loaded = load_manifest(manifest) if manifest else None
+    recorder = CardRecorder.prepare(manifest, out) if manifest else None
+    summary, text = dataset_card_text(
+        data,
+        out,
+        manifest=loaded,
+        tokenizer=tokenizer,
+        count_column=count_column,
+        options=options,
+        progress=progress,
+    )
+    atomic_write_text(out, text)
+    if recorder is not None:
+        recipe = dataset_card_recipe(
+            recorder.root, data, out, tokenizer, recipe_options(count_column, options)
+        )
+        recorder.record(text.encode("utf-8"), recipe)
+    return summary

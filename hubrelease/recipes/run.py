@@ -200,7 +200,7 @@ def _run_speculators(recipe: Recipe, release: Release, target: Path) -> list[Pat
 
 
 def _run_eval_results(recipe: Recipe, release: Release, target: Path) -> Path:
-    from hubrelease.builders.eval_results import render
+    from hubrelease.evaluation.eval_results import render
     from hubrelease.fsutil import atomic_write_bytes
 
     source = recipe.source or ""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hubrelease.errors import CheckFailed, InputError
+from hubrelease.findings import Finding, VerifyReport
 from hubrelease.fsutil import STATE_DIR, atomic_write_text, relative_inside
 from hubrelease.hashing import sha256_file
 from hubrelease.manifest.models import GitHubWorkflow, Manifest
@@ -35,7 +36,6 @@ from hubrelease.signing.verifiers import (
     signer_problem,
     verify_bundle,
 )
-from hubrelease.verify.findings import Finding, VerifyReport
 
 PublishedFile = tuple[str, Path, str | None]
 """(repo path, local path, pinned sha256) of one file push publishes."""
@@ -101,7 +101,7 @@ def sign_release(
     ``pin_identity`` first records the signer in ``signing.identity`` when none is pinned (and
     renders the card again if it was current: it prints the identity), since both are signed.
     """
-    from hubrelease.hub.preflight import preflight
+    from hubrelease.verify.preflight import preflight
 
     pinned = pin_signer(manifest, manifest_path, root, method) if pin_identity else None
     if pinned is not None:

@@ -10,18 +10,14 @@ from hubrelease.lazy import exports
 if TYPE_CHECKING:
     from hubrelease.verify.compare import ExpectedFile, Observed
     from hubrelease.verify.expected import Expectations, expectations
-    from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
     from hubrelease.verify.local import VerifyOptions, verify_manifest, verify_sums_file, verify_tree
     from hubrelease.verify.plan_cache import verify_manifest_file
 
 __all__ = [
     "Expectations",
     "ExpectedFile",
-    "FileCheck",
-    "Finding",
     "Observed",
     "VerifyOptions",
-    "VerifyReport",
     "expectations",
     "verify_manifest",
     "verify_manifest_file",
@@ -32,9 +28,6 @@ __all__ = [
 __getattr__ = exports(
     __name__,
     {
-        "FileCheck": "findings",
-        "Finding": "findings",
-        "VerifyReport": "findings",
         "ExpectedFile": "compare",
         "Observed": "compare",
         "Expectations": "expected",

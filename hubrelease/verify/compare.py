@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple
 
-from hubrelease.verify.findings import FileCheck, FileSource, FileStatus, Finding
+from hubrelease.findings import FileCheck, FileSource, FileStatus, Finding
 
 Where = Literal["local", "remote"]
 _ON = {"local": "", "remote": " on the Hub"}

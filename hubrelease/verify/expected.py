@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from hubrelease.errors import CheckFailed, HubReleaseError
+from hubrelease.findings import Finding
 from hubrelease.release_files import ReleaseFile, release_files
 from hubrelease.verify.compare import ExpectedFile
-from hubrelease.verify.findings import Finding
 
 if TYPE_CHECKING:
     from hubrelease.manifest.models import Manifest

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from hubrelease.errors import HubReleaseError, InputError
+from hubrelease.findings import FileCheck, Finding, VerifyReport
 from hubrelease.fsutil import STATE_DIR, ReleaseFolder, is_temp_name, relative_inside
 from hubrelease.hashing.pool import HashJob, hash_files
 from hubrelease.hashing.statcache import StatCache, StatKey
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.release_files import HUB_FILES, SIGNATURE_NAME, card_published
 from hubrelease.verify.compare import ExpectedFile, Observed, compare, missing, size_finding
-from hubrelease.verify.findings import FileCheck, Finding, VerifyReport
 
 if TYPE_CHECKING:  # not at run time: a warm verify from verify.plan_cache never loads pydantic
     from hubrelease.manifest.models import Manifest

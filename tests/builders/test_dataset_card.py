@@ -12,8 +12,9 @@ import pytest
 import yaml
 from huggingface_hub import DatasetCard
 
-from hubrelease.builders.dataset_card import CardOptions, build_dataset_card, size_category, summarise
+from hubrelease.builders.dataset_card import CardOptions, size_category, summarise
 from hubrelease.manifest import load_manifest
+from hubrelease.recipes.record import build_dataset_card
 from tests.builders.test_content_digest import reference_digest
 from tests.factories.cli import invoke
 from tests.factories.datasets import (

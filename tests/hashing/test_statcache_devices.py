@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from hubrelease.findings import FileCheck
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.hashing import StatCache, StatKey
 from hubrelease.hashing.statcache import CACHE_NAME
 from hubrelease.manifest import load_manifest
-from hubrelease.verify import FileCheck, VerifyOptions, verify_manifest
+from hubrelease.verify import VerifyOptions, verify_manifest
 from tests.factories.clock_fs import SECOND_NS, FakeClockFS
 from tests.factories.releases import write_release
 

@@ -19,12 +19,12 @@ from google.protobuf import json_format
 from model_signing._cli import main as model_signing_cli
 
 from hubrelease.errors import InputError
+from hubrelease.findings import Finding
 from hubrelease.manifest.models import GitHubWorkflow
 from hubrelease.signing.identity import parse_workflow, pem_fingerprint
 from hubrelease.signing.release import signature_findings
 from hubrelease.signing.statement import payload
 from hubrelease.signing.verifiers import SignaturePolicy
-from hubrelease.verify import Finding
 from tests.factories.signing import (
     GITHUB_OIDC_ISSUER,
     KeylessRelease,

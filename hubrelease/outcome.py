@@ -4,14 +4,14 @@ A caller (the CLI, a CI script, ``--json``) decides from ``Outcome.state`` and `
 from the wording of a message: ``unchanged`` (the remote is as it was: retrying is safe), ``landed``
 (the commit is on the Hub at ``ref``: a later step may have failed), ``unknown`` (the Hub could not
 be read back after a failed attempt: ``hubrelease verify --remote`` says which).
+
+It sits below the error tree, which carries it on every push error.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Literal
-
-from hubrelease.errors import HubError
 
 State = Literal["unchanged", "landed", "unknown"]
 
@@ -44,8 +44,3 @@ class Outcome:
     def to_dict(self) -> dict[str, object]:
         """``outcome`` in ``push --json`` (result and error alike)."""
         return asdict(self)
-
-
-def with_outcome(error: HubError, text: str, outcome: Outcome) -> HubError:
-    """``error`` again, same class (so same exit code), with ``text`` as its message and ``outcome``."""
-    return type(error)(text, repo_id=error.repo_id, status=error.status, outcome=outcome, path=error.path)

@@ -1,4 +1,5 @@
-"""Files added, removed and changed between two releases, by size and digest."""
+"""Files added, removed and changed between two releases, by size and digest: what `pull --check` and
+`diff` both report."""
 
 from __future__ import annotations
 

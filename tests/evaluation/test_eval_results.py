@@ -11,7 +11,7 @@ import pytest
 import yaml
 from huggingface_hub import eval_result_entries_to_yaml, hf_hub_download, parse_eval_result_entries
 
-from hubrelease.builders.eval_results import entries
+from hubrelease.evaluation.eval_results import entries
 from hubrelease.evaluation.load import load_evaluation
 from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest

@@ -2,7 +2,7 @@
 
 Records on verify's warm path are ``NamedTuple``s, not frozen dataclasses: a dataclass costs ~1 ms
 to define (it ``exec()``s its methods), ten of them a sixth of a warm verify's own time
-(bench/startup_bench.py, issue 16). A ``Finding``'s tuple order is the order the dataclass had.
+(bench/startup_bench.py). A ``Finding``'s tuple order is the order the dataclass had.
 
 A ``Finding`` is what verify noticed about one path (its ``kind``, what was expected and seen); lint's
 rule verdicts are ``hubrelease.lint.findings.RuleFinding``. ``Severity`` is shared (``hubrelease.severity``).

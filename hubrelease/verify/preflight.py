@@ -1,29 +1,24 @@
-"""What must hold before a push may start: pinned revisions, local verify, lint, a current card,
-licences, then the pins on the Hub.
+"""What must hold on the laptop before a push (or a signature) may start: pinned revisions, local
+verify, lint, a current card, licences.
 
 ``preflight`` runs before the first request to the Hub, so a push that would publish a broken or
-mislabelled release fails on the laptop, not halfway through an upload. ``check_pins`` runs next,
-before anything is written (no repo, branch or commit created): a release pinned to a repo,
-revision or file the Hub does not hold as pinned is refused, not published and reported after.
+mislabelled release fails on the laptop, not halfway through an upload; ``sign`` runs it too. It
+reads nothing from the Hub, so it sits with verify, below both hub and signing; the pins on the Hub
+are checked next (``hub.remote_verify.check_pins``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from huggingface_hub import HfApi
-
 from hubrelease.errors import CheckFailed
-from hubrelease.hub.remote_verify import pin_findings
 from hubrelease.lint import lint_file
 from hubrelease.lint.licenses import license_findings
 from hubrelease.lint.target import cached_target
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.revisions import is_commit
-from hubrelease.verify import Finding, verify_manifest
-
-_SHOWN = 3  # problems named in the one-line refusal; --json of `verify --remote` lists all
+from hubrelease.verify import verify_manifest
 
 
 def unpinned_revisions(manifest: Manifest) -> list[str]:
@@ -83,36 +78,3 @@ def preflight(
     conflicts = [f for f in license_findings(manifest) if f.severity == "error"]
     if conflicts:
         raise CheckFailed(f"lint: license: {conflicts[0].message}", path=manifest_path, field="pins")
-
-
-def check_pins(api: HfApi, manifest: Manifest) -> None:
-    """Raise ``CheckFailed`` (exit 1) unless every pin is on the Hub as pinned: repo, revision, files, sizes.
-
-    The same check ``verify --remote`` makes of the pins (``tree.pin_findings``: digests and header
-    pins too), made before the push writes anything; unpinned pins are checked at their branch head.
-    """
-    errors = [f for f in pin_findings(api, manifest) if f.severity == "error"]
-    if not errors:
-        return
-    named = "; ".join(f"{f.path}: {f.message}" for f in errors[:_SHOWN])
-    if len(errors) > _SHOWN:
-        named += f"; and {len(errors) - _SHOWN} more"
-    raise CheckFailed(
-        f"{len(errors)} pin(s) not on the Hub as pinned: {named}; {_fix(errors[0])}; nothing was pushed",
-        field="pins",
-    )
-
-
-def _fix(finding: Finding) -> str:
-    """What to do about the first problem, in the manifest's terms."""
-    if finding.kind == "revision_missing":
-        return (
-            "publish that repo first, or correct the pin's repo_id / revision (`hubrelease lock` "
-            "records the commit a branch points to)"
-        )
-    if finding.kind == "missing":
-        return "correct the file's path in the pin, or remove the file from the pin"
-    return (
-        "the repo no longer holds the pinned bytes: pin the revision that was measured, or re-pin "
-        "deliberately (remove the stale size / sha256 / header pin, then `hubrelease lock`)"
-    )

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hubrelease.findings import Finding
 from hubrelease.hub.download import is_content, read_whole
 from hubrelease.hub.metadata import RemoteFile, list_files
 from hubrelease.hub.plan import REGULAR_FILE_MAX
@@ -25,7 +26,6 @@ from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.folder import hidden
 from hubrelease.signing.release import statement_findings, verified_statement, with_signer
 from hubrelease.signing.verifiers import SignaturePolicy
-from hubrelease.verify.findings import Finding
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
