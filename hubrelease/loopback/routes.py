@@ -519,8 +519,12 @@ def _folder_oid(tree: dict[str, Any], folder: str) -> str:
 
 
 def _entry_json(
-    request: Request, key: RepoKey, tree: dict[str, Any], path: str, expand: bool
+    request: Request, key: RepoKey, tree: dict[str, Any], path: str, expand: bool, hash_lfs: bool
 ) -> dict[str, Any]:
+    """One paths-info or tree entry. ``hash_lfs`` computes a plain LFS file's ``xetHash`` if not
+    known yet: paths-info does (the copy reads it there, ``_commit_api.py`` ``_fetch_files_to_copy``,
+    for the few paths it names), a tree listing shows only known ones (a listing after a push would
+    otherwise hash the whole release)."""
     entry = tree.get(path)
     if entry is None:
         folder: dict[str, Any] = {
@@ -538,7 +542,7 @@ def _entry_json(
     if entry["lfs"]:
         pointer = len(lfs_pointer(entry["lfs"], entry["size"]))
         data["lfs"] = {"oid": entry["lfs"], "size": entry["size"], "pointerSize": pointer}
-        xet_hash = request.hub.xet.xet_hash_for(entry["lfs"])
+        xet_hash = request.hub.xet.object_xet_hash(entry["lfs"], hash_lfs)
         if xet_hash is not None:
             data["xetHash"] = xet_hash
     if expand:
@@ -581,7 +585,7 @@ def paths_info(request: Request) -> Response:
     expand = form.get("expand", [""])[0].lower() in ("1", "true")
     folders = _folders(tree)
     found = [p.strip("/") for p in form.get("paths", []) if p.strip("/") in tree or p.strip("/") in folders]
-    return json_response([_entry_json(request, key, tree, path, expand) for path in found])
+    return json_response([_entry_json(request, key, tree, path, expand, True) for path in found])
 
 
 def list_tree(request: Request) -> Response:
@@ -610,7 +614,7 @@ def list_tree(request: Request) -> Response:
         if base:
             url += f"/{quote(base)}"
         headers["Link"] = f'<{url}?{urlencode(query)}>; rel="next"'
-    return json_response([_entry_json(request, key, tree, p, expand) for p in page], headers=headers)
+    return json_response([_entry_json(request, key, tree, p, expand, False) for p in page], headers=headers)
 
 
 def resolve(request: Request) -> Response:

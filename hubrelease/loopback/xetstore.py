@@ -6,6 +6,7 @@ Layout under the Hub's root (next to ``store.py``'s)::
     xet/xorbs/<h[:2]>/<h>.json     its chunk index: [offset, stored length, raw length, chunk hash]
     xet/files/<h[:2]>/<h>.json     a file: sha256, size and terms [xorb, first chunk, end chunk, bytes]
     xet/sha256/<s[:2]>/<s>         the Xet hash of the file whose sha256 is <s>
+    xet/lfs/<s[:2]>/<s>            the Xet hash of the plain LFS object <s>, computed on first ask
     xet/xorbs/<h[:2]>/<h>.shard    the xorb's record from the shard that registered it (dedup answers)
     xet/shards/<s[:2]>/<s>         the xorbs of the shard <s> (its sha256), one hash per line
     xet/chunks/<c[:2]>/<c>         the last shard naming chunk <c>, for dedup-eligible and file-first chunks
@@ -48,6 +49,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import hf_xet
 
 from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
 from hubrelease.loopback import xetformat
@@ -117,7 +120,7 @@ class XetStore:
         """Largest file a shard may describe (its terms' sizes, checked before anything is decoded)."""
         store.sizes_elsewhere = self.size_of
         self.root = store.root / "xet"
-        for sub in ("xorbs", "files", "sha256", "chunks", "shards"):
+        for sub in ("xorbs", "files", "sha256", "lfs", "chunks", "shards"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._tokens: dict[str, XetToken] = {}
         self.grants = Grants()
@@ -215,6 +218,26 @@ class XetStore:
         """The Xet hash of the LFS object ``sha256`` when it arrived through Xet."""
         path = self._path("sha256", sha256)
         return path.read_text().strip() if path.is_file() else None
+
+    def object_xet_hash(self, sha256: str, compute: bool) -> str | None:
+        """The Xet hash of the LFS object ``sha256`` however it arrived, None if the Hub holds no such
+        object (or, without ``compute``, if it is not known yet): the Hub converts LFS uploads to Xet, so every LFS file has one, and a cross-repo copy
+        needs it (huggingface_hub ``_duplicate_lfs_files``). A plain LFS object's is computed from its
+        bytes on first ask and kept, so a push never pays for it. hf_xet's ``hash_files`` computes it:
+        it is xet-core's own content-defined chunker and hasher (``xetformat`` has the hashes, not the
+        chunker), so the hash is the one an Xet upload of the same bytes registers."""
+        known = self.xet_hash_for(sha256)
+        if known is not None:
+            return known
+        cached = self._path("lfs", sha256)
+        if cached.is_file():
+            return cached.read_text().strip()
+        blob = self.store.lfs_path(sha256)
+        if not compute or not blob.is_file():
+            return None
+        file_hash = str(hf_xet.hash_files([str(blob)])[0].hash)
+        atomic_write_text(cached, file_hash)
+        return file_hash
 
     def size_of(self, sha256: str) -> int | None:
         """Size of the file ``sha256`` registered by a shard, None if none was."""

@@ -355,7 +355,8 @@ def duplicate_repo(ctx: Context) -> str | None:
     return None
 
 
-def _copy_across(ctx: Context, enabled: bool) -> str | None:
+def _copy_across(ctx: Context, enabled: bool) -> str:
+    """``copy_files`` of a new file uploaded with hf_xet on or off to another repo; returns the source."""
     weights = uuid.uuid4().bytes * 4_000  # bytes no other probe sent: no Xet record of them exists yet
     with xet(enabled):
         source = ctx.repo({"w.safetensors": weights})
@@ -371,15 +372,20 @@ def _copy_across(ctx: Context, enabled: bool) -> str | None:
         ) from None
     path = ctx.anonymous.hf_hub_download(target, "w.safetensors", cache_dir=ctx.folder())
     check(Path(path).read_bytes() == weights, "bytes differ")
-    return None
+    return source
 
 
 def copy_files_xet(ctx: Context) -> str | None:
-    return _copy_across(ctx, True)
+    _copy_across(ctx, True)
+    return None
 
 
 def copy_files_lfs(ctx: Context) -> str | None:
-    return _copy_across(ctx, False)
+    source = _copy_across(ctx, False)
+    target = ctx.repo()
+    ctx.hf_ok("cp", f"hf://{source}/w.safetensors", f"hf://{target}/w.safetensors")
+    check(ctx.owner.file_exists(target, "w.safetensors"), "`hf cp` copied nothing")
+    return None
 
 
 def copy_within(ctx: Context) -> str | None:

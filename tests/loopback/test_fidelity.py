@@ -29,7 +29,8 @@ from huggingface_hub.errors import (
 )
 
 from hubrelease.loopback import LoopbackHub, xetformat
-from tests.factories.hub import api_for, head, raw_request, unique_repo
+from tests.factories.cli import run_program
+from tests.factories.hub import api_for, head, hf_env, raw_request, unique_repo
 
 CARD = b"---\nlicense: apache-2.0\nbase_model: acme/base\n---\n# Drafter\n"
 
@@ -201,6 +202,63 @@ def test_a_copy_from_another_repo(hub: LoopbackHub, tmp_path: Path) -> None:
     api.create_repo(target)
     copy = CommitOperationCopy("w.safetensors", "w.safetensors", src_repo_id=source, src_repo_type="model")
     api.create_commit(target, [copy], commit_message="copy")
+    path = api.hf_hub_download(target, "w.safetensors", cache_dir=tmp_path / "cache")
+    assert Path(path).read_bytes() == weights
+
+
+def _pushed_over_lfs(hub: LoopbackHub, monkeypatch: pytest.MonkeyPatch, weights: bytes) -> str:
+    """A new repo holding ``weights`` as w.safetensors, uploaded with hf_xet off (plain LFS)."""
+    api, repo = api_for(hub), unique_repo("over-lfs")
+    api.create_repo(repo)
+    with monkeypatch.context() as patch:
+        patch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+        api.create_commit(repo, [CommitOperationAdd("w.safetensors", weights)], commit_message="w")
+    return repo
+
+
+def test_a_file_uploaded_over_lfs_gets_the_xet_hash_of_its_bytes(
+    hub: LoopbackHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Hub converts LFS uploads to Xet, so paths-info gives every LFS file a ``xetHash``
+    (hf_api.py 719 in huggingface_hub 2.4.0 reads it): the hash an Xet upload of the same bytes
+    registers. A tree listing does not compute it, so a listing after a push hashes nothing."""
+    api, weights = api_for(hub), os.urandom(300_000)
+    repo = _pushed_over_lfs(hub, monkeypatch, weights)
+    listed = [e for e in api.list_repo_tree(repo) if e.path == "w.safetensors"]
+    assert isinstance(listed[0], RepoFile) and listed[0].lfs is not None and listed[0].xet_hash is None
+    [lfs_info] = api.get_paths_info(repo, ["w.safetensors"])
+    assert isinstance(lfs_info, RepoFile) and lfs_info.xet_hash is not None
+    listed = [e for e in api.list_repo_tree(repo) if e.path == "w.safetensors"]
+    assert isinstance(listed[0], RepoFile) and listed[0].xet_hash == lfs_info.xet_hash
+    twin = unique_repo("over-xet")
+    api.create_repo(twin)
+    api.create_commit(twin, [CommitOperationAdd("w.safetensors", weights)], commit_message="w")
+    [xet_info] = api.get_paths_info(twin, ["w.safetensors"])
+    assert isinstance(xet_info, RepoFile)
+    assert hub.xet.file_record(lfs_info.xet_hash) is not None  # the Xet upload registered that hash
+    assert xet_info.xet_hash == lfs_info.xet_hash
+
+
+@pytest.mark.parametrize("verb", ["copy_files", "hf cp"])
+@pytest.mark.parametrize("transport", ["lfs", "xet"])
+def test_a_file_uploaded_over_lfs_copies_to_another_repo(
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str, verb: str
+) -> None:
+    """``copy_files`` refuses an LFS source without ``xetHash`` ("file has no xet hash", hf_api.py
+    5551-5555 in huggingface_hub 2.4.0), then asks the source's /lfs-files/duplicate for the target;
+    ``hf cp hf://A hf://B`` is ``copy_files`` (cli/_cp.py 120-123)."""
+    api, weights = api_for(hub), os.urandom(300_000)
+    source, target = _pushed_over_lfs(hub, monkeypatch, weights), unique_repo("copy")
+    api.create_repo(target)
+    urls = (f"hf://{source}/w.safetensors", f"hf://{target}/w.safetensors")
+    if verb == "copy_files":
+        monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", transport == "lfs")
+        api.copy_files(*urls)
+    else:
+        env = hf_env(hub, tmp_path / "hf-home") | {"HF_TOKEN": hub.owner_token}
+        env["HF_HUB_DISABLE_XET"] = "1" if transport == "lfs" else "0"
+        done = run_program(["hf", "cp", *urls], env=env)
+        assert done.returncode == 0, done.stderr
     path = api.hf_hub_download(target, "w.safetensors", cache_dir=tmp_path / "cache")
     assert Path(path).read_bytes() == weights
 

@@ -117,6 +117,42 @@ def test_xet_dedup_and_reconstructions_answer_only_for_repos_the_token_reads(tmp
         assert hub.server_errors == []
 
 
+@pytest.mark.parametrize("transport", ["lfs", "xet"])
+def test_a_copy_of_a_file_uploaded_over_lfs_needs_the_source_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transport: str
+) -> None:
+    """A plain LFS file's ``xetHash`` makes it copyable, to those who read its repo only: a stranger
+    holding its sha256 and Xet hash (from a manifest) gets it neither through the private source nor
+    through a duplicate route of its own repo, while the owner's copy of the same file works."""
+    with LoopbackHub(tmp_path / "root", tokens=TOKENS, allow_anonymous=True) as hub:
+        with monkeypatch.context() as patch:
+            patch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+            owner, sha, repo = _private_release(hub, tmp_path)
+        monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", transport == "lfs")
+        [info] = owner.get_paths_info(repo, ["w.safetensors"])
+        assert isinstance(info, RepoFile) and info.xet_hash is not None
+        stranger = HfApi(endpoint=hub.url, token=OTHER)
+        stranger.create_repo("beta/own")
+        with pytest.raises(RepositoryNotFoundError):
+            stranger.copy_files(f"hf://{repo}/w.safetensors", "hf://beta/own/w.safetensors")
+        claim = {"sha256": sha, "xetHash": info.xet_hash, "filename": "w.safetensors"}
+        for source in (repo, "beta/own"):
+            status, _, text = raw_request(
+                f"{hub.url}/api/models/{source}/lfs-files/duplicate",
+                "POST",
+                json.dumps({"target": {"type": "model", "name": "beta/own"}, "files": [claim]}).encode(),
+                {"Content-Type": "application/json", "Authorization": f"Bearer {OTHER}"},
+            )
+            assert status == 404 if source == repo else json.loads(text)["failed"][0]["sha256"] == sha
+        assert commit_line(hub, "beta/own", sha, None, OTHER)[0] == 422
+        assert stranger.list_repo_files("beta/own") == [".gitattributes"]
+        owner.create_repo("acme/copy", private=True)
+        owner.copy_files(f"hf://{repo}/w.safetensors", "hf://acme/copy/w.safetensors")
+        path = owner.hf_hub_download("acme/copy", "w.safetensors", cache_dir=tmp_path / "c")
+        assert Path(path).read_bytes() == SECRET
+        assert hub.server_errors == []
+
+
 def test_token_roles_are_scoped_to_their_repos(tmp_path: Path) -> None:
     with LoopbackHub(tmp_path / "root", tokens=TOKENS, allow_anonymous=False) as hub:
         owner = HfApi(endpoint=hub.url, token=OWNER)
