@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import typer
-from typer import _click as click
-from typer._click.exceptions import NoArgsIsHelpError, UsageError
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from hubrelease.cli import output
+from hubrelease.cli.groups import USAGE_ERROR, CommandGroup
 from hubrelease.errors import HubReleaseError
 
 INTERRUPTED = 130
@@ -34,15 +33,20 @@ def _verbatim(text: str) -> str:
     return "\n\n".join(f"\b\n{part}" for part in text.strip("\n").split("\n\n"))
 
 
-def _prepare(command: click.Command) -> None:
-    """For this command and those under it: plain help, verbatim epilogs, pydantic-free parsing."""
-    from hubrelease.cli.params import install
+def _prepare(command: TyperCommand | TyperGroup) -> None:
+    """For this command and those under it: plain help, verbatim epilogs, help that loads no pydantic.
 
-    # click makes the help option per context and caches it: make it now so it is converted too.
-    help_option = command.get_help_option(click.Context(command, help_option_names=HELP_NAMES))
-    install([*command.params, *([help_option] if help_option else [])])
-    if hasattr(command, "rich_markup_mode"):
-        command.rich_markup_mode = None
+    typer coerces a parameter's value through a pydantic ``TypeAdapter`` unless it is a bool flag
+    whose value is already a bool (typer 0.29.2 typer/core.py:107, ``process_value``). click's help
+    flag has no default, so an absent ``--help`` of a parent group (``hubrelease verify --help``)
+    would be coerced and import pydantic, more than ``import typer`` costs on its own. With the
+    default ``False`` every absent help flag is a bool; click makes the help option per context and
+    caches it on the command, so setting it once here holds for every later context.
+    """
+    help_option = command.get_help_option(typer.Context(command, help_option_names=HELP_NAMES))
+    if help_option is not None:
+        help_option.default = False
+    command.rich_markup_mode = None
     if command.epilog and not command.epilog.startswith("\b"):
         command.epilog = _verbatim(command.epilog)
     for child in getattr(command, "commands", {}).values():
@@ -50,9 +54,9 @@ def _prepare(command: click.Command) -> None:
 
 
 # Command name -> the module whose ``register(app)`` defines it, in the order `--help` lists them.
-# A command is built (typer inspects its signature) only when it runs or shows its own help:
-# building all of them cost more than ``import typer`` (issue 16). tests/cli/test_help.py checks
-# that this table and the modules agree.
+# A command's module is imported and the command built (typer inspects its signature) only when it
+# runs or shows its own help: building all of them costs more than ``import typer``.
+# tests/cli/test_help.py checks that this table and the modules agree.
 COMMANDS: dict[str, str] = {
     "verify": "verify",
     "checksums": "checksums",
@@ -99,11 +103,11 @@ def _summary(name: str) -> str:
     raise KeyError(name)
 
 
-class HubReleaseGroup(TyperGroup):
+class HubReleaseGroup(CommandGroup):
     """The root group: errors become one line and an exit code; commands are built on first use.
 
     Help is click's plain formatter, not typer's rich panels: typer.rich_utils imports rich's
-    markdown stack, 3x ``import typer`` on its own (bench/startup_bench.py, issue 16).
+    markdown stack, 3x ``import typer`` on its own (bench/startup_bench.py).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -122,18 +126,18 @@ class HubReleaseGroup(TyperGroup):
 
         click is run with ``standalone_mode=False`` so its exceptions reach us; the exit codes are
         click's own (2 for usage, 1 for other click errors), Ctrl-C outside a command is 130.
+        typer exports the base of click's exceptions (``typer.TyperException``), not each class:
+        a usage error is the one that carries the context it happened in.
         """
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except NoArgsIsHelpError as exc:
-            exc.show()  # a bare group: its help, as click prints it
-            code = exc.exit_code
-        except UsageError as exc:
-            hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-            output.error_line(f"{exc.format_message().replace('Value error, ', '')}{hint}")
-            code = exc.exit_code
-        except click.ClickException as exc:
-            output.error_line(exc.format_message())
+        except typer.TyperException as exc:
+            ctx = getattr(exc, "ctx", None)
+            message = exc.format_message()
+            if exc.exit_code == USAGE_ERROR:
+                hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+                message = f"{message.replace('Value error, ', '')}{hint}"
+            output.error_line(message)
             code = exc.exit_code
         except (typer.Abort, KeyboardInterrupt):
             output.error_line("interrupted")
@@ -142,7 +146,7 @@ class HubReleaseGroup(TyperGroup):
             return code
         sys.exit(code if isinstance(code, int) else 0)
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         """Errors become one line and their exit code, with ``HUBRELEASE_DEBUG`` set as without it
         (the traceback then comes first: ``debug_traceback``)."""
         output.set_quiet(False)  # per command: -q of an earlier in-process run must not carry over
@@ -153,7 +157,7 @@ class HubReleaseGroup(TyperGroup):
             for line in exc.lines():
                 output.error_line(line)
             raise typer.Exit(exc.exit_code) from None
-        except (click.ClickException, typer.Exit, typer.Abort):
+        except (typer.TyperException, typer.Exit, typer.Abort):
             raise
         except KeyboardInterrupt:
             output.error_line("interrupted")
@@ -172,19 +176,22 @@ class HubReleaseGroup(TyperGroup):
         finally:
             _end_hub_state()
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Any, cmd_name: str) -> TyperCommand | TyperGroup | None:
         if cmd_name not in COMMANDS:
             return None
         if cmd_name not in self.commands:
             command = typer.main.get_group(_registered(COMMANDS[cmd_name])).commands[cmd_name]
+            assert isinstance(command, (TyperCommand, TyperGroup)), command
             _prepare(command)
             self.commands[cmd_name] = command
-        return self.commands[cmd_name]
+        found = self.commands[cmd_name]
+        assert isinstance(found, (TyperCommand, TyperGroup)), found
+        return found
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
         """Each command with the first paragraph of its help, in full (wrapped, not cut off)."""
         rows = [(name, " ".join(_summary(name).split("\n\n")[0].split())) for name in COMMANDS]
         with formatter.section("Commands"):

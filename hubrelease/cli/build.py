@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from hubrelease.cli.groups import CommandGroup
+
 build_app = typer.Typer(
+    cls=CommandGroup,
     name="build",
     help="Build release artifacts: drafters, evaluation JSON, eval results, dataset cards.",
     no_args_is_help=True,

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
-from typer import _click as click
 from typer.core import TyperGroup
 
+import hubrelease.cli
 from hubrelease.cli.app import COMMANDS, _registered, app
 from hubrelease.loopback import LoopbackHub
 from tests.factories.cli import invoke, run_program
@@ -21,9 +24,9 @@ def _commands() -> list[list[str]]:
     group = typer.main.get_command(app)
     found: list[list[str]] = []
 
-    def walk(command: click.Command, path: list[str]) -> None:
+    def walk(command: Any, path: list[str]) -> None:
         if isinstance(command, TyperGroup):
-            ctx = click.Context(command)
+            ctx = typer.Context(command)
             for name in command.list_commands(ctx):
                 child = command.get_command(ctx, name)
                 assert child is not None, name
@@ -54,20 +57,115 @@ def test_top_level_help_lists_every_command_with_its_help() -> None:
     assert "The loopback Hub: a local, disk-backed Hub" in result.stdout
 
 
-def test_help_and_argument_parsing_load_neither_rich_nor_pydantic() -> None:
-    """typer's rich help and its pydantic parameter adapters each cost more than ``import typer`` (issue 16)."""
-    probe = (
-        "import sys\n"
-        "from hubrelease.cli.app import app\n"
-        "for args in (['--help'], ['verify', '--help'], ['build', 'eval', '--help'], ['verify', 'x', '--dir', 'd', '--revision', 'r', '-j', '0'], ['init', '.', '--repo-type', 'x']):\n"
-        "    try:\n"
-        "        app(args)\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        "print(sorted(m for m in ('rich', 'pydantic', 'typer.rich_utils', 'typer._adapters') if m in sys.modules))\n"
+_MODULES_AFTER = """
+import json, sys
+from hubrelease.cli.app import app
+try:
+    app(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _modules_after(*args: str) -> set[str]:
+    """The modules a fresh process holds after running the CLI with ``args``."""
+    done = run_program([sys.executable, "-c", _MODULES_AFTER, *args], check=True)
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _typer_private(modules: set[str]) -> set[str]:
+    return {
+        m for m in modules if m.split(".")[0] == "click" or any(p.startswith("_") for p in m.split(".")[1:2])
+    }
+
+
+def _command_modules(modules: set[str]) -> set[str]:
+    return {m.removeprefix("hubrelease.cli.") for m in modules if m.startswith("hubrelease.cli.")} & set(
+        COMMANDS.values()
     )
-    done = run_program([sys.executable, "-c", probe], check=True)
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_help_loads_neither_rich_nor_pydantic() -> None:
+    """typer's rich help and its pydantic parameter adapters each cost more than ``import typer``."""
+    for args in (["--help"], ["verify", "--help"], ["build", "eval", "--help"], ["hub", "serve", "--help"]):
+        loaded = _modules_after(*args) & {"rich", "pydantic", "typer.rich_utils", "typer._adapters"}
+        assert loaded == set(), (args, loaded)
+
+
+def test_the_cli_imports_no_private_typer_or_click_name() -> None:
+    """Only typer's public surface: no ``typer._x`` module, no ``_x`` attribute of typer, no click."""
+    found = []
+    for source in sorted(Path(hubrelease.cli.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text(), str(source))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+                names = [f"{ast.unparse(node.value)}.{node.attr}"]
+            for name in names:
+                root, *rest = name.split(".")
+                if root == "click" or (root == "typer" and any(p.startswith("_") for p in rest)):
+                    found.append(f"{source.name}:{getattr(node, 'lineno', 0)}: {name}")
+    assert found == []
+
+
+def test_help_loads_no_private_typer_module_a_plain_typer_app_does_not() -> None:
+    """After ``--help`` the CLI holds only the typer internals a bare typer app's help loads itself."""
+    bare = (
+        "import json, sys, typer\n"
+        "app = typer.Typer(rich_markup_mode=None, add_completion=False)\n"
+        "app.command('a')(lambda: None)\n"
+        "app.command('b')(lambda: None)\n"
+        "try:\n    app(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = run_program([sys.executable, "-c", bare, "a", "--help"], check=True)
+    typers_own = _typer_private(set(json.loads(done.stdout.strip().splitlines()[-1])))
+    for args in (["--help"], ["verify", "--help"], ["build", "eval", "--help"]):
+        assert _typer_private(_modules_after(*args)) - typers_own == set(), args
+
+
+def test_top_level_help_imports_no_library_module() -> None:
+    """``--help`` reads each command's summary: the command modules load, the library behind them does not."""
+    loaded = {m for m in _modules_after("--help") if m.startswith("hubrelease.")}
+    assert _command_modules(loaded) == set(COMMANDS.values())
+    library = {m for m in loaded if not m.startswith("hubrelease.cli")}
+    assert library <= {
+        "hubrelease.errors",
+        "hubrelease.fsutil",
+        "hubrelease.printable",
+        "hubrelease.progress",
+        "hubrelease.redaction",
+        "hubrelease.release_files",
+        "hubrelease.sizes",
+    }, library
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_command_help_loads_only_its_own_command_module(name: str) -> None:
+    """``hubrelease NAME --help`` builds NAME alone: no other command's module is imported."""
+    assert _command_modules(_modules_after(name, "--help")) == {COMMANDS[name]}
+
+
+def test_parsing_a_commands_options_keeps_typers_messages_and_exit_code() -> None:
+    """Values are coerced by typer itself now (its pydantic adapter): the messages are typer's."""
+    result = invoke(["verify", "x", "-j", "0"])
+    assert result.exit_code == 2
+    assert (
+        "error: Invalid value for '--jobs' / '-j': Input should be greater than or equal to 1"
+        in result.stderr
+    )
+
+
+def test_a_bare_group_prints_its_help_on_stderr_and_exits_2() -> None:
+    for args in ([], ["build"], ["hub"]):
+        result = invoke(args)
+        assert result.exit_code == 2, args
+        assert result.stderr.startswith(f"Usage: hubrelease {' '.join([*args, ''])}"), result.stderr
+        assert "Commands:" in result.stderr and "error:" not in result.stderr
 
 
 def test_bad_option_values_keep_typers_messages() -> None:
