@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import functools
 import importlib
-import inspect
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -53,32 +52,93 @@ def _prepare(command: TyperCommand | TyperGroup) -> None:
         _prepare(child)
 
 
-# Command name -> the module whose ``register(app)`` defines it, in the order `--help` lists them.
-# A command's module is imported and the command built (typer inspects its signature) only when it
-# runs or shows its own help: building all of them costs more than ``import typer``.
-# tests/cli/test_help.py checks that this table and the modules agree.
-COMMANDS: dict[str, str] = {
-    "verify": "verify",
-    "checksums": "checksums",
-    "schema": "schema",
-    "render-card": "render_card",
-    "inspect": "inspect",
-    "lint": "lint",
-    "lock": "lock",
-    "sign": "sign",
-    "push": "push",
-    "pull": "pull",
-    "diff": "diff",
-    "check": "check",
-    "preview": "preview",
-    "init": "init",
-    "add": "add",
-    "rm": "add",
-    "import": "import_",
-    "build": "build",
-    "rebuild": "rebuild",
-    "bom": "bom",
-    "hub": "hub",
+class Entry(NamedTuple):
+    """One row of the command table."""
+
+    module: str
+    """The module under hubrelease.cli whose ``register(app)`` defines the command."""
+    summary: str
+    """The first paragraph of the command's help, as ``hubrelease --help`` lists it."""
+
+
+# Every command, in the order `--help` lists them. A command's module is imported and the command
+# built (typer inspects its signature) only when it runs or shows its own help: importing all of
+# them to list their summaries cost more than ``import typer``. tests/cli/test_help.py checks that
+# each module registers its names and that each summary is its command's own help.
+COMMANDS: dict[str, Entry] = {
+    "verify": Entry(
+        "verify",
+        "Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list.",
+    ),
+    "checksums": Entry(
+        "checksums",
+        "Print `sha256sum -c` lines for every artifact with a pinned digest (paths relative to the release folder).",
+    ),
+    "schema": Entry(
+        "schema",
+        "Print the JSON Schema of the release manifest (or of evaluation files, or of build eval specs).",
+    ),
+    "render-card": Entry(
+        "render_card", "Render the card from the manifest and evaluation files (same inputs, same bytes)."
+    ),
+    "inspect": Entry(
+        "inspect",
+        "Read a GGUF or safetensors header (never the tensor data) and show what the file really holds.",
+    ),
+    "lint": Entry(
+        "lint",
+        "Check a DFlash drafter for silent conversion bugs: rope base, flavour, target layers, tensor set.",
+    ),
+    "lock": Entry(
+        "lock",
+        "Resolve each pin's branch or tag to a commit and fill file sizes and sha256 (comments are kept).",
+    ),
+    "sign": Entry(
+        "sign",
+        "Sign the release: model.sig at its root, an OpenSSF Model Signing bundle over every published file.",
+    ),
+    "push": Entry(
+        "push",
+        "Publish the release as one commit guarded by the head it was planned on, then verify the Hub.",
+    ),
+    "pull": Entry(
+        "pull", "Download what one engine loads from a release, each file checked against its pinned sha256."
+    ),
+    "diff": Entry(
+        "diff", "Files, pins, architecture (from headers), evaluation cells, licence and signer that changed."
+    ),
+    "check": Entry(
+        "check",
+        "Check a release as a pull request proposes it, and plan its push against the published release.",
+    ),
+    "preview": Entry(
+        "preview",
+        "Show the release's page as the Hub would, from an embedded loopback Hub, and list its problems.",
+    ),
+    "init": Entry(
+        "init", "Describe every file in DIR in a new, commented manifest that passes `verify` as written."
+    ),
+    "add": Entry(
+        "add", "Add files to a manifest, or refresh their size, sha256 and composition after they changed."
+    ),
+    "rm": Entry(
+        "add", "Remove artifacts or evaluation files from a manifest (the files themselves are not touched)."
+    ),
+    "import": Entry(
+        "import_", "Describe a published repo at one commit: sizes, sha256s and card metadata from the Hub."
+    ),
+    "build": Entry(
+        "build", "Build release artifacts: drafters, evaluation JSON, eval results, dataset cards."
+    ),
+    "rebuild": Entry(
+        "rebuild",
+        "Re-run every recipe (artifacts, evaluations, a built card) in a temporary folder and compare the bytes with the manifest: sizes, sha256 and, for evaluations, every figure.",
+    ),
+    "bom": Entry(
+        "bom",
+        "Write a CycloneDX 1.6 JSON ML-BOM: files with digests, pins, engines, hardware, evaluation results with confidence intervals (model card), recipes (formulation).",
+    ),
+    "hub": Entry("hub", "The loopback Hub: a local, disk-backed Hub for tests and demos."),
 }
 
 
@@ -89,18 +149,6 @@ def _registered(module_name: str) -> typer.Typer:
     scratch = typer.Typer(rich_markup_mode=None, add_completion=False)
     module.register(scratch)
     return scratch
-
-
-def _summary(name: str) -> str:
-    """A command's help text without building the command (what the command list shows)."""
-    scratch = _registered(COMMANDS[name])
-    for info in scratch.registered_commands:
-        if info.name == name:
-            return str(info.help or inspect.getdoc(info.callback) or "")
-    for group in scratch.registered_groups:
-        if group.name == name and group.typer_instance is not None:
-            return str(group.typer_instance.info.help or "")
-    raise KeyError(name)
 
 
 class HubReleaseGroup(CommandGroup):
@@ -183,7 +231,7 @@ class HubReleaseGroup(CommandGroup):
         if cmd_name not in COMMANDS:
             return None
         if cmd_name not in self.commands:
-            command = typer.main.get_group(_registered(COMMANDS[cmd_name])).commands[cmd_name]
+            command = typer.main.get_group(_registered(COMMANDS[cmd_name].module)).commands[cmd_name]
             assert isinstance(command, (TyperCommand, TyperGroup)), command
             _prepare(command)
             self.commands[cmd_name] = command
@@ -193,7 +241,7 @@ class HubReleaseGroup(CommandGroup):
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """Each command with the first paragraph of its help, in full (wrapped, not cut off)."""
-        rows = [(name, " ".join(_summary(name).split("\n\n")[0].split())) for name in COMMANDS]
+        rows = [(name, entry.summary) for name, entry in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -39,13 +39,23 @@ def _commands() -> list[list[str]]:
 
 
 def test_the_lazy_command_table_matches_what_each_module_registers() -> None:
-    """``COMMANDS`` names each command's module; a module registering more or other names fails here."""
+    """``COMMANDS`` names each command's module and summary; a module registering more or other
+    names, or a command whose help no longer starts with the summary the list shows, fails here."""
     registered: dict[str, str] = {}
-    for module in set(COMMANDS.values()):
+    helps: dict[str, str] = {}
+    for module in {entry.module for entry in COMMANDS.values()}:
         scratch = _registered(module)
-        names = [i.name for i in scratch.registered_commands] + [g.name for g in scratch.registered_groups]
-        registered.update({str(name): module for name in names})
-    assert registered == COMMANDS
+        for info in scratch.registered_commands:
+            registered[str(info.name)] = module
+            helps[str(info.name)] = str(info.help or inspect.getdoc(info.callback) or "")
+        for group in scratch.registered_groups:
+            assert group.typer_instance is not None
+            registered[str(group.name)] = module
+            helps[str(group.name)] = str(group.typer_instance.info.help or "")
+    assert registered == {name: entry.module for name, entry in COMMANDS.items()}
+    assert {name: " ".join(text.split("\n\n")[0].split()) for name, text in helps.items()} == {
+        name: entry.summary for name, entry in COMMANDS.items()
+    }
 
 
 def test_top_level_help_lists_every_command_with_its_help() -> None:
@@ -81,9 +91,9 @@ def _typer_private(modules: set[str]) -> set[str]:
 
 
 def _command_modules(modules: set[str]) -> set[str]:
-    return {m.removeprefix("hubrelease.cli.") for m in modules if m.startswith("hubrelease.cli.")} & set(
-        COMMANDS.values()
-    )
+    return {m.removeprefix("hubrelease.cli.") for m in modules if m.startswith("hubrelease.cli.")} & {
+        entry.module for entry in COMMANDS.values()
+    }
 
 
 def test_help_loads_neither_rich_nor_pydantic() -> None:
@@ -128,26 +138,26 @@ def test_help_loads_no_private_typer_module_a_plain_typer_app_does_not() -> None
         assert _typer_private(_modules_after(*args)) - typers_own == set(), args
 
 
-def test_top_level_help_imports_no_library_module() -> None:
-    """``--help`` reads each command's summary: the command modules load, the library behind them does not."""
+def test_top_level_help_imports_no_command_module() -> None:
+    """``--help`` lists the commands from the table: no command module and no library module loads."""
     loaded = {m for m in _modules_after("--help") if m.startswith("hubrelease.")}
-    assert _command_modules(loaded) == set(COMMANDS.values())
-    library = {m for m in loaded if not m.startswith("hubrelease.cli")}
-    assert library <= {
+    assert _command_modules(loaded) == set()
+    assert loaded <= {
+        "hubrelease.cli",
+        "hubrelease.cli.app",
+        "hubrelease.cli.groups",
+        "hubrelease.cli.output",
         "hubrelease.errors",
-        "hubrelease.fsutil",
         "hubrelease.printable",
         "hubrelease.progress",
         "hubrelease.redaction",
-        "hubrelease.release_files",
-        "hubrelease.sizes",
-    }, library
+    }, loaded
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_command_help_loads_only_its_own_command_module(name: str) -> None:
     """``hubrelease NAME --help`` builds NAME alone: no other command's module is imported."""
-    assert _command_modules(_modules_after(name, "--help")) == {COMMANDS[name]}
+    assert _command_modules(_modules_after(name, "--help")) == {COMMANDS[name].module}
 
 
 def test_parsing_a_commands_options_keeps_typers_messages_and_exit_code() -> None:
