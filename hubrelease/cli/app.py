@@ -11,15 +11,13 @@ import functools
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from hubrelease.cli import output
 from hubrelease.cli.groups import USAGE_ERROR, CommandGroup
-from hubrelease.errors import HubReleaseError
 
 INTERRUPTED = 130
 """Exit code after Ctrl-C (documented in the exit-code table of docs/reference/conventions.md)."""
@@ -46,6 +44,8 @@ def _prepare(command: TyperCommand | TyperGroup) -> None:
     if help_option is not None:
         help_option.default = False
     command.rich_markup_mode = None
+    if command.callback is not None and not hasattr(command, "commands"):
+        command.callback = _with_notices(command.callback)
     if command.epilog and not command.epilog.startswith("\b"):
         command.epilog = _verbatim(command.epilog)
     for child in getattr(command, "commands", {}).values():
@@ -59,6 +59,19 @@ class Entry(NamedTuple):
     """The module under hubrelease.cli whose ``register(app)`` defines the command."""
     summary: str
     """The first paragraph of the command's help, as ``hubrelease --help`` lists it."""
+
+
+def _with_notices(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """``callback`` with the library's log records shown as notices (``notices``) while it runs."""
+
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        from hubrelease.cli import notices
+
+        notices.listen()
+        return callback(*args, **kwargs)
+
+    return run
 
 
 # Every command, in the order `--help` lists them. A command's module is imported and the command
@@ -185,10 +198,10 @@ class HubReleaseGroup(CommandGroup):
             if exc.exit_code == USAGE_ERROR:
                 hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
                 message = f"{message.replace('Value error, ', '')}{hint}"
-            output.error_line(message)
+            _error_line(message)
             code = exc.exit_code
         except (typer.Abort, KeyboardInterrupt):
-            output.error_line("interrupted")
+            _error_line("interrupted")
             code = INTERRUPTED
         if not standalone_mode:
             return code
@@ -196,31 +209,23 @@ class HubReleaseGroup(CommandGroup):
 
     def invoke(self, ctx: Any) -> Any:
         """Errors become one line and their exit code, with ``HUBRELEASE_DEBUG`` set as without it
-        (the traceback then comes first: ``debug_traceback``)."""
-        output.set_quiet(False)  # per command: -q of an earlier in-process run must not carry over
+        (the traceback then comes first: ``debug_traceback``).
+
+        ``hubrelease COMMAND --help`` passes through here too, so ``output`` and ``errors`` are
+        imported only once an error is to be shown.
+        """
+        shown = sys.modules.get("hubrelease.cli.output")
+        if shown is not None:
+            shown.set_quiet(False)  # per command: -q of an earlier in-process run must not carry over
         try:
             return super().invoke(ctx)
-        except HubReleaseError as exc:
-            debug_traceback(exc)
-            for line in exc.lines():
-                output.error_line(line)
-            raise typer.Exit(exc.exit_code) from None
         except (typer.TyperException, typer.Exit, typer.Abort):
             raise
         except KeyboardInterrupt:
-            output.error_line("interrupted")
+            _error_line("interrupted")
             raise typer.Exit(INTERRUPTED) from None
-        except OSError as exc:
-            debug_traceback(exc)
-            where = f"{exc.filename}: " if exc.filename else ""
-            output.error_line(f"{where}{exc.strerror or exc}")
-            raise typer.Exit(2) from None
         except Exception as exc:
-            debug_traceback(exc)
-            output.error_line(
-                f"internal error: {type(exc).__name__}: {exc} (set HUBRELEASE_DEBUG=1 for a traceback)"
-            )
-            raise typer.Exit(3) from None
+            raise typer.Exit(_report(exc)) from None
         finally:
             _end_hub_state()
 
@@ -261,6 +266,7 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         from hubrelease import __version__
+        from hubrelease.cli import output
 
         output.stdout.print(f"hubrelease {__version__}", markup=False)
         raise typer.Exit(0)
@@ -278,6 +284,31 @@ def _options(
     """
 
 
+def _error_line(message: str) -> None:
+    """``output.error_line``, importing ``output`` only when there is an error to show."""
+    from hubrelease.cli import output
+
+    output.error_line(message)
+
+
+def _report(exc: Exception) -> int:
+    """One ``error:`` line per line of ``exc`` (after the traceback, when debugging); its exit code."""
+    from hubrelease.cli import output
+    from hubrelease.errors import HubReleaseError
+
+    debug_traceback(exc)
+    if isinstance(exc, HubReleaseError):
+        for line in exc.lines():
+            output.error_line(line)
+        return exc.exit_code
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        output.error_line(f"{where}{exc.strerror or exc}")
+        return 2
+    output.error_line(f"internal error: {type(exc).__name__}: {exc} (set HUBRELEASE_DEBUG=1 for a traceback)")
+    return 3
+
+
 def debug_traceback(exc: BaseException) -> None:
     """With ``HUBRELEASE_DEBUG`` set: the whole exception chain on stderr, through the one redaction.
 
@@ -289,6 +320,8 @@ def debug_traceback(exc: BaseException) -> None:
     if not os.environ.get("HUBRELEASE_DEBUG"):
         return
     import traceback
+
+    from hubrelease.cli import output
 
     chain: list[BaseException] = []
     current: BaseException | None = exc
