@@ -7,77 +7,19 @@ reached or refused us, 130 interrupted.
 
 from __future__ import annotations
 
-import functools
-import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any
 
 import typer
-from typer.core import TyperCommand, TyperGroup
 
-from hubrelease.cli.groups import USAGE_ERROR, CommandGroup
+from hubrelease.cli.groups import HELP_NAMES, USAGE_ERROR, Entry, LazyGroup, prepare
 
 INTERRUPTED = 130
 """Exit code after Ctrl-C (documented in the exit-code table of docs/reference/conventions.md)."""
 
-HELP_NAMES = ["-h", "--help"]
-
-
-def _verbatim(text: str) -> str:
-    """Mark every paragraph so click prints it as written (examples are laid out by hand)."""
-    return "\n\n".join(f"\b\n{part}" for part in text.strip("\n").split("\n\n"))
-
-
-def _prepare(command: TyperCommand | TyperGroup) -> None:
-    """For this command and those under it: plain help, verbatim epilogs, help that loads no pydantic.
-
-    typer coerces a parameter's value through a pydantic ``TypeAdapter`` unless it is a bool flag
-    whose value is already a bool (typer 0.29.2 typer/core.py:107, ``process_value``). click's help
-    flag has no default, so an absent ``--help`` of a parent group (``hubrelease verify --help``)
-    would be coerced and import pydantic, more than ``import typer`` costs on its own. With the
-    default ``False`` every absent help flag is a bool; click makes the help option per context and
-    caches it on the command, so setting it once here holds for every later context.
-    """
-    help_option = command.get_help_option(typer.Context(command, help_option_names=HELP_NAMES))
-    if help_option is not None:
-        help_option.default = False
-    command.rich_markup_mode = None
-    if command.callback is not None and not hasattr(command, "commands"):
-        command.callback = _with_notices(command.callback)
-    if command.epilog and not command.epilog.startswith("\b"):
-        command.epilog = _verbatim(command.epilog)
-    for child in getattr(command, "commands", {}).values():
-        _prepare(child)
-
-
-class Entry(NamedTuple):
-    """One row of the command table."""
-
-    module: str
-    """The module under hubrelease.cli whose ``register(app)`` defines the command."""
-    summary: str
-    """The first paragraph of the command's help, as ``hubrelease --help`` lists it."""
-
-
-def _with_notices(callback: Callable[..., Any]) -> Callable[..., Any]:
-    """``callback`` with the library's log records shown as notices (``notices``) while it runs."""
-
-    @functools.wraps(callback)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        from hubrelease.cli import notices
-
-        notices.listen()
-        return callback(*args, **kwargs)
-
-    return run
-
-
-# Every command, in the order `--help` lists them. A command's module is imported and the command
-# built (typer inspects its signature) only when it runs or shows its own help: importing all of
-# them to list their summaries cost more than ``import typer``. tests/cli/test_help.py checks that
-# each module registers its names and that each summary is its command's own help.
+# Every command, in the order `--help` lists them (``LazyGroup`` says why a table).
 COMMANDS: dict[str, Entry] = {
     "verify": Entry(
         "verify",
@@ -155,25 +97,18 @@ COMMANDS: dict[str, Entry] = {
 }
 
 
-@functools.cache
-def _registered(module_name: str) -> typer.Typer:
-    """A scratch app holding only what one command module registers."""
-    module = importlib.import_module(f"hubrelease.cli.{module_name}")
-    scratch = typer.Typer(rich_markup_mode=None, add_completion=False)
-    module.register(scratch)
-    return scratch
-
-
-class HubReleaseGroup(CommandGroup):
+class HubReleaseGroup(LazyGroup):
     """The root group: errors become one line and an exit code; commands are built on first use.
 
     Help is click's plain formatter, not typer's rich panels: typer.rich_utils imports rich's
     markdown stack, 3x ``import typer`` on its own (bench/startup_bench.py).
     """
 
+    table = COMMANDS
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        _prepare(self)
+        prepare(self)
 
     def main(  # type: ignore[override]
         self,
@@ -229,24 +164,9 @@ class HubReleaseGroup(CommandGroup):
         finally:
             _end_hub_state()
 
-    def list_commands(self, ctx: Any) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: Any, cmd_name: str) -> TyperCommand | TyperGroup | None:
-        if cmd_name not in COMMANDS:
-            return None
-        if cmd_name not in self.commands:
-            command = typer.main.get_group(_registered(COMMANDS[cmd_name].module)).commands[cmd_name]
-            assert isinstance(command, (TyperCommand, TyperGroup)), command
-            _prepare(command)
-            self.commands[cmd_name] = command
-        found = self.commands[cmd_name]
-        assert isinstance(found, (TyperCommand, TyperGroup)), found
-        return found
-
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """Each command with the first paragraph of its help, in full (wrapped, not cut off)."""
-        rows = [(name, entry.summary) for name, entry in COMMANDS.items()]
+        rows = [(name, entry.summary) for name, entry in self.table.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

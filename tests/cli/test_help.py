@@ -15,7 +15,9 @@ import typer
 from typer.core import TyperGroup
 
 import hubrelease.cli
-from hubrelease.cli.app import COMMANDS, _registered, app
+from hubrelease.cli.app import COMMANDS, app
+from hubrelease.cli.build import BuildGroup
+from hubrelease.cli.groups import Entry, registered
 from hubrelease.loopback import LoopbackHub
 from tests.factories.cli import invoke, run_program
 
@@ -38,23 +40,28 @@ def _commands() -> list[list[str]]:
     return found
 
 
-def test_the_lazy_command_table_matches_what_each_module_registers() -> None:
-    """``COMMANDS`` names each command's module and summary; a module registering more or other
-    names, or a command whose help no longer starts with the summary the list shows, fails here."""
-    registered: dict[str, str] = {}
+TABLES: dict[str, dict[str, Entry]] = {"hubrelease": COMMANDS, "hubrelease build": BuildGroup.table}
+
+
+@pytest.mark.parametrize("group", sorted(TABLES))
+def test_each_lazy_command_table_matches_what_its_modules_register(group: str) -> None:
+    """A table names each command's module and summary; a module registering more or other names,
+    or a command whose help no longer starts with the summary the list shows, fails here."""
+    table = TABLES[group]
+    modules: dict[str, str] = {}
     helps: dict[str, str] = {}
-    for module in {entry.module for entry in COMMANDS.values()}:
-        scratch = _registered(module)
+    for module in {entry.module for entry in table.values()}:
+        scratch = registered(module)
         for info in scratch.registered_commands:
-            registered[str(info.name)] = module
+            modules[str(info.name)] = module
             helps[str(info.name)] = str(info.help or inspect.getdoc(info.callback) or "")
-        for group in scratch.registered_groups:
-            assert group.typer_instance is not None
-            registered[str(group.name)] = module
-            helps[str(group.name)] = str(group.typer_instance.info.help or "")
-    assert registered == {name: entry.module for name, entry in COMMANDS.items()}
+        for sub in scratch.registered_groups:
+            assert sub.typer_instance is not None
+            modules[str(sub.name)] = module
+            helps[str(sub.name)] = str(sub.typer_instance.info.help or "")
+    assert modules == {name: entry.module for name, entry in table.items()}
     assert {name: " ".join(text.split("\n\n")[0].split()) for name, text in helps.items()} == {
-        name: entry.summary for name, entry in COMMANDS.items()
+        name: entry.summary for name, entry in table.items()
     }
 
 
@@ -91,9 +98,8 @@ def _typer_private(modules: set[str]) -> set[str]:
 
 
 def _command_modules(modules: set[str]) -> set[str]:
-    return {m.removeprefix("hubrelease.cli.") for m in modules if m.startswith("hubrelease.cli.")} & {
-        entry.module for entry in COMMANDS.values()
-    }
+    every = {entry.module for table in TABLES.values() for entry in table.values()}
+    return {m.removeprefix("hubrelease.cli.") for m in modules if m.startswith("hubrelease.cli.")} & every
 
 
 def test_help_loads_neither_rich_nor_pydantic() -> None:
@@ -152,10 +158,15 @@ def test_top_level_help_loads_only_the_app_beyond_import_typer() -> None:
     }
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_command_help_loads_only_its_own_command_module(name: str) -> None:
-    """``hubrelease NAME --help`` builds NAME alone: no other command's module is imported."""
-    assert _command_modules(_modules_after(name, "--help")) == {COMMANDS[name].module}
+@pytest.mark.parametrize(
+    "path", [[name] for name in COMMANDS] + [["build", name] for name in BuildGroup.table], ids=" ".join
+)
+def test_command_help_loads_only_its_own_command_module(path: list[str]) -> None:
+    """``hubrelease [GROUP] NAME --help`` builds NAME alone: no other command's module is imported."""
+    own = {TABLES[" ".join(["hubrelease", *path[:-1]])][path[-1]].module}
+    if len(path) == 2:
+        own.add(COMMANDS[path[0]].module)
+    assert _command_modules(_modules_after(*path, "--help")) == own
 
 
 def test_parsing_a_commands_options_keeps_typers_messages_and_exit_code() -> None:
