@@ -16,6 +16,8 @@ from typing import Any, ClassVar, NamedTuple
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from hubrelease.cli.params import plain
+
 USAGE_ERROR = 2
 """click's exit code for usage errors, also what a bare group exits with."""
 
@@ -28,7 +30,7 @@ def _verbatim(text: str) -> str:
 
 
 def prepare(command: TyperCommand | TyperGroup) -> None:
-    """For this command and those under it: plain help, verbatim epilogs, help that loads no pydantic.
+    """For this command and those under it: plain help, verbatim epilogs, no pydantic (``params``).
 
     typer coerces a parameter's value through a pydantic ``TypeAdapter`` unless it is a bool flag
     whose value is already a bool (typer 0.29.2 typer/core.py:107, ``process_value``). click's help
@@ -40,6 +42,7 @@ def prepare(command: TyperCommand | TyperGroup) -> None:
     help_option = command.get_help_option(typer.Context(command, help_option_names=HELP_NAMES))
     if help_option is not None:
         help_option.default = False
+    plain(command.params)
     command.rich_markup_mode = None
     if command.callback is not None and not hasattr(command, "commands"):
         command.callback = _with_notices(command.callback)

@@ -155,6 +155,7 @@ def test_top_level_help_loads_only_the_app_beyond_import_typer() -> None:
         "hubrelease.cli",
         "hubrelease.cli.app",
         "hubrelease.cli.groups",
+        "hubrelease.cli.params",
     }
 
 
