@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
@@ -80,7 +81,25 @@ def registered(module_name: str) -> typer.Typer:
     module = importlib.import_module(f"hubrelease.cli.{module_name}")
     scratch = typer.Typer(rich_markup_mode=None, add_completion=False)
     module.register(scratch)
+    _evaluate_annotations(scratch)
     return scratch
+
+
+def _evaluate_annotations(app: typer.Typer) -> None:
+    """Each callback's string annotations (``from __future__ import annotations``) evaluated once.
+
+    typer reads a callback's parameters twice, each time through ``inspect.signature(eval_str=True)``
+    and ``typing.get_type_hints``: four evaluations of every ``Annotated[..., typer.Option(...)]``
+    string, most of the time a command takes to build (pull: 3.7 ms, 1.0 ms once evaluated here). With
+    ``inspect.get_annotations`` (which, unlike ``get_type_hints`` on Python 3.10, adds no
+    ``Optional``), typer finds the objects and evaluates nothing.
+    """
+    for info in app.registered_commands:
+        if info.callback is not None:
+            info.callback.__annotations__ = inspect.get_annotations(info.callback, eval_str=True)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            _evaluate_annotations(group.typer_instance)
 
 
 class CommandGroup(TyperGroup):

@@ -287,3 +287,16 @@ def test_hub_serve_help_states_the_servers_limits() -> None:
         64 << 20,
         128 << 10,
     )
+
+
+def test_typer_finds_every_callbacks_annotations_already_evaluated() -> None:
+    """typer would evaluate each annotation string four times per build: none is left a string."""
+    modules = {entry.module for table in TABLES.values() for entry in table.values()}
+    for module in sorted(modules):
+        apps = [registered(module)]
+        while apps:
+            current = apps.pop()
+            apps += [group.typer_instance for group in current.registered_groups if group.typer_instance]
+            for info in current.registered_commands:
+                annotations = getattr(info.callback, "__annotations__", {})
+                assert annotations and not any(isinstance(a, str) for a in annotations.values()), info.name
