@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The dependency matrix: run the whole gate (scripts/check.sh) with each dependency we reach into
 # beyond its documented API at the OLDEST and at the NEWEST version pyproject.toml allows.
-# Those are huggingface_hub (hub/bounds.py builds on its unexported default_client_factory; the
+# Those are typer (cli/params.py converts values from each parameter's type_descriptor, which typer
+# sets but does not document), huggingface_hub (hub/bounds.py builds on its unexported default_client_factory; the
 # widest surface we use) and httpx2/httpcore2 (hub/bounds.py puts a deadline on every socket read
 # through their transports' and connection pools' private attributes).
 #
@@ -12,7 +13,7 @@
 # specifier in pyproject.toml; record a run's outcome in bench/RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PACKAGES=(huggingface_hub httpx2 httpcore2)
+PACKAGES=(typer huggingface_hub httpx2 httpcore2)
 ENDS=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do ENDS+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift

@@ -5,7 +5,24 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import typer
+from typer.core import TyperArgument, TyperOption
+
+from hubrelease.cli.app import app
+from hubrelease.cli.params import PlainArgument, PlainOption
 from tests.factories.cli import invoke, run_program
+
+
+def test_every_parameter_of_a_built_command_is_converted_here() -> None:
+    """typer's ``type_descriptor`` (undocumented) is where ``params`` reads it; a move fails here."""
+    group = typer.main.get_command(app)
+    command = group.get_command(typer.Context(group), "verify")  # type: ignore[attr-defined]
+    assert command is not None and command.params
+    for param in command.params:
+        assert isinstance(param, (PlainOption, PlainArgument)), param
+        assert isinstance(param, (TyperOption, TyperArgument))
+        descriptor = param.type_descriptor
+        assert descriptor.annotation is not None and descriptor.parameter_info is not None
 
 
 def test_parsing_a_commands_values_leaves_pydantic_unloaded() -> None:
