@@ -149,9 +149,9 @@ class HubReleaseGroup(LazyGroup):
         ``hubrelease COMMAND --help`` passes through here too, so ``output`` and ``errors`` are
         imported only once an error is to be shown.
         """
-        shown = sys.modules.get("hubrelease.cli.output")
-        if shown is not None:
-            shown.set_quiet(False)  # per command: -q of an earlier in-process run must not carry over
+        output = sys.modules.get("hubrelease.cli.output")
+        if output is not None:
+            output.set_quiet(False)  # per command: -q of an earlier in-process run must not carry over
         try:
             return super().invoke(ctx)
         except (typer.TyperException, typer.Exit, typer.Abort):
