@@ -132,7 +132,13 @@ class LazyGroup(CommandGroup):
         if cmd_name not in self.table:
             return None
         if cmd_name not in self.commands:
-            command = typer.main.get_group(registered(self.table[cmd_name].module)).commands[cmd_name]
+            # A scratch app with this command alone: typer builds every command of the app it is
+            # given, and one module registers up to three (build_drafters).
+            source = registered(self.table[cmd_name].module)
+            alone = typer.Typer(rich_markup_mode=None, add_completion=False)
+            alone.registered_commands = [c for c in source.registered_commands if c.name == cmd_name]
+            alone.registered_groups = [g for g in source.registered_groups if g.name == cmd_name]
+            command = typer.main.get_group(alone).commands[cmd_name]
             assert isinstance(command, (TyperCommand, TyperGroup)), command
             prepare(command)
             self.commands[cmd_name] = command
