@@ -13,17 +13,18 @@ from __future__ import annotations
 import re
 
 # C0 and C1 controls and DEL, the Unicode line and paragraph separators, the bidirectional
-# overrides and isolates (they reorder what a terminal shows), and lone surrogates.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# overrides and isolates (they reorder what a terminal shows), and lone surrogates. A pattern
+# string, compiled (and cached by ``re``) on first use: ``--help`` imports this module, never calls it.
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 SHOWN_CHARS = 200
 """Most characters of a value put into a message (a 5,000-digit header stays one readable line)."""
 
 
 def escaped(text: str) -> str:
     """``text`` with every unsafe character as its escape (``\\n``, ``\\x1b``, ``\\u2028``, ``\\ud800``)."""
-    if _UNSAFE.search(text) is None:
+    if re.search(_UNSAFE, text) is None:
         return text
-    return _UNSAFE.sub(lambda match: repr(match[0])[1:-1], text)
+    return re.sub(_UNSAFE, lambda match: repr(match[0])[1:-1], text)
 
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:

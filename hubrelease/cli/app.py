@@ -7,108 +7,108 @@ reached or refused us, 130 interrupted.
 
 from __future__ import annotations
 
-import functools
-import importlib
-import inspect
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 import typer
-from typer import _click as click
-from typer._click.exceptions import NoArgsIsHelpError, UsageError
-from typer.core import TyperGroup
 
-from hubrelease.cli import output
-from hubrelease.errors import HubReleaseError
+from hubrelease.cli.groups import HELP_NAMES, USAGE_ERROR, Entry, LazyGroup, prepare
 
 INTERRUPTED = 130
 """Exit code after Ctrl-C (documented in the exit-code table of docs/reference/conventions.md)."""
 
-HELP_NAMES = ["-h", "--help"]
-
-
-def _verbatim(text: str) -> str:
-    """Mark every paragraph so click prints it as written (examples are laid out by hand)."""
-    return "\n\n".join(f"\b\n{part}" for part in text.strip("\n").split("\n\n"))
-
-
-def _prepare(command: click.Command) -> None:
-    """For this command and those under it: plain help, verbatim epilogs, pydantic-free parsing."""
-    from hubrelease.cli.params import install
-
-    # click makes the help option per context and caches it: make it now so it is converted too.
-    help_option = command.get_help_option(click.Context(command, help_option_names=HELP_NAMES))
-    install([*command.params, *([help_option] if help_option else [])])
-    if hasattr(command, "rich_markup_mode"):
-        command.rich_markup_mode = None
-    if command.epilog and not command.epilog.startswith("\b"):
-        command.epilog = _verbatim(command.epilog)
-    for child in getattr(command, "commands", {}).values():
-        _prepare(child)
-
-
-# Command name -> the module whose ``register(app)`` defines it, in the order `--help` lists them.
-# A command is built (typer inspects its signature) only when it runs or shows its own help:
-# building all of them cost more than ``import typer`` (issue 16). tests/cli/test_help.py checks
-# that this table and the modules agree.
-COMMANDS: dict[str, str] = {
-    "verify": "verify",
-    "checksums": "checksums",
-    "schema": "schema",
-    "render-card": "render_card",
-    "inspect": "inspect",
-    "lint": "lint",
-    "lock": "lock",
-    "sign": "sign",
-    "push": "push",
-    "pull": "pull",
-    "diff": "diff",
-    "check": "check",
-    "preview": "preview",
-    "init": "init",
-    "add": "add",
-    "rm": "add",
-    "import": "import_",
-    "build": "build",
-    "rebuild": "rebuild",
-    "bom": "bom",
-    "hub": "hub",
+# Every command, in the order `--help` lists them (``LazyGroup`` says why a table).
+COMMANDS: dict[str, Entry] = {
+    "verify": Entry(
+        "verify",
+        "Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list.",
+    ),
+    "checksums": Entry(
+        "checksums",
+        "Print `sha256sum -c` lines for every artifact with a pinned digest (paths relative to the release folder).",
+    ),
+    "schema": Entry(
+        "schema",
+        "Print the JSON Schema of the release manifest (or of evaluation files, or of build eval specs).",
+    ),
+    "render-card": Entry(
+        "render_card", "Render the card from the manifest and evaluation files (same inputs, same bytes)."
+    ),
+    "inspect": Entry(
+        "inspect",
+        "Read a GGUF or safetensors header (never the tensor data) and show what the file really holds.",
+    ),
+    "lint": Entry(
+        "lint",
+        "Check a DFlash drafter for silent conversion bugs: rope base, flavour, target layers, tensor set.",
+    ),
+    "lock": Entry(
+        "lock",
+        "Resolve each pin's branch or tag to a commit and fill file sizes and sha256 (comments are kept).",
+    ),
+    "sign": Entry(
+        "sign",
+        "Sign the release: model.sig at its root, an OpenSSF Model Signing bundle over every published file.",
+    ),
+    "push": Entry(
+        "push",
+        "Publish the release as one commit guarded by the head it was planned on, then verify the Hub.",
+    ),
+    "pull": Entry(
+        "pull", "Download what one engine loads from a release, each file checked against its pinned sha256."
+    ),
+    "diff": Entry(
+        "diff", "Files, pins, architecture (from headers), evaluation cells, licence and signer that changed."
+    ),
+    "check": Entry(
+        "check",
+        "Check a release as a pull request proposes it, and plan its push against the published release.",
+    ),
+    "preview": Entry(
+        "preview",
+        "Show the release's page as the Hub would, from an embedded loopback Hub, and list its problems.",
+    ),
+    "init": Entry(
+        "init", "Describe every file in DIR in a new, commented manifest that passes `verify` as written."
+    ),
+    "add": Entry(
+        "add", "Add files to a manifest, or refresh their size, sha256 and composition after they changed."
+    ),
+    "rm": Entry(
+        "add", "Remove artifacts or evaluation files from a manifest (the files themselves are not touched)."
+    ),
+    "import": Entry(
+        "import_", "Describe a published repo at one commit: sizes, sha256s and card metadata from the Hub."
+    ),
+    "build": Entry(
+        "build", "Build release artifacts: drafters, evaluation JSON, eval results, dataset cards."
+    ),
+    "rebuild": Entry(
+        "rebuild",
+        "Re-run every recipe (artifacts, evaluations, a built card) in a temporary folder and compare the bytes with the manifest: sizes, sha256 and, for evaluations, every figure.",
+    ),
+    "bom": Entry(
+        "bom",
+        "Write a CycloneDX 1.6 JSON ML-BOM: files with digests, pins, engines, hardware, evaluation results with confidence intervals (model card), recipes (formulation).",
+    ),
+    "hub": Entry("hub", "The loopback Hub: a local, disk-backed Hub for tests and demos."),
 }
 
 
-@functools.cache
-def _registered(module_name: str) -> typer.Typer:
-    """A scratch app holding only what one command module registers."""
-    module = importlib.import_module(f"hubrelease.cli.{module_name}")
-    scratch = typer.Typer(rich_markup_mode=None, add_completion=False)
-    module.register(scratch)
-    return scratch
-
-
-def _summary(name: str) -> str:
-    """A command's help text without building the command (what the command list shows)."""
-    scratch = _registered(COMMANDS[name])
-    for info in scratch.registered_commands:
-        if info.name == name:
-            return str(info.help or inspect.getdoc(info.callback) or "")
-    for group in scratch.registered_groups:
-        if group.name == name and group.typer_instance is not None:
-            return str(group.typer_instance.info.help or "")
-    raise KeyError(name)
-
-
-class HubReleaseGroup(TyperGroup):
+class HubReleaseGroup(LazyGroup):
     """The root group: errors become one line and an exit code; commands are built on first use.
 
     Help is click's plain formatter, not typer's rich panels: typer.rich_utils imports rich's
-    markdown stack, 3x ``import typer`` on its own (bench/startup_bench.py, issue 16).
+    markdown stack, 3x ``import typer`` on its own (bench/startup_bench.py).
     """
+
+    table = COMMANDS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        _prepare(self)
+        prepare(self)
 
     def main(  # type: ignore[override]
         self,
@@ -122,71 +122,51 @@ class HubReleaseGroup(TyperGroup):
 
         click is run with ``standalone_mode=False`` so its exceptions reach us; the exit codes are
         click's own (2 for usage, 1 for other click errors), Ctrl-C outside a command is 130.
+        typer exports the base of click's exceptions (``typer.TyperException``), not each class:
+        a usage error is the one that carries the context it happened in.
         """
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except NoArgsIsHelpError as exc:
-            exc.show()  # a bare group: its help, as click prints it
-            code = exc.exit_code
-        except UsageError as exc:
-            hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-            output.error_line(f"{exc.format_message().replace('Value error, ', '')}{hint}")
-            code = exc.exit_code
-        except click.ClickException as exc:
-            output.error_line(exc.format_message())
+        except typer.TyperException as exc:
+            ctx = getattr(exc, "ctx", None)
+            message = exc.format_message()
+            if exc.exit_code == USAGE_ERROR:
+                hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+                message = f"{message.replace('Value error, ', '')}{hint}"
+            _error_line(message)
             code = exc.exit_code
         except (typer.Abort, KeyboardInterrupt):
-            output.error_line("interrupted")
+            _error_line("interrupted")
             code = INTERRUPTED
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         """Errors become one line and their exit code, with ``HUBRELEASE_DEBUG`` set as without it
-        (the traceback then comes first: ``debug_traceback``)."""
-        output.set_quiet(False)  # per command: -q of an earlier in-process run must not carry over
+        (the traceback then comes first: ``debug_traceback``).
+
+        ``hubrelease COMMAND --help`` passes through here too, so ``output`` and ``errors`` are
+        imported only once an error is to be shown.
+        """
+        output = sys.modules.get("hubrelease.cli.output")
+        if output is not None:
+            output.set_quiet(False)  # per command: -q of an earlier in-process run must not carry over
         try:
             return super().invoke(ctx)
-        except HubReleaseError as exc:
-            debug_traceback(exc)
-            for line in exc.lines():
-                output.error_line(line)
-            raise typer.Exit(exc.exit_code) from None
-        except (click.ClickException, typer.Exit, typer.Abort):
+        except (typer.TyperException, typer.Exit, typer.Abort):
             raise
         except KeyboardInterrupt:
-            output.error_line("interrupted")
+            _error_line("interrupted")
             raise typer.Exit(INTERRUPTED) from None
-        except OSError as exc:
-            debug_traceback(exc)
-            where = f"{exc.filename}: " if exc.filename else ""
-            output.error_line(f"{where}{exc.strerror or exc}")
-            raise typer.Exit(2) from None
         except Exception as exc:
-            debug_traceback(exc)
-            output.error_line(
-                f"internal error: {type(exc).__name__}: {exc} (set HUBRELEASE_DEBUG=1 for a traceback)"
-            )
-            raise typer.Exit(3) from None
+            raise typer.Exit(_report(exc)) from None
         finally:
             _end_hub_state()
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS:
-            return None
-        if cmd_name not in self.commands:
-            command = typer.main.get_group(_registered(COMMANDS[cmd_name])).commands[cmd_name]
-            _prepare(command)
-            self.commands[cmd_name] = command
-        return self.commands[cmd_name]
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
         """Each command with the first paragraph of its help, in full (wrapped, not cut off)."""
-        rows = [(name, " ".join(_summary(name).split("\n\n")[0].split())) for name in COMMANDS]
+        rows = [(name, entry.summary) for name, entry in self.table.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -206,6 +186,7 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         from hubrelease import __version__
+        from hubrelease.cli import output
 
         output.stdout.print(f"hubrelease {__version__}", markup=False)
         raise typer.Exit(0)
@@ -223,6 +204,31 @@ def _options(
     """
 
 
+def _error_line(message: str) -> None:
+    """``output.error_line``, importing ``output`` only when there is an error to show."""
+    from hubrelease.cli import output
+
+    output.error_line(message)
+
+
+def _report(exc: Exception) -> int:
+    """One ``error:`` line per line of ``exc`` (after the traceback, when debugging); its exit code."""
+    from hubrelease.cli import output
+    from hubrelease.errors import HubReleaseError
+
+    debug_traceback(exc)
+    if isinstance(exc, HubReleaseError):
+        for line in exc.lines():
+            output.error_line(line)
+        return exc.exit_code
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        output.error_line(f"{where}{exc.strerror or exc}")
+        return 2
+    output.error_line(f"internal error: {type(exc).__name__}: {exc} (set HUBRELEASE_DEBUG=1 for a traceback)")
+    return 3
+
+
 def debug_traceback(exc: BaseException) -> None:
     """With ``HUBRELEASE_DEBUG`` set: the whole exception chain on stderr, through the one redaction.
 
@@ -234,6 +240,8 @@ def debug_traceback(exc: BaseException) -> None:
     if not os.environ.get("HUBRELEASE_DEBUG"):
         return
     import traceback
+
+    from hubrelease.cli import output
 
     chain: list[BaseException] = []
     current: BaseException | None = exc

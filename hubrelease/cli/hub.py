@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from hubrelease.cli import output
+from hubrelease.cli.groups import CommandGroup
 from hubrelease.errors import InputError
 
 EXAMPLES = """
@@ -48,7 +49,10 @@ Limits (what a slow or hostile client can hold, and the largest accepted inputs)
 """
 
 hub_app = typer.Typer(
-    name="hub", help="The loopback Hub: a local, disk-backed Hub for tests and demos.", no_args_is_help=True
+    cls=CommandGroup,
+    name="hub",
+    help="The loopback Hub: a local, disk-backed Hub for tests and demos.",
+    no_args_is_help=True,
 )
 
 

@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.init import print_written, written_payload
 from hubrelease.cli.options import EndpointOpt, JsonOpt, QuietOpt, TokenOpt, hub_session
+from hubrelease.cli.written import print_written, written_payload
 
 EXAMPLES = """
 Examples:

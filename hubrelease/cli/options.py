@@ -82,7 +82,7 @@ def hub_session(
     A command that only reads has its remote reads bounded (``hub.bounds``) until it ends.
     """
     from hubrelease import redaction
-    from hubrelease.cli import output
+    from hubrelease.cli import notices, output
     from hubrelease.hub.client import hub_api
 
     redaction.remember(token)
@@ -92,7 +92,7 @@ def hub_session(
 
         bounds.start()
     api = hub_api(endpoint, token=token)
-    output.redact_library_logs()
+    notices.redact_library_logs()
     return api
 
 

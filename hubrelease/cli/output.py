@@ -11,8 +11,6 @@ file, what CI and pre-commit hooks see, are written as plain text, which is what
 from __future__ import annotations
 
 import contextlib
-import json
-import logging
 import os
 import sys
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -29,6 +27,11 @@ if TYPE_CHECKING:
 
 _consoles: dict[str, Console] = {}
 _quiet = False
+
+
+def quiet() -> bool:
+    """Whether ``-q/--quiet`` is in effect."""
+    return _quiet
 
 
 def set_quiet(quiet: bool = True) -> None:
@@ -241,6 +244,8 @@ def emit_document(command: str | None, /, **fields: object) -> None:
 
 def emit_json(payload: Any) -> None:
     """Write one JSON document to stdout (stable key order, UTF-8)."""
+    import json  # here, not at the top: every command module imports this one, --help included
+
     sys.stdout.write(redact(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
@@ -278,36 +283,3 @@ def info_line(message: str) -> None:
         sys.stderr.write(redact(message) + "\n")
         return
     __getattr__("stderr").print(message, markup=False, highlight=False)
-
-
-class _Notices(logging.Handler):
-    """hubrelease's library notices (``logging.getLogger("hubrelease...")``): warnings always, info
-    (a rate-limit wait as it starts) only when someone watches, as progress is; in a log, each
-    case stays one line (the error that ends a command after its waits counts them)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno >= logging.WARNING:
-            warn_line(record.getMessage())
-        elif interactive():
-            info_line(record.getMessage())
-
-
-_library_log = logging.getLogger("hubrelease")
-_library_log.addHandler(_Notices())
-_library_log.setLevel(logging.INFO)
-_library_log.propagate = False
-
-
-class _RedactRecord(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = redact(record.getMessage()), ()
-        return not _quiet
-
-
-def redact_library_logs() -> None:
-    """huggingface_hub logs retries to stderr itself, quoting URLs and server errors: redact them too."""
-    from huggingface_hub.utils import logging as hf_logging
-
-    for handler in hf_logging.get_logger().handlers:
-        if not any(isinstance(f, _RedactRecord) for f in handler.filters):
-            handler.addFilter(_RedactRecord())

@@ -1,45 +1,41 @@
-"""Parameter coercion without pydantic for the plain types our commands take.
+"""Parameter values without pydantic for the plain types our commands take.
 
-typer 0.29 coerces every parameter value through a pydantic ``TypeAdapter`` it builds on first
-use, and it builds one even for an absent group-level ``--help`` flag: that imports pydantic
-(~0.1-0.25 s here, more than ``import typer`` itself) in every process, before any command code
-runs (bench/startup_bench.py). Our parameters are plain (bool, str, int with bounds, Path,
-Literal choices, lists of those), so they get the same conversions and messages from typer's own
-pydantic-free helpers instead. Any other annotation keeps typer's adapter.
-``tests/cli/test_help.py`` checks both the messages and that parsing leaves pydantic unloaded.
+typer 0.29 coerces every parameter value through a pydantic ``TypeAdapter`` (typer/core.py:100-109,
+``get_runtime_param``), built even for an option that was not given: every command run would
+import pydantic (more than ``import typer`` costs) before any command code runs, where a warm
+``verify`` otherwise never needs it. Our parameters are plain (bool, str, int with bounds, Path,
+Literal choices, lists of those), so ``PlainOption`` / ``PlainArgument`` convert them here with
+typer's messages; any other annotation, a custom ``parser``, ``clamp``, ``resolve_path`` or
+``allow_dash`` keeps typer's own coercion, and so does a missing required value (its message).
+
+typer builds its ``TyperOption`` / ``TyperArgument`` itself (typer/main.py ``get_click_param``) and
+takes no parameter class, so ``plain`` moves each built parameter to the subclass, which adds no
+state and overrides only click's public ``Parameter.process_value``. The annotation and
+``ParameterInfo`` come from the ``type_descriptor`` typer sets on each parameter, an attribute it
+does not document: typer is bounded below its next minor (pyproject.toml).
+``tests/cli/test_params.py`` checks the messages and that parsing leaves pydantic unloaded.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args, get_origin
+from typing import Any, Literal, get_args, get_origin
 
-from typer import _click as click
-from typer._click.exceptions import BadParameter
-from typer._coercion import RuntimeParam
-from typer._param_types import choice_coercion_annotation, coerce_cli_choice, coerce_cli_path
-from typer.core import _TyperParameter
+import typer
+from typer.core import TyperArgument, TyperOption
 from typer.models import ParameterInfo
 
-Convert = Callable[[Any, _TyperParameter, click.Context], Any]
+Convert = Callable[[Any, Any, Any], Any]
+"""(value, parameter, click context) -> the converted value, or ``typer.BadParameter``."""
 _INT = re.compile(r"^\s*[-+]?[0-9]+\s*$")
 
 
-@dataclass(frozen=True)
-class _PlainParam(RuntimeParam):
-    convert: Convert
-
-    def _coerce_value(self, value: Any, param: _TyperParameter, ctx: click.Context) -> Any:
-        try:
-            return self.convert(value, param, ctx)
-        except ValueError as exc:  # typer's own validators (choices, paths) raise these
-            raise BadParameter(str(exc), ctx=ctx, param=param) from None
-
-
-def _bool(value: Any, param: _TyperParameter, ctx: click.Context) -> bool:
+def _bool(value: Any, param: Any, ctx: Any) -> bool:
+    # pydantic's lax bool strings and message, as typer's adapter gives them.
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -47,49 +43,94 @@ def _bool(value: Any, param: _TyperParameter, ctx: click.Context) -> bool:
         return False
     if text in ("1", "true", "t", "yes", "y", "on"):
         return True
-    raise BadParameter("Input should be a valid boolean, unable to interpret input", ctx=ctx, param=param)
+    raise typer.BadParameter(
+        "Input should be a valid boolean, unable to interpret input", ctx=ctx, param=param
+    )
 
 
-def _str(value: Any, param: _TyperParameter, ctx: click.Context) -> str:
+def _str(value: Any, param: Any, ctx: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _int(info: ParameterInfo) -> Convert:
-    def convert(value: Any, param: _TyperParameter, ctx: click.Context) -> int:
+    def convert(value: Any, param: Any, ctx: Any) -> int:
+        # pydantic's int parsing and messages (typer's adapter adds ``ge``/``le`` for min/max).
         if isinstance(value, bool) or not (isinstance(value, int) or _INT.match(str(value))):
             message = "Input should be a valid integer, unable to parse string as an integer"
-            raise BadParameter(message, ctx=ctx, param=param)
+            raise typer.BadParameter(message, ctx=ctx, param=param)
         number = int(value)
         if info.min is not None and number < info.min:
-            raise BadParameter(f"Input should be greater than or equal to {info.min}", ctx=ctx, param=param)
+            raise typer.BadParameter(
+                f"Input should be greater than or equal to {info.min}", ctx=ctx, param=param
+            )
         if info.max is not None and number > info.max:
-            raise BadParameter(f"Input should be less than or equal to {info.max}", ctx=ctx, param=param)
+            raise typer.BadParameter(
+                f"Input should be less than or equal to {info.max}", ctx=ctx, param=param
+            )
         return number
 
     return convert
 
 
 def _path(info: ParameterInfo, path_type: type[Path]) -> Convert:
-    def convert(value: Any, param: _TyperParameter, ctx: click.Context) -> Any:
-        value = value if isinstance(value, Path) else path_type(value)
-        return coerce_cli_path(value, info, path_type=path_type, param=param, ctx=ctx)
+    """typer's path checks and messages (typer 0.29.2 typer/_param_types.py:217-265, ``coerce_cli_path``)."""
+    label = "path"
+    if info.file_okay and not info.dir_okay:
+        label = "file"
+    elif info.dir_okay and not info.file_okay:
+        label = "dir"
+
+    def convert(value: Any, param: Any, ctx: Any) -> Path:
+        path = value if isinstance(value, path_type) else path_type(value)
+        shown = repr(typer.format_filename(value))
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            if not info.exists:
+                return path
+            raise typer.BadParameter(f"{label} {shown} does not exist.", ctx=ctx, param=param) from None
+        problem = None
+        if not info.file_okay and stat.S_ISREG(mode):
+            problem = "is a file"
+        elif not info.dir_okay and stat.S_ISDIR(mode):
+            problem = "is a directory"
+        elif info.readable and not os.access(path, os.R_OK):
+            problem = "is not readable"
+        elif info.writable and not os.access(path, os.W_OK):
+            problem = "is not writable"
+        if problem is not None:
+            raise typer.BadParameter(f"{label} {shown} {problem}.", ctx=ctx, param=param)
+        return path
 
     return convert
 
 
 def _choice(choices: tuple[Any, ...], case_sensitive: bool) -> Convert:
-    def convert(value: Any, param: _TyperParameter, ctx: click.Context) -> Any:
-        return coerce_cli_choice(value, choices=choices, case_sensitive=case_sensitive, ctx=ctx)
+    """typer's choice matching and message (typer 0.29.2 typer/_param_types.py:125-155)."""
+
+    def normal(choice: Any, ctx: Any) -> str:
+        text = str(choice)
+        if ctx is not None and ctx.token_normalize_func is not None:
+            text = ctx.token_normalize_func(text)
+        return text if case_sensitive else text.casefold()
+
+    def convert(value: Any, param: Any, ctx: Any) -> Any:
+        normalized = {choice: normal(choice, ctx) for choice in choices}
+        wanted = normal(value, ctx)
+        for choice, text in normalized.items():
+            if text == wanted:
+                return choice
+        listed = ", ".join(map(repr, normalized.values()))
+        raise typer.BadParameter(f"{value!r} is not one of {listed}.", ctx=ctx, param=param)
 
     return convert
 
 
 def _leaf(annotation: Any, info: ParameterInfo) -> Convert | None:
-    if info.parser is not None or info.clamp:
+    if info.parser is not None or info.clamp or info.resolve_path or info.allow_dash:
         return None
-    choice = choice_coercion_annotation(annotation, info)
-    if choice is not None:
-        return _choice(*choice)
+    if get_origin(annotation) is Literal:
+        return _choice(get_args(annotation), info.case_sensitive)
     if annotation is bool:
         return _bool
     if annotation is str:
@@ -110,12 +151,44 @@ def _converter(annotation: Any, info: ParameterInfo) -> Convert | None:
     return _leaf(annotation, info)
 
 
-def install(params: Iterable[click.Parameter]) -> None:
-    """Give each typer parameter with a plain annotation a pydantic-free coercion."""
+def _process(param: TyperOption | TyperArgument, ctx: Any, value: Any) -> tuple[bool, Any]:
+    """(handled, value): typer's ``process_value`` steps with ``_converter`` doing the coercion."""
+    descriptor = param.type_descriptor
+    convert = _converter(descriptor.annotation, descriptor.parameter_info)
+    if convert is None or (param.required and param.value_is_missing(value)):
+        return False, None
+    multiple = param.multiple or param.nargs == -1
+    if value is None:
+        value = () if multiple else None
+    elif multiple and isinstance(value, str):
+        raise typer.BadParameter("Value must be an iterable.", ctx=ctx, param=param)
+    else:
+        value = convert(value, param, ctx)
+    if param.callback is not None:
+        value = param.callback(ctx, param, value)
+    return True, value
+
+
+class PlainOption(TyperOption):
+    """A ``TyperOption`` whose plain values are converted without pydantic."""
+
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        handled, converted = _process(self, ctx, value)
+        return converted if handled else super().process_value(ctx, value)
+
+
+class PlainArgument(TyperArgument):
+    """A ``TyperArgument`` whose plain values are converted without pydantic."""
+
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        handled, converted = _process(self, ctx, value)
+        return converted if handled else super().process_value(ctx, value)
+
+
+def plain(params: Iterable[Any]) -> None:
+    """Move each typer option and argument to its pydantic-free subclass."""
     for param in params:
-        if not isinstance(param, _TyperParameter) or param.type_descriptor.file_annotation is not None:
-            continue
-        descriptor = param.type_descriptor
-        convert = _converter(descriptor.annotation, descriptor.parameter_info)
-        if convert is not None:
-            param._runtime_param = _PlainParam(descriptor.parameter_info, descriptor.annotation, convert)
+        if type(param) is TyperOption:
+            param.__class__ = PlainOption
+        elif type(param) is TyperArgument:
+            param.__class__ = PlainArgument

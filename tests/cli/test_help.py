@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
-from typer import _click as click
 from typer.core import TyperGroup
 
-from hubrelease.cli.app import COMMANDS, _registered, app
+import hubrelease.cli
+from hubrelease.cli.app import COMMANDS, app
+from hubrelease.cli.build import BuildGroup
+from hubrelease.cli.groups import Entry, registered
 from hubrelease.loopback import LoopbackHub
 from tests.factories.cli import invoke, run_program
 
@@ -21,9 +26,9 @@ def _commands() -> list[list[str]]:
     group = typer.main.get_command(app)
     found: list[list[str]] = []
 
-    def walk(command: click.Command, path: list[str]) -> None:
+    def walk(command: Any, path: list[str]) -> None:
         if isinstance(command, TyperGroup):
-            ctx = click.Context(command)
+            ctx = typer.Context(command)
             for name in command.list_commands(ctx):
                 child = command.get_command(ctx, name)
                 assert child is not None, name
@@ -35,14 +40,29 @@ def _commands() -> list[list[str]]:
     return found
 
 
-def test_the_lazy_command_table_matches_what_each_module_registers() -> None:
-    """``COMMANDS`` names each command's module; a module registering more or other names fails here."""
-    registered: dict[str, str] = {}
-    for module in set(COMMANDS.values()):
-        scratch = _registered(module)
-        names = [i.name for i in scratch.registered_commands] + [g.name for g in scratch.registered_groups]
-        registered.update({str(name): module for name in names})
-    assert registered == COMMANDS
+TABLES: dict[str, dict[str, Entry]] = {"hubrelease": COMMANDS, "hubrelease build": BuildGroup.table}
+
+
+@pytest.mark.parametrize("group", sorted(TABLES))
+def test_each_lazy_command_table_matches_what_its_modules_register(group: str) -> None:
+    """A table names each command's module and summary; a module registering more or other names,
+    or a command whose help no longer starts with the summary the list shows, fails here."""
+    table = TABLES[group]
+    modules: dict[str, str] = {}
+    helps: dict[str, str] = {}
+    for module in {entry.module for entry in table.values()}:
+        scratch = registered(module)
+        for info in scratch.registered_commands:
+            modules[str(info.name)] = module
+            helps[str(info.name)] = str(info.help or inspect.getdoc(info.callback) or "")
+        for sub in scratch.registered_groups:
+            assert sub.typer_instance is not None
+            modules[str(sub.name)] = module
+            helps[str(sub.name)] = str(sub.typer_instance.info.help or "")
+    assert modules == {name: entry.module for name, entry in table.items()}
+    assert {name: " ".join(text.split("\n\n")[0].split()) for name, text in helps.items()} == {
+        name: entry.summary for name, entry in table.items()
+    }
 
 
 def test_top_level_help_lists_every_command_with_its_help() -> None:
@@ -54,20 +74,118 @@ def test_top_level_help_lists_every_command_with_its_help() -> None:
     assert "The loopback Hub: a local, disk-backed Hub" in result.stdout
 
 
-def test_help_and_argument_parsing_load_neither_rich_nor_pydantic() -> None:
-    """typer's rich help and its pydantic parameter adapters each cost more than ``import typer`` (issue 16)."""
-    probe = (
-        "import sys\n"
-        "from hubrelease.cli.app import app\n"
-        "for args in (['--help'], ['verify', '--help'], ['build', 'eval', '--help'], ['verify', 'x', '--dir', 'd', '--revision', 'r', '-j', '0'], ['init', '.', '--repo-type', 'x']):\n"
-        "    try:\n"
-        "        app(args)\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        "print(sorted(m for m in ('rich', 'pydantic', 'typer.rich_utils', 'typer._adapters') if m in sys.modules))\n"
+_MODULES_AFTER = """
+import json, sys
+from hubrelease.cli.app import app
+try:
+    app(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _modules_after(*args: str) -> set[str]:
+    """The modules a fresh process holds after running the CLI with ``args``."""
+    done = run_program([sys.executable, "-c", _MODULES_AFTER, *args], check=True)
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _typer_private(modules: set[str]) -> set[str]:
+    return {
+        m for m in modules if m.split(".")[0] == "click" or any(p.startswith("_") for p in m.split(".")[1:2])
+    }
+
+
+def _command_modules(modules: set[str]) -> set[str]:
+    every = {entry.module for table in TABLES.values() for entry in table.values()}
+    return {m.removeprefix("hubrelease.cli.") for m in modules if m.startswith("hubrelease.cli.")} & every
+
+
+def test_help_loads_neither_rich_nor_pydantic() -> None:
+    """typer's rich help and its pydantic parameter adapters each cost more than ``import typer``."""
+    for args in (["--help"], ["verify", "--help"], ["build", "eval", "--help"], ["hub", "serve", "--help"]):
+        loaded = _modules_after(*args) & {"rich", "pydantic", "typer.rich_utils", "typer._adapters"}
+        assert loaded == set(), (args, loaded)
+
+
+def test_the_cli_imports_no_private_typer_or_click_name() -> None:
+    """Only typer's public surface: no ``typer._x`` module, no ``_x`` attribute of typer, no click."""
+    found = []
+    for source in sorted(Path(hubrelease.cli.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text(), str(source))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+                names = [f"{ast.unparse(node.value)}.{node.attr}"]
+            for name in names:
+                root, *rest = name.split(".")
+                if root == "click" or (root == "typer" and any(p.startswith("_") for p in rest)):
+                    found.append(f"{source.name}:{getattr(node, 'lineno', 0)}: {name}")
+    assert found == []
+
+
+def test_help_loads_no_private_typer_module_a_plain_typer_app_does_not() -> None:
+    """After ``--help`` the CLI holds only the typer internals a bare typer app's help loads itself."""
+    bare = (
+        "import json, sys, typer\n"
+        "app = typer.Typer(rich_markup_mode=None, add_completion=False)\n"
+        "app.command('a')(lambda: None)\n"
+        "app.command('b')(lambda: None)\n"
+        "try:\n    app(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
     )
-    done = run_program([sys.executable, "-c", probe], check=True)
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+    done = run_program([sys.executable, "-c", bare, "a", "--help"], check=True)
+    typers_own = _typer_private(set(json.loads(done.stdout.strip().splitlines()[-1])))
+    for args in (["--help"], ["verify", "--help"], ["build", "eval", "--help"]):
+        assert _typer_private(_modules_after(*args)) - typers_own == set(), args
+
+
+def test_top_level_help_loads_only_the_app_beyond_import_typer() -> None:
+    """``--help`` lists the commands from the table: no command module, no output layer, no library."""
+    done = run_program(
+        [sys.executable, "-c", "import json, sys, typer; print(json.dumps(sorted(sys.modules)))"]
+    )
+    extra = _modules_after("--help") - set(json.loads(done.stdout))
+    assert {m for m in extra if not m.startswith("typer.")} == {
+        "hubrelease",
+        "hubrelease.cli",
+        "hubrelease.cli.app",
+        "hubrelease.cli.groups",
+        "hubrelease.cli.params",
+    }
+
+
+@pytest.mark.parametrize(
+    "path", [[name] for name in COMMANDS] + [["build", name] for name in BuildGroup.table], ids=" ".join
+)
+def test_command_help_loads_only_its_own_command_module(path: list[str]) -> None:
+    """``hubrelease [GROUP] NAME --help`` builds NAME alone: no other command's module is imported."""
+    own = {TABLES[" ".join(["hubrelease", *path[:-1]])][path[-1]].module}
+    if len(path) == 2:
+        own.add(COMMANDS[path[0]].module)
+    assert _command_modules(_modules_after(*path, "--help")) == own
+
+
+def test_parsing_a_commands_options_keeps_typers_messages_and_exit_code() -> None:
+    """Values are coerced by typer itself now (its pydantic adapter): the messages are typer's."""
+    result = invoke(["verify", "x", "-j", "0"])
+    assert result.exit_code == 2
+    assert (
+        "error: Invalid value for '--jobs' / '-j': Input should be greater than or equal to 1"
+        in result.stderr
+    )
+
+
+def test_a_bare_group_prints_its_help_on_stderr_and_exits_2() -> None:
+    for args in ([], ["build"], ["hub"]):
+        result = invoke(args)
+        assert result.exit_code == 2, args
+        assert result.stderr.startswith(f"Usage: hubrelease {' '.join([*args, ''])}"), result.stderr
+        assert "Commands:" in result.stderr and "error:" not in result.stderr
 
 
 def test_bad_option_values_keep_typers_messages() -> None:
@@ -169,3 +287,16 @@ def test_hub_serve_help_states_the_servers_limits() -> None:
         64 << 20,
         128 << 10,
     )
+
+
+def test_typer_finds_every_callbacks_annotations_already_evaluated() -> None:
+    """typer would evaluate each annotation string four times per build: none is left a string."""
+    modules = {entry.module for table in TABLES.values() for entry in table.values()}
+    for module in sorted(modules):
+        apps = [registered(module)]
+        while apps:
+            current = apps.pop()
+            apps += [group.typer_instance for group in current.registered_groups if group.typer_instance]
+            for info in current.registered_commands:
+                annotations = getattr(info.callback, "__annotations__", {})
+                assert annotations and not any(isinstance(a, str) for a in annotations.values()), info.name

@@ -1,0 +1,159 @@
+"""The groups hubrelease's commands live in: built on first use, bare groups answer with their help.
+
+typer 0.29 vendors click under a private name and exports no name for click's ``Context``,
+``Command``, ``HelpFormatter`` or its exception classes, so the CLI handles them through public
+typer names only: ``typer.core.TyperGroup`` to subclass, ``typer.TyperException`` (the base of
+click's exceptions) to catch, and ``Any`` where a hint would have to name a vendored click class.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any, ClassVar, NamedTuple
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from hubrelease.cli.params import plain
+
+USAGE_ERROR = 2
+"""click's exit code for usage errors, also what a bare group exits with."""
+
+HELP_NAMES = ["-h", "--help"]
+
+
+def _verbatim(text: str) -> str:
+    """Mark every paragraph so click prints it as written (examples are laid out by hand)."""
+    return "\n\n".join(f"\b\n{part}" for part in text.strip("\n").split("\n\n"))
+
+
+def prepare(command: TyperCommand | TyperGroup) -> None:
+    """For this command and those under it: plain help, verbatim epilogs, no pydantic (``params``).
+
+    typer coerces a parameter's value through a pydantic ``TypeAdapter`` unless it is a bool flag
+    whose value is already a bool (typer 0.29.2 typer/core.py:107, ``process_value``). click's help
+    flag has no default, so an absent ``--help`` of a parent group (``hubrelease verify --help``)
+    would be coerced and import pydantic, more than ``import typer`` costs on its own. With the
+    default ``False`` every absent help flag is a bool; click makes the help option per context and
+    caches it on the command, so setting it once here holds for every later context.
+    """
+    help_option = command.get_help_option(typer.Context(command, help_option_names=HELP_NAMES))
+    if help_option is not None:
+        help_option.default = False
+    plain(command.params)
+    command.rich_markup_mode = None
+    if command.callback is not None and not hasattr(command, "commands"):
+        command.callback = _with_notices(command.callback)
+    if command.epilog and not command.epilog.startswith("\b"):
+        command.epilog = _verbatim(command.epilog)
+    for child in getattr(command, "commands", {}).values():
+        prepare(child)
+
+
+class Entry(NamedTuple):
+    """One row of the command table."""
+
+    module: str
+    """The module under hubrelease.cli whose ``register(app)`` defines the command."""
+    summary: str
+    """The first paragraph of the command's help, as ``hubrelease --help`` lists it."""
+
+
+def _with_notices(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """``callback`` with the library's log records shown as notices (``notices``) while it runs."""
+
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        from hubrelease.cli import notices
+
+        notices.listen()
+        return callback(*args, **kwargs)
+
+    return run
+
+
+@functools.cache
+def registered(module_name: str) -> typer.Typer:
+    """A scratch app holding only what one command module registers."""
+    module = importlib.import_module(f"hubrelease.cli.{module_name}")
+    scratch = typer.Typer(rich_markup_mode=None, add_completion=False)
+    module.register(scratch)
+    _evaluate_annotations(scratch)
+    return scratch
+
+
+def _evaluate_annotations(app: typer.Typer) -> None:
+    """Each callback's string annotations (``from __future__ import annotations``) evaluated once.
+
+    typer reads a callback's parameters twice, each time through ``inspect.signature(eval_str=True)``
+    and ``typing.get_type_hints``: four evaluations of every ``Annotated[..., typer.Option(...)]``
+    string, most of the time a command takes to build (pull: 3.7 ms, 1.0 ms once evaluated here). With
+    ``inspect.get_annotations`` (which, unlike ``get_type_hints`` on Python 3.10, adds no
+    ``Optional``), typer finds the objects and evaluates nothing.
+    """
+    for info in app.registered_commands:
+        if info.callback is not None:
+            info.callback.__annotations__ = inspect.get_annotations(info.callback, eval_str=True)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            _evaluate_annotations(group.typer_instance)
+
+
+class CommandGroup(TyperGroup):
+    """A group run with no arguments shows its help on stderr and exits 2, as click does.
+
+    click signals that case with an exception class typer does not export; answering it here,
+    before click raises it, leaves every exception that reaches ``HubReleaseGroup.main`` an error.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            typer.echo(ctx.get_help(), err=True, color=ctx.color)
+            raise typer.Exit(USAGE_ERROR)
+        return super().parse_args(ctx, args)
+
+
+class LazyGroup(CommandGroup):
+    """A group whose commands come from ``table``: a command's module is imported and the command
+    built (typer inspects its signature) only when it runs or shows its own help. Importing them
+    all to list their summaries cost more than ``import typer``; tests/cli/test_help.py checks that
+    each module registers its names and that each summary is its command's own help.
+    """
+
+    table: ClassVar[dict[str, Entry]] = {}
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.table)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> TyperCommand | TyperGroup | None:
+        if cmd_name not in self.table:
+            return None
+        if cmd_name not in self.commands:
+            # A scratch app with this command alone: typer builds every command of the app it is
+            # given, and one module registers up to three (build_drafters).
+            source = registered(self.table[cmd_name].module)
+            alone = typer.Typer(rich_markup_mode=None, add_completion=False)
+            alone.registered_commands = [c for c in source.registered_commands if c.name == cmd_name]
+            alone.registered_groups = [g for g in source.registered_groups if g.name == cmd_name]
+            command = typer.main.get_group(alone).commands[cmd_name]
+            assert isinstance(command, (TyperCommand, TyperGroup)), command
+            prepare(command)
+            self.commands[cmd_name] = command
+        found = self.commands[cmd_name]
+        assert isinstance(found, (TyperCommand, TyperGroup)), found
+        return found
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        """Each command with its summary cut as click cuts a command's short help, from the table:
+        a ``TyperCommand`` holding only the summary answers ``get_short_help_str`` as the built
+        command would, without inspecting any signature."""
+        limit = formatter.width - 6 - max(len(name) for name in self.table)
+        rows = [
+            (name, TyperCommand(name=name, help=entry.summary).get_short_help_str(limit))
+            for name, entry in self.table.items()
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
