@@ -4,7 +4,7 @@ Peers, on the same machine in the same run: a bare TCP socket on 127.0.0.1 whose
 what arrives to a file in the same folder (upload) or whose sender ``sendfile``s the stored object
 (download), with no HTTP and no hashing; and ``openssl dgst -sha256`` of the same file from the
 page cache, one stream: LFS checks a sha256 of every byte, so that rate is the practical ceiling
-of ingest (issue 22's target: >= 0.6x of it). The Hub side is the real server: an LFS
+of ingest (the target: >= 0.6x of it). The Hub side is the real server: an LFS
 basic-transfer ``PUT`` (signed href, sha256 computed while it is written) and a ``GET`` on
 ``/resolve``. Both clients send with ``sendfile`` and receive into one reused buffer, so the
 client costs the same on each side. Best of ``--repeat``, rounds interleaved.

@@ -1,6 +1,6 @@
 """`hubrelease sign` against a warm verify and against model-signing's own `sign`, on one large tree.
 
-Issue 20 item 6: signing builds the OMS statement from the manifest's digests, verified through the
+Signing builds the OMS statement from the manifest's digests, verified through the
 stat cache, so signing a large release should cost about a warm verify plus the signature itself,
 not a second pass over the bytes. The peer is `model_signing sign key` (model-signing 1.1.1), which
 hashes every file of the folder to build the same kind of statement.

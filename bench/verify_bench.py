@@ -4,7 +4,7 @@ Generates a release (default: 4 x 1 GiB shards + 1,000 small files) with a manif
   - ``hubrelease verify`` cold: a first run (no ``.hubrelease/`` at all) and ``--no-cache``,
   - ``hubrelease verify`` warm (unchanged tree, stat cache),
   - ``sha256sum -c`` (coreutils, one process),
-  - the practical limit (issue 16): one ``openssl dgst -sha256`` per large file plus the small files
+  - the practical limit: one ``openssl dgst -sha256`` per large file plus the small files
     in batches, as many processes at once as there are cores, largest first,
   - N parallel ``openssl`` processes over equal shares of bytes (the earlier ceiling),
   - ``model_signing verify`` (sign with an EC key first) if its CLI is on PATH or given with --model-signing.
@@ -187,9 +187,7 @@ def main() -> None:
         "--model-signing", default=shutil.which("model_signing"), help="model_signing CLI path"
     )
     parser.add_argument("--keep", type=Path, help="build the tree here and keep it")
-    parser.add_argument(
-        "--limit-16", type=float, default=1.88, help="practical limit measured on 16 cores (issue 16)"
-    )
+    parser.add_argument("--limit-16", type=float, default=1.88, help="practical limit measured on 16 cores")
     args = parser.parse_args()
 
     hubrelease = shutil.which("hubrelease") or str(Path(sys.executable).parent / "hubrelease")

@@ -1,8 +1,8 @@
 """Lazy package exports (PEP 562): a package names what it offers; each submodule loads on first use.
 
 A warm ``verify`` needs two of ``hashing``'s four modules; importing the others (the checksum-file
-regexes, hashlib, the thread pool) on every run cost more than its per-file work did (issue 16,
-bench/startup_bench.py). The package keeps ``if TYPE_CHECKING:`` imports of the same names for mypy.
+regexes, hashlib, the thread pool) on every run cost more than its per-file work did
+(bench/startup_bench.py). The package keeps ``if TYPE_CHECKING:`` imports of the same names for mypy.
 """
 
 from __future__ import annotations

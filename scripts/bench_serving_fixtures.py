@@ -2,12 +2,12 @@
 
 bench_serving runs in its own venv (it needs sglang, torch and transformers; the test suite does not):
 
-    python -m venv /work/venvs/sglang-bench
-    /work/venvs/sglang-bench/bin/pip install --no-deps sglang==0.5.23
-    /work/venvs/sglang-bench/bin/pip install aiohttp numpy requests tqdm msgspec orjson transformers \\
+    python -m venv ../venvs/sglang-bench
+    ../venvs/sglang-bench/bin/pip install --no-deps sglang==0.5.23
+    ../venvs/sglang-bench/bin/pip install aiohttp numpy requests tqdm msgspec orjson transformers \\
         psutil pybase64 pillow starlette pyzmq ipython datasets torch==2.13.0 && \\
-        /work/venvs/sglang-bench/bin/pip install --no-deps triton
-    SGLANG_BENCH_PYTHON=/work/venvs/sglang-bench/bin/python .venv/bin/python scripts/bench_serving_fixtures.py
+        ../venvs/sglang-bench/bin/pip install --no-deps triton
+    SGLANG_BENCH_PYTHON=../venvs/sglang-bench/bin/python .venv/bin/python scripts/bench_serving_fixtures.py
 
 The stub (tests/factories/sglang_server.py) serves two configurations, autoregressive and a DFlash
 speculative server, each measured by the ``sglang-oai``, ``sglang-oai-chat`` and ``sglang`` backends at --max-concurrency
@@ -92,7 +92,7 @@ def _bench(python: str, url: str, tokenizer: Path, dataset: Path, out: Path, *ex
 
 
 def main() -> None:
-    python = os.environ.get("SGLANG_BENCH_PYTHON", "/work/venvs/sglang-bench/bin/python")
+    python = os.environ.get("SGLANG_BENCH_PYTHON", str(Path("../venvs/sglang-bench/bin/python").resolve()))
     version = subprocess.run(
         [python, "-c", "import importlib.metadata as m; print(m.version('sglang'))"],
         check=True, capture_output=True, text=True,

@@ -1,6 +1,6 @@
 """The stat cache on a real coarse-timestamp filesystem mounted inside a fine-grained release folder.
 
-Issue 20 item 5, measured on real filesystems instead of tests/hashing's simulated clock. Needs root
+Measured on real filesystems instead of tests/hashing's simulated clock. Needs root
 (a loop mount) and mkfs.ext4: an ext4 image made with 128-byte inodes has 1-second timestamps, as
 NFS, SMB, FAT and FUSE bucket mounts do. Not part of scripts/check.sh (CI may not allow mounts);
 tests/hashing/test_statcache_devices.py simulates the same layout without privileges.

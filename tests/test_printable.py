@@ -1,4 +1,4 @@
-"""Issue 23 item 4: values from files are printed escaped, never as extra lines.
+"""Values from files are printed escaped, never as extra lines.
 
 A GGUF's author chose its key names and string values; printed as they are, a newline in one let
 the file print its own ``error:`` lines (140 fuzz hits in the campaign).

@@ -1,4 +1,4 @@
-"""The one input screen (issue 23 item 3): integer, depth, surrogate, NUL and alias limits, defined once."""
+"""The one input screen: integer, depth, surrogate, NUL and alias limits, defined once."""
 
 from __future__ import annotations
 

@@ -93,7 +93,7 @@ class UsageCommand:
     lines: tuple[str, ...]
     """First the executable, then one line per flag group."""
     measured: tuple[Measurement, ...] = ()
-    """What the evaluations were measured with, from the evaluations (issue 20 item 2)."""
+    """What the evaluations were measured with, from the evaluations."""
 
     @property
     def text(self) -> str:

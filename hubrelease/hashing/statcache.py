@@ -6,12 +6,12 @@ stamp file) *before* any byte is read, and an entry is trusted only if the file'
 are strictly older than that stamp. Any write at or after the stamp then either changes the key
 (a later tick) or lands in the stamp's tick (racy, so not trusted), whatever the timestamp
 granularity. A stamp taken after hashing would trust a same-size rewrite made in the same tick as
-the previous write while other files were still hashing (issue 13).
+the previous write while other files were still hashing.
 
 "The filesystem's own clock" is per filesystem: a release folder may hold a mount (``weights/`` on
 NFS, SMB, FAT or a FUSE bucket, with 1-second timestamps) whose clock and granularity are not those
 of ``.hubrelease/``. A stamp from the fine-grained filesystem is later than a coarse mtime of the
-same second, so a same-size rewrite in that second kept its key and was trusted (issue 20: 11-12 of
+same second, so a same-size rewrite in that second kept its key and was trusted (11-12 of
 12 stale OKs, scripts/statcache_mixed_fs.py). So one stamp is taken per device (``st_dev``) that
 holds files to hash, on that device: ``.hubrelease/stamp`` for its own, a temp file created and
 removed beside a file for any other. A device where no stamp can be made (read-only, or the file's
@@ -32,7 +32,7 @@ from hubrelease.fsutil import STATE_DIR, temp_prefix
 
 CACHE_NAME = "statcache.sqlite3"
 _FORMAT_PREFIX = "hubrelease-statcache-"
-# 2: stamps per device (issue 20). A version-1 entry for a file on another filesystem may carry a
+# 2: stamps per device. A version-1 entry for a file on another filesystem may carry a
 # stamp from the wrong clock, so version-1 caches are discarded, not read.
 _FORMAT = f"{_FORMAT_PREFIX}2"
 

@@ -230,7 +230,7 @@ class HubHTTPServer(ThreadingHTTPServer):
     Accepted connections wait in the ``Gate`` (one thread, no worker) until a whole request head
     has arrived; then a worker of a bounded pool serves that one request and gives a kept-alive
     connection back to the gate. A thread per connection let 300 slow clients hold 302 threads
-    and a pool holding idle connections let them starve everyone else (issue 22).
+    and a pool holding idle connections let them starve everyone else.
     """
 
     allow_reuse_address = True

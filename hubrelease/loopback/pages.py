@@ -1,4 +1,4 @@
-"""HTML pages of the loopback Hub: a repo at a revision as a reader sees it on the Hub (issue 28).
+"""HTML pages of the loopback Hub: a repo at a revision as a reader sees it on the Hub.
 
 ``GET /{ns}/{name}`` (``/datasets/...``, ``/spaces/...``; ``/tree/{rev}`` for another revision)
 shows the card as the Hub renders it (front matter as widgets; the body by ``cardhtml.py``, images

@@ -1,7 +1,7 @@
 """Repo-level routes of the loopback Hub: create, info, refs, preupload, commit, tree, resolve, refs edits.
 
 Shapes follow what huggingface_hub 2.4.0 parses (``hf_api.py``, ``_commit_api.py``, ``file_download.py``);
-see ``/work/shared/research/hub-api.md`` section 2.1 for the route table.
+the route table follows the Hub's HTTP API as huggingface_hub 2.x calls it.
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ def verify_manifest(
     plan = plan or plan_manifest(manifest, manifest_path, root)
     report = verify_plan(plan, options, progress)
     lint = _lint_findings(manifest, ReleaseFolder(plan.folder), report, options.remembered_target)
-    if manifest.evaluations:  # the evaluations' run metadata against the pins (issue 20 item 2)
+    if manifest.evaluations:  # the evaluations' run metadata against the pins
         from hubrelease.evaluation.provenance import provenance_findings
 
         lint += provenance_findings(manifest, plan.folder, {c.path for c in report.files if c.status == "ok"})

@@ -1,4 +1,4 @@
-"""Corrupt parquet pages (issue 13 item 8, found by tests/fuzz): one line, exit 2, nothing written.
+"""Corrupt parquet pages (found by tests/fuzz): one line, exit 2, nothing written.
 
 pyarrow opens a shard from its footer and decodes pages only when batches are read, so a damaged
 page surfaced as an internal error (exit 3: ArrowInvalid, UnicodeDecodeError) or as pyarrow's

@@ -1,4 +1,4 @@
-"""`build speculators-drafter` and the speculators lint rules (issue 25 item 1).
+"""`build speculators-drafter` and the speculators lint rules.
 
 What speculators' own classes make of these files is the conformance tier's job (conformance/run.py,
 ``speculators`` step: ``SpeculatorModel.from_pretrained`` and ``DFlashConverter`` on the same drafter).

@@ -1,4 +1,4 @@
-"""Issue 23 item 5: a card template renders within a work budget; exceeding it is exit 2 naming the template.
+"""A card template renders within a work budget; exceeding it is exit 2 naming the template.
 
 Each template below ran the CI gate (``render-card --check``) out of memory (exit 3) or for minutes
 before the budget. The outcome is asserted, and the work done (steps and volume the meter counted),

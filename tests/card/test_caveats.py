@@ -1,4 +1,4 @@
-"""Issue 21 item 2: a card never shows a figure without the caveat its evaluation records."""
+"""A card never shows a figure without the caveat its evaluation records."""
 
 from __future__ import annotations
 

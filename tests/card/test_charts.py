@@ -1,4 +1,4 @@
-"""Issue 21 item 3: render-card draws SVG charts beside the card, byte-identical across runs and machines,
+"""Render-card draws SVG charts beside the card, byte-identical across runs and machines,
 pinned like any artifact and linked from the card."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 13 item 2: a manifest's card template is untrusted; card.output cannot overwrite release files."""
+"""A manifest's card template is untrusted; card.output cannot overwrite release files."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ SEED_000_FACTS = [
     "- Target `ornith-ai/Ornith-1.5-35B-A3B-NVFP4` (MIT)",
     "- Training data derives from `nvidia/Nemotron-Post-Training-Dataset-v2` "
     "(NVIDIA Nemotron Post-Training Dataset v2), under CC-BY-4.0.",
-    # Issue 21: every other number and fact of the seed text, rendered from the files that hold it.
+    # Every other number and fact of the seed text, rendered from the files that hold it.
     "100,014,884 generated assistant completion tokens (108,729 conversations), released as "
     "`jzinno/Ornith-1.5-35B-A3B-Nemotron-v2-100M`",
     "hidden layers 1, 6, 11, 16, 22, 27, 32, 37 of the target",
@@ -123,7 +123,7 @@ SEED_001_FACTS = [
     "This release is licensed under Apache-2.0, the licence of the drafter it was initialized from.",
     "Target `deepreinforce-ai/Ornith-1.0-397B`, itself derived from `Qwen/Qwen3.5-397B-A17B`.",
     "Not affiliated with Z-Lab, Modal, SGLang, Qwen, or deepreinforce-ai.",
-    # Issue 21: the arms' shared metadata, sampling, the config's top-level rope_theta, precision as written.
+    # The arms' shared metadata, sampling, the config's top-level rope_theta, precision as written.
     "rope.freq_base = 1e7, attention.sliding_window = 4096, sliding_window_pattern = TTTTTF",
     "the config also carries `rope_theta: 10000000.0` at the top level, in addition to the nested block",
     "temperature = 0, seed = 42",

@@ -1,4 +1,4 @@
-"""Issue 21 item 1: the card's training facts come from the files ``training:`` names, never typed."""
+"""The card's training facts come from the files ``training:`` names, never typed."""
 
 from __future__ import annotations
 

@@ -267,7 +267,7 @@ def test_tables_without_a_terminal_keep_whole_paths_and_digests(tmp_path: Path) 
 
 
 def test_hub_serve_help_states_the_servers_limits() -> None:
-    """The limits `hub serve --help` documents are the loopback Hub's defaults (issue 22 item 3)."""
+    """The limits `hub serve --help` documents are the loopback Hub's defaults."""
     from hubrelease.cli.hub import EXAMPLES
     from hubrelease.loopback import xetformat, xetstore
 

@@ -1,4 +1,4 @@
-"""Hostile local input through the commands that read it (issue 23 item 3): one ``error:`` line, exit 2.
+"""Hostile local input through the commands that read it: one ``error:`` line, exit 2.
 
 Each case ended in exit 3 (an internal error) or exit 0 on main before the input screen
 (hubrelease/screen.py): 5,000-digit integers in ``build eval`` and ``render-card --check`` inputs,

@@ -1,4 +1,4 @@
-"""`build eval-results`: the Hub's .eval_results/*.yaml from evaluation JSON (issue 25 item 5)."""
+"""`build eval-results`: the Hub's .eval_results/*.yaml from evaluation JSON."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 20 item 2: an evaluation's run metadata is bound to the manifest's pins and artifacts.
+"""An evaluation's run metadata is bound to the manifest's pins and artifacts.
 
 render-card, verify and push refuse a disagreement (exit 1) naming both values; a difference the
 manifest states (``evaluations[].deviations``) is printed on the card with its note instead.
@@ -163,7 +163,7 @@ def test_server_binary_prefixes_must_be_pinned_binaries(tmp_path: Path) -> None:
 
 
 def test_a_stated_deviation_is_printed_with_its_note_and_a_stale_one_refused(tmp_path: Path) -> None:
-    """The GGUF card's "measured with" comes from the evaluation, not the pin (issue 20)."""
+    """The GGUF card's "measured with" comes from the evaluation, not the pin."""
     evaluation = matrix_evaluation()
     evaluation["run"]["engine"]["commit"] = OTHER
     manifest = write_card_release(tmp_path, evaluations={"eval/matrix.json": evaluation})

@@ -3,7 +3,7 @@
 Every request is forwarded to ``upstream`` (the loopback Hub, so the real huggingface_hub client
 gets real answers; its storage origin, where ``resolve`` redirects LFS and Xet files, has a listener
 of its own, route ``cdn``) except those of ``route``, which get the misbehaviour named by ``kind``: the
-cases of issue 23's campaign against the client's remote reads. ``requests`` and ``sent`` count
+cases of a hostile-input campaign against the client's remote reads. ``requests`` and ``sent`` count
 what the client asked for and was sent (body bytes), so a test can bound the work done; nothing
 is timed. The server's own pacing (``drip``: one byte every ``interval`` seconds, ``stall``) is
 the hostile behaviour itself, bounded by ``MAX_DRIP`` bytes and by ``stop()``.

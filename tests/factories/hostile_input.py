@@ -1,7 +1,7 @@
 """Valid inputs of every JSON reader with raw JSON text spliced in, and the command that reads each.
 
-Shared by the fuzz tier (tests/fuzz/test_raw_json.py draws the text) and the regression tests of
-issue 23 item 3 (tests/cli/test_hostile_input.py names it): ``READERS[name](folder, raw, place)``
+Shared by the fuzz tier (tests/fuzz/test_raw_json.py draws the text) and the regression tests
+of hostile local input (tests/cli/test_hostile_input.py): ``READERS[name](folder, raw, place)``
 writes the input into ``folder`` and returns the CLI arguments that read it.
 """
 

@@ -1,6 +1,6 @@
 """Run one fuzz case through the CLI in process and check the contract every input must meet.
 
-The contract (issue 13): exit 0, 1 or 2, never 3 or a traceback; an exit 2 is exactly one
+The contract: exit 0, 1 or 2, never 3 or a traceback; an exit 2 is exactly one
 ``error:`` line on stderr; a failed command (exit 1 or 2) leaves the folder it was given as it was
 (the ``.hubrelease/`` caches aside); each case stays within the bounds below.
 

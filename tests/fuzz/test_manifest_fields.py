@@ -101,7 +101,7 @@ def test_hostile_escapes_in_paths(path: str, where: str) -> None:
 def test_many_artifacts_all_missing(count: int) -> None:
     """A large manifest is read in bounded time and memory: every file is missing (exit 1), none is hashed.
 
-    --json: the human table of 20,000 findings takes rich ~14 s on its own (reported in issue 13's notes).
+    --json: the human table of 20,000 findings takes rich ~14 s on its own.
     """
     with tempfile.TemporaryDirectory() as tmp:
         manifest, data = _release(Path(tmp))

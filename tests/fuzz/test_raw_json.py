@@ -1,7 +1,7 @@
-"""Raw JSON text no ``json.dumps`` writes, through every JSON reader (issue 23 items 3 and 7).
+"""Raw JSON text no ``json.dumps`` writes, through every JSON reader.
 
 The other fuzz modules draw Python values and serialise them, so a document's text is always what
-``json.dumps`` can write. The hostile inputs of issue 23's campaign are not: integers of 5,000
+``json.dumps`` can write. The hostile inputs of a campaign against it are not: integers of 5,000
 digits (past Python's 4,300-digit conversion limit, ``ValueError`` inside ``json``), arrays and
 objects nested 100,000 deep (``RecursionError``), lone surrogate escapes (``"\\ud800"``), NUL
 escapes in keys, shapes of thousands of 4,200-digit dimensions. ``fragments``

@@ -1,4 +1,4 @@
-"""The stat cache never trusts a file against another filesystem's clock (issue 20 item 5).
+"""The stat cache never trusts a file against another filesystem's clock.
 
 The layout is the issue's: a release folder on a fine-grained filesystem with ``weights/`` on a
 mount whose timestamps have 1-second granularity (NFS, SMB, FAT, FUSE bucket mounts), simulated by

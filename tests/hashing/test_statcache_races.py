@@ -119,7 +119,7 @@ def _hash_all(
 def test_cache_answers_only_the_current_bytes_under_any_interleaving(layout: str, steps: list[_Step]) -> None:
     """Model check: after every step, a cache hit for any file equals the sha256 of its bytes now.
 
-    The second layout is issue 20's: two of the files sit on a 1-second filesystem mounted at
+    The second layout is the one a campaign found: two of the files sit on a 1-second filesystem mounted at
     ``weights/`` inside a release folder whose own clock ticks every 300 ms.
     """
     with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as monkeypatch:

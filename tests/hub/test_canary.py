@@ -1,5 +1,5 @@
-"""No Hub command prints a token, even when the Hub echoes every request header back (issue 13.6),
-not even with ``HUBRELEASE_DEBUG=1`` (issue 23 item 1: its traceback skipped the redaction, 23 leaks
+"""No Hub command prints a token, even when the Hub echoes every request header back,
+not even with ``HUBRELEASE_DEBUG=1`` (its traceback skipped the redaction, 23 leaks
 in 23 runs, and every error exited 1).
 
 The loopback Hub's ``echo_headers`` fault answers each request with its headers, Authorization

@@ -39,7 +39,7 @@ def test_local_endpoint_starts_one_embedded_hub_in_the_configured_folder(
 
 
 def test_the_hub_client_loads_nothing_of_the_loopback_server() -> None:
-    """Commands against the real Hub must not pay for the server (issue 22): hubrelease.hub and its client,
+    """Commands against the real Hub must not pay for the server: hubrelease.hub and its client,
     a remote endpoint's HfApi included, import neither hubrelease.loopback nor blake3, lz4 or numpy."""
     probe = (
         "import sys\n"

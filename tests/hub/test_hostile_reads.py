@@ -1,4 +1,4 @@
-"""Issue 23 item 2: every remote read is bounded; a hostile or broken server ends a command in one line.
+"""Every remote read is bounded; a hostile or broken server ends a command in one line.
 
 Each case of the campaign (``tests.factories.hostile_hub``) is put on the route it broke, in front of
 a real loopback Hub, and every read command that uses that route runs against it: ``inspect

@@ -1,4 +1,4 @@
-"""Issue 23 item 6: push never reads outside the release folder, over Xet and over plain LFS.
+"""Push never reads outside the release folder, over Xet and over plain LFS.
 
 A release file swapped for a symlink to the token file (or its folder for a symlink to another
 folder) while push runs must send no byte of the outside file: the loopback Hub's request log

@@ -1,4 +1,4 @@
-"""Each loader failure of issue 10 as a lint finding, on a checkpoint that triggers it.
+"""Each engine loader failure as a lint finding, on a checkpoint that triggers it.
 
 The baseline (a DFlash or DFlash2 checkpoint from the factories, block_size in both placements) lints
 clean; each test changes one thing and asserts the one finding it causes.

@@ -1,4 +1,4 @@
-"""llama.cpp's -hf / -hfd resolution of a GGUF release, and its split sets (issue 25 item 2).
+"""llama.cpp's -hf / -hfd resolution of a GGUF release, and its split sets.
 
 The resolution functions mirror common/download.cpp of llama.cpp 0c1e57098; the conformance tier runs
 the real `llama-server -hf ... -hfd ...` against the published example (conformance/hub_steps.py).

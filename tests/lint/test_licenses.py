@@ -1,4 +1,4 @@
-"""Licence checks (issue 25 item 4): the release against every source, GGUF general.* and the card."""
+"""Licence checks: the release against every source, GGUF general.* and the card."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lint knows the target: depth, hidden size and vocabulary from its GGUF or config.json (issue 25 item 3).
+"""Lint knows the target: depth, hidden size and vocabulary from its GGUF or config.json.
 
 The drafters' configs here do not state ``num_target_layers``: the target is the only source of its depth.
 """

@@ -1,6 +1,6 @@
 """Hostile clients against a loopback Hub shared by tenants: no private byte, nor its existence, leaks.
 
-Each test is one of issue 22's leaks, run as the attacker would with what a published manifest
+Each test is one of a campaign's leaks, run as the attacker would with what a published manifest
 tells (a private file's sha256 and size; a public prefix of its bytes), beside a client of the same
 Hub that may read it (so the refusals are about access, not a broken route).
 """

@@ -1,4 +1,4 @@
-"""Hostile manifests (issue 13): each is one ``FILE:LINE: field: message`` error, exit 2, in every command.
+"""Hostile manifests: each is one ``FILE:LINE: field: message`` error, exit 2, in every command.
 
 Before these checks, a 3 KB alias bomb grew without bound (pydantic walked every expanded copy),
 and integers over 4,300 digits, 1,000-deep nesting and complex keys ended in internal errors.

@@ -1,4 +1,4 @@
-"""Issue 13's exit-3 findings in onboarding and paths: each is now one line (or a warning), never a traceback."""
+"""Exit-3 findings of a hostile-input campaign in onboarding and paths: each is now one line (or a warning), never a traceback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 20 item 6, end to end: sign the example, push it, `hf download` it, and let the real consumer judge.
+"""End to end: sign the example, push it, `hf download` it, and let the real consumer judge.
 
 The consumer is model-signing 1.1.1's own CLI (``model_signing verify key``), run as a subprocess for
 the first acceptance and in process (its click group, the same code) for the many refusals that

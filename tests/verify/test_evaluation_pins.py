@@ -1,4 +1,4 @@
-"""Issue 11 item 5: evaluation files, the source of every number in the card, are pinned like artifacts."""
+"""Evaluation files, the source of every number in the card, are pinned like artifacts."""
 
 from __future__ import annotations
 

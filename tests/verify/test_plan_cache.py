@@ -17,7 +17,7 @@ from tests.factories.releases import write_release
 
 
 def test_warm_verify_loads_no_pydantic_and_no_yaml(tmp_path: Path) -> None:
-    """Nor hashlib, the thread pool or tempfile: nothing is hashed or written (issue 16)."""
+    """Nor hashlib, the thread pool or tempfile: nothing is hashed or written."""
     manifest = write_release(tmp_path)
     assert verify_json(manifest)[0] == 0
     heavy = ("pydantic", "yaml", "ruamel", "rich", "hashlib", "concurrent.futures", "tempfile")

@@ -1,4 +1,4 @@
-"""Issue 21 item 4: evaluations cannot mislabel a run, with or without a spec."""
+"""Evaluations cannot mislabel a run, with or without a spec."""
 
 from __future__ import annotations
 
