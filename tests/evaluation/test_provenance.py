@@ -280,7 +280,7 @@ def test_a_pinned_document_is_checked_and_printed_with_its_lines(tmp_path: Path)
     ("document", "problem"),
     [
         ({"name": "n", "sha256": SHA_A}, "needs a path (relative to the release) or a url"),
-        ({"name": "n", "path": "/home/me/card.md", "sha256": SHA_A}, "is absolute"),
+        ({"name": "n", "path": "/abs/card.md", "sha256": SHA_A}, "is absolute"),
         ({"name": "n", "url": "https://x", "sha256": SHA_A, "tables": [{"title": "t", "lines": [5, 3]}]}, "first <= last"),
     ],
 )  # fmt: skip
