@@ -83,15 +83,17 @@ def sign(
         raise InputError("--chain needs --certificate")
     if trust_config is not None and not sigstore:
         raise InputError("--trust-config applies to --sigstore")
-    from hubrelease.manifest import load_manifest, release_root
+    from hubrelease.manifest import load_manifest_text, release_root
+    from hubrelease.manifest.load import read_text
     from hubrelease.signing.release import sign_release
     from hubrelease.signing.signers import SigningMethod
 
-    release = load_manifest(manifest)
+    text = read_text(manifest)
+    release = load_manifest_text(text, manifest)
     root = release_root(release, manifest, directory)
     method = SigningMethod(key, certificate, tuple(chain or ()), sigstore, trust_config)
     with output.progress(json_mode) as progress:
-        result = sign_release(release, manifest, root, method, progress, pin_identity=pin_identity)
+        result = sign_release(release, manifest, root, method, progress, pin_identity=pin_identity, text=text)
     signed = result.signed
     if json_mode:
         output.emit_document(

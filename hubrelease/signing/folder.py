@@ -27,19 +27,14 @@ from typing import NamedTuple
 
 from hubrelease.fsutil import STATE_DIR, is_temp_name
 from hubrelease.release_files import SIGNATURE_NAME
-from hubrelease.signing.extra import missing_extra
+from hubrelease.signing.extra import required
 from hubrelease.signing.statement import SignedFiles
-
-try:
-    from model_signing._serialization import serialization
-except ModuleNotFoundError as _missing:
-    raise missing_extra(_missing) from None
 
 _GIT_PATHS = (".git/", ".gitattributes", ".github/", ".gitignore")
 # What `hubrelease verify` itself writes into the folder it checks (stat cache and its stamp, verify
 # plans, the published copy of a manifest with ``root:``): absent from a download until hubrelease
 # runs there, so never counted against a signature that does not ignore the state folder.
-_OWN_STATE = ("statcache.sqlite3", "stamp", "verify-plans.json", "published")
+_OWN_STATE = ("statcache.sqlite3", "stamp", "verify-plans.json", "signatures.json", "published")
 
 
 class FolderView(NamedTuple):
@@ -79,11 +74,15 @@ _DOWNLOAD = Path("download")
 
 def hidden(name: str, signed: SignedFiles) -> bool:
     """Whether ``model_signing verify`` of a download holding repo path ``name`` ignores it."""
+    with required():
+        from model_signing._serialization import serialization
     return serialization.should_ignore(_DOWNLOAD / name, _ignored(_DOWNLOAD, signed))
 
 
 def model_signing_view(folder: Path, signed: SignedFiles) -> FolderView:
     """The files of ``folder`` that ``model_signing verify`` compares with ``signed``."""
+    with required():
+        from model_signing._serialization import serialization
     ignored = _ignored(folder, signed)
     files: list[str] = []
     for path in itertools.chain((folder,), folder.glob("**/*")):

@@ -95,19 +95,24 @@ def sign_release(
     progress: Progress = NULL_PROGRESS,
     *,
     pin_identity: bool = False,
+    text: str | None = None,
 ) -> SignResult:
     """Check the release as push would, then write ``model.sig`` over what push publishes.
 
     ``pin_identity`` first records the signer in ``signing.identity`` when none is pinned (and
     renders the card again if it was current: it prints the identity), since both are signed.
+    ``text``: the manifest's text ``manifest`` was loaded from; the preflight's verify then takes
+    its plan from verify's plan cache (``verify.plan_cache``), so an unchanged card is not rendered again.
     """
+    from hubrelease.verify.plan_cache import manifest_plan
     from hubrelease.verify.preflight import preflight
 
     pinned = pin_signer(manifest, manifest_path, root, method) if pin_identity else None
     if pinned is not None:
-        from hubrelease.manifest import load_manifest
+        from hubrelease.manifest.load import load_manifest_text, read_text
 
-        manifest = load_manifest(manifest_path)
+        text = read_text(manifest_path)
+        manifest = load_manifest_text(text, manifest_path)
     declared = declared_policy(manifest, SignaturePolicy(), root) if manifest.signing is not None else None
     if declared is not None and declared.method != method.name:
         raise InputError(
@@ -125,7 +130,8 @@ def sign_release(
                 path=manifest_path,
                 field="signing.identity",
             )
-    preflight(manifest, manifest_path, root, progress)
+    plan = manifest_plan(manifest, manifest_path, text, root) if text is not None else None
+    preflight(manifest, manifest_path, root, progress, plan=plan)
     digests = published_digests(publish_set(manifest, manifest_path, root))
     missing = [path for path, digest in digests.items() if digest is None]
     if missing:
@@ -141,7 +147,13 @@ def sign_release(
     if declared is not None:
         check_declared(bundle, declared, manifest_path)
     atomic_write_text(target, bundle)
-    return SignResult(target, method.name, read_unverified(target), pinned=pinned)
+    signed = read_unverified(target)
+    fingerprint = _key_fingerprint(method)
+    if fingerprint is not None:  # signed just now with that key: the next sign or verify recalls it
+        from hubrelease.signing.verified import remember
+
+        remember(target, fingerprint, signed, bundle.encode("utf-8"))
+    return SignResult(target, method.name, signed, pinned=pinned)
 
 
 def pin_signer(manifest: Manifest, manifest_path: Path, root: Path, method: SigningMethod) -> str | None:
@@ -200,15 +212,17 @@ def _still_signed(target: Path, method: SigningMethod, files: Mapping[str, str])
     """
     if method.name != "key" or not target.is_file():
         return None
-    import tempfile
+    signed = _recalled(target, method)
+    if signed is None:
+        import tempfile
 
-    with tempfile.TemporaryDirectory() as scratch:
-        public = Path(scratch) / "public.pem"
-        public.write_bytes(public_key_pem(method))
-        try:
-            signed = verify_bundle(target, SignaturePolicy(public_key=public))
-        except (SignatureInvalid, InputError):
-            return None
+        with tempfile.TemporaryDirectory() as scratch:
+            public = Path(scratch) / "public.pem"
+            public.write_bytes(public_key_pem(method))
+            try:
+                signed = verify_bundle(target, SignaturePolicy(public_key=public))
+            except (SignatureInvalid, InputError):
+                return None
     if (
         differences(signed, files)
         or download_problem(signed)
@@ -216,6 +230,25 @@ def _still_signed(target: Path, method: SigningMethod, files: Mapping[str, str])
     ):
         return None
     return signed
+
+
+def _key_fingerprint(method: SigningMethod) -> str | None:
+    """The fingerprint of ``method``'s key, read without model-signing (None: not a plain key, or
+    one cryptography cannot read without a password: model-signing's signer handles those)."""
+    if method.name != "key" or method.key is None:
+        return None
+    try:
+        return pem_fingerprint(method.key)
+    except InputError:
+        return None
+
+
+def _recalled(target: Path, method: SigningMethod) -> SignedFiles | None:
+    """The statement of ``target`` if it verified here under ``method``'s key (``signing.verified``)."""
+    from hubrelease.signing.verified import recall
+
+    fingerprint = _key_fingerprint(method)
+    return recall(target, fingerprint) if fingerprint is not None else None
 
 
 def declared_policy(manifest: Manifest, given: SignaturePolicy, root: Path) -> SignaturePolicy:

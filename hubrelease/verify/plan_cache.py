@@ -25,7 +25,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hubrelease import __version__
 from hubrelease.findings import VerifyReport
@@ -34,6 +34,9 @@ from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.screen import ScreenError, parse_json
 from hubrelease.verify.compare import ExpectedFile
 from hubrelease.verify.local import VerifyOptions, VerifyPlan, verify_manifest, verify_plan
+
+if TYPE_CHECKING:
+    from hubrelease.manifest.models import Manifest
 
 CACHE_NAME = "verify-plans.json"
 _FORMAT = "hubrelease-verify-plans-5"
@@ -125,6 +128,28 @@ def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPl
         atomic_write_text(path, json.dumps({"format": _FORMAT, "plans": plans}, separators=(",", ":")))
 
 
+def _made(manifest: Manifest, manifest_path: Path, text: str, root: Path | None, store: bool) -> VerifyPlan:
+    from hubrelease.verify.local import plan_manifest
+
+    plan = plan_manifest(manifest, manifest_path, root)
+    if store and plan.cacheable:
+        store_plan(manifest_path, text, root, plan)
+    return plan
+
+
+def manifest_plan(manifest: Manifest, manifest_path: Path, text: str, root: Path) -> VerifyPlan:
+    """The plan of ``manifest`` (loaded from ``text``) in the release folder ``root``: the one verify
+    stored, else made (the card rendered) and stored for the next command.
+
+    Stored under the key ``verify`` uses when ``root`` is the manifest's own folder (no ``--dir``),
+    so a ``sign`` after a ``verify`` renders nothing.
+    """
+    from hubrelease.manifest.root import release_root
+
+    given = None if release_root(manifest, manifest_path, None).resolve() == root.resolve() else root
+    return load_plan(manifest_path, text, given) or _made(manifest, manifest_path, text, given, True)
+
+
 def verify_manifest_file(
     manifest_path: Path,
     text: str,
@@ -137,12 +162,9 @@ def verify_manifest_file(
     manifest = None
     if plan is None:
         from hubrelease.manifest import load_manifest_text
-        from hubrelease.verify.local import plan_manifest
 
         manifest = load_manifest_text(text, manifest_path)
-        plan = plan_manifest(manifest, manifest_path, root)
-        if options.use_cache and plan.cacheable:
-            store_plan(manifest_path, text, root, plan)
+        plan = _made(manifest, manifest_path, text, root, options.use_cache)
     if not plan.needs_manifest:
         return verify_plan(plan, options, progress)
     if manifest is None:  # lint and provenance read the manifest; the plan (the card's digest) is kept
