@@ -20,8 +20,12 @@ model-signing 1.1.1:
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import itertools
+import json
 import os
+import stat
 from pathlib import Path
 from typing import NamedTuple
 
@@ -97,3 +101,43 @@ def model_signing_view(folder: Path, signed: SignedFiles) -> FolderView:
         if path.is_file() and not serialization.should_ignore(path, ignored):
             files.append(name)
     return FolderView(tuple(sorted(files, key=os.fsencode)))
+
+
+def _listing(folder: Path) -> list[tuple[str, int]]:
+    """Every entry ``model_signing_view`` looks at, with its file type (``lstat``: a symlink is one)."""
+    found = []
+    for path in folder.glob("**/*"):
+        name = path.relative_to(folder).as_posix()
+        if not _own_state(name):
+            with contextlib.suppress(OSError):  # gone meanwhile: the listing after the view differs
+                found.append((name, stat.S_IFMT(os.lstat(path).st_mode)))
+    return sorted(found)
+
+
+def cached_view(folder: Path, signed: SignedFiles) -> FolderView:
+    """``model_signing_view``, recalled while the folder's entries (names and file types) and the
+    statement's ignore paths are what they were: an unchanged folder is listed without model-signing.
+
+    The view is a function of those alone (model-signing's ``should_ignore`` compares paths,
+    ``check_file_or_directory`` file types); the entry sits in ``signing.verified``'s cache, bound
+    to ``model.sig``'s bytes and file, so one that came with the folder is never used.
+    """
+    from hubrelease.signing import verified
+
+    signature = folder / SIGNATURE_NAME
+    seen = verified.seen(signature)
+    listing = _listing(folder)
+    tag = (
+        "view:" + hashlib.sha256(json.dumps([str(folder), signed.ignore_paths, listing]).encode()).hexdigest()
+    )
+    stored = verified.recall_value(signature, seen, tag)
+    if isinstance(stored, list) and len(stored) == 2 and all(isinstance(f, str) for f in stored[0]):
+        refusal = stored[1]
+        if refusal is None or (isinstance(refusal, list) and len(refusal) == 2):
+            return FolderView(
+                tuple(stored[0]), None if refusal is None else (str(refusal[0]), str(refusal[1]))
+            )
+    view = model_signing_view(folder, signed)
+    if seen is not None and _listing(folder) == listing:
+        verified.store_value(signature, seen, tag, [list(view.files), view.refusal])
+    return view

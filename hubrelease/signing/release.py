@@ -372,13 +372,13 @@ def verify_local_signature(
 ) -> list[Finding]:
     """The release folder ``report`` checked against its ``model.sig``: the files as they are on disk,
     the ones ``model_signing verify`` would hash (``signing.folder``), each under its repo path."""
-    from hubrelease.signing.folder import model_signing_view
+    from hubrelease.signing.folder import cached_view
 
     folder = Path(report.root)
     signed = verified_statement(folder / SIGNATURE_NAME, policy)
     if isinstance(signed, Finding):
         return [signed]
-    view = model_signing_view(folder, signed)
+    view = cached_view(folder, signed)
     if view.refusal is not None:
         return [Finding.make("signature", view.refusal[0], view.refusal[1])]
     files = publish_set(manifest, manifest_path, folder)

@@ -43,14 +43,14 @@ _KEEP = 8  # entries kept (a few keys, or signatures of a few manifests)
 _MAX_BUNDLE = 1 << 20  # a bundle is a few kB (a chain of certificates included); larger ones are not cached
 
 
-class _Seen(NamedTuple):
+class Seen(NamedTuple):
     """What identifies a signature file's bytes here: their sha256 and the file's stat."""
 
     sha256: str
     stat: tuple[int, int, int, int, int]
 
 
-def _seen(path: Path) -> _Seen | None:
+def seen(path: Path) -> Seen | None:
     """The bytes' digest and the stat of the same open file (None: unreadable or too large)."""
     try:
         with open(path, "rb") as handle:
@@ -61,10 +61,10 @@ def _seen(path: Path) -> _Seen | None:
     if len(data) > _MAX_BUNDLE:
         return None
     stat = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    return _Seen(hashlib.sha256(data).hexdigest(), stat)
+    return Seen(hashlib.sha256(data).hexdigest(), stat)
 
 
-def _key(seen: _Seen, fingerprint: str) -> str:
+def _key(seen: Seen, fingerprint: str) -> str:
     return json.dumps([seen.sha256, fingerprint, *seen.stat])
 
 
@@ -83,7 +83,7 @@ def _entries(path: Path) -> dict[str, Any]:
     return entries if isinstance(entries, dict) else {}
 
 
-def _lookup(signature: Path, seen: _Seen | None, fingerprint: str) -> SignedFiles | None:
+def _lookup(signature: Path, seen: Seen | None, fingerprint: str) -> SignedFiles | None:
     if seen is None:
         return None
     entry = _entries(_cache_file(signature)).get(_key(seen, fingerprint))
@@ -105,12 +105,18 @@ def _lookup(signature: Path, seen: _Seen | None, fingerprint: str) -> SignedFile
         return None
 
 
-def _store(signature: Path, seen: _Seen, fingerprint: str, signed: SignedFiles) -> None:
-    path = _cache_file(signature)
-    key = _key(seen, fingerprint)
+def _store(signature: Path, seen: Seen, fingerprint: str, signed: SignedFiles) -> None:
+    _put(
+        _cache_file(signature),
+        _key(seen, fingerprint),
+        [signed.digests, list(signed.ignore_paths), *signed[2:]],
+    )
+
+
+def _put(path: Path, key: str, value: object) -> None:
     entries = {k: v for k, v in _entries(path).items() if k != key}
     entries = dict(list(entries.items())[-(_KEEP - 1) :])
-    entries[key] = [signed.digests, list(signed.ignore_paths), *signed[2:]]
+    entries[key] = value
     with contextlib.suppress(OSError):
         path.parent.mkdir(exist_ok=True)
         atomic_write_text(path, json.dumps({"format": _FORMAT, "entries": entries}, separators=(",", ":")))
@@ -118,23 +124,37 @@ def _store(signature: Path, seen: _Seen, fingerprint: str, signed: SignedFiles) 
 
 def recall(signature: Path, fingerprint: str) -> SignedFiles | None:
     """The statement of ``signature`` if these bytes verified here under the key ``fingerprint``."""
-    return _lookup(signature, _seen(signature), fingerprint)
+    return _lookup(signature, seen(signature), fingerprint)
 
 
 def verified(signature: Path, fingerprint: str, verify: Callable[[], SignedFiles]) -> SignedFiles:
     """``recall``, else ``verify()`` (model-signing under that key), remembered when the file held still."""
-    before = _seen(signature)
+    before = seen(signature)
     hit = _lookup(signature, before, fingerprint)
     if hit is not None:
         return hit
     signed = verify()
-    if before is not None and _seen(signature) == before:
+    if before is not None and seen(signature) == before:
         _store(signature, before, fingerprint, signed)
     return signed
 
 
+def recall_value(signature: Path, seen: Seen | None, tag: str) -> object:
+    """What ``store_value`` stored for ``tag`` beside these very signature bytes and file (None: nothing)."""
+    return (
+        None
+        if seen is None
+        else _entries(_cache_file(signature)).get(json.dumps([tag, seen.sha256, *seen.stat]))
+    )
+
+
+def store_value(signature: Path, seen: Seen, tag: str, value: object) -> None:
+    """Keep ``value`` (JSON) for ``tag``, bound to the signature's bytes and file as every entry here."""
+    _put(_cache_file(signature), json.dumps([tag, seen.sha256, *seen.stat]), value)
+
+
 def remember(signature: Path, fingerprint: str, signed: SignedFiles, written: bytes) -> None:
     """Record a signature ``sign`` just wrote with the private key of ``fingerprint`` (if still those bytes)."""
-    seen = _seen(signature)
-    if seen is not None and seen.sha256 == hashlib.sha256(written).hexdigest():
-        _store(signature, seen, fingerprint, signed)
+    now = seen(signature)
+    if now is not None and now.sha256 == hashlib.sha256(written).hexdigest():
+        _store(signature, now, fingerprint, signed)
