@@ -76,7 +76,14 @@ def measure(manifest: Path, work: Path, repeat: int) -> dict[str, float]:
             "--ignore-paths", str(folder / "model.sig"),
         ],
     }  # fmt: skip
-    timed(sign, folder, ENV)  # fills every cache and writes model.sig
+    verify = commands["verify (warm)"]
+
+    def warm_up() -> None:
+        """What a user runs before: verify (stat cache, plan), sign (model.sig), verify --signature."""
+        for command in (verify, sign, commands["verify --signature (warm)"]):
+            timed(command, folder, ENV)
+
+    warm_up()
     best = dict.fromkeys(commands, float("inf"))
     for _ in range(repeat):
         for name, command in commands.items():
@@ -84,7 +91,7 @@ def measure(manifest: Path, work: Path, repeat: int) -> dict[str, float]:
                 shutil.rmtree(folder / ".hubrelease")
                 os.unlink(folder / "model.sig")
             best[name] = min(best[name], timed(command, folder, ENV))
-        timed(sign, folder, ENV)  # warm again for the next round: caches refilled after the cold sign
+        warm_up()  # the caches the cold sign started without, filled again for the next round
     return best
 
 

@@ -25,7 +25,6 @@ import hashlib
 import itertools
 import json
 import os
-import stat
 from pathlib import Path
 from typing import NamedTuple
 
@@ -103,14 +102,24 @@ def model_signing_view(folder: Path, signed: SignedFiles) -> FolderView:
     return FolderView(tuple(sorted(files, key=os.fsencode)))
 
 
-def _listing(folder: Path) -> list[tuple[str, int]]:
-    """Every entry ``model_signing_view`` looks at, with its file type (``lstat``: a symlink is one)."""
-    found = []
-    for path in folder.glob("**/*"):
-        name = path.relative_to(folder).as_posix()
-        if not _own_state(name):
-            with contextlib.suppress(OSError):  # gone meanwhile: the listing after the view differs
-                found.append((name, stat.S_IFMT(os.lstat(path).st_mode)))
+def _listing(folder: Path) -> list[tuple[str, str]]:
+    """Every entry ``model_signing_view`` looks at (``glob("**/*")``: all, into folders but not
+    through symlinks), with its type from the directory entry: link, folder, file or other."""
+    found: list[tuple[str, str]] = []
+    pending = [""]
+    while pending:
+        prefix = pending.pop()
+        with contextlib.suppress(OSError), os.scandir(os.path.join(folder, prefix)) as entries:
+            for entry in entries:
+                name = prefix + entry.name
+                if _own_state(name):
+                    continue
+                kind = (
+                    "l" if entry.is_symlink() else "d" if entry.is_dir() else "f" if entry.is_file() else "o"
+                )
+                found.append((name, kind))
+                if kind == "d":
+                    pending.append(name + "/")
     return sorted(found)
 
 

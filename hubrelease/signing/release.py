@@ -367,6 +367,16 @@ def check_signer(manifest: Manifest, root: Path, signature: Path) -> None:
         )
 
 
+def _inside(path: Path, folder: Path) -> str | None:
+    """``relative_inside``, resolving only a path not lexically under ``folder`` (the manifest):
+    past the view's check the folder holds no symlink (model-signing refuses any), so a path
+    under it is where it says (one resolve per file cost 0.16 s for 2,008 files)."""
+    try:
+        return path.relative_to(folder).as_posix()
+    except ValueError:
+        return relative_inside(path, folder)
+
+
 def verify_local_signature(
     manifest: Manifest, manifest_path: Path, report: VerifyReport, policy: SignaturePolicy
 ) -> list[Finding]:
@@ -386,7 +396,7 @@ def verify_local_signature(
     present = set(view.files)
     observed: dict[str, str | None] = {}
     for path, local, _ in files:
-        name = relative_inside(local, folder)
+        name = _inside(local, folder)
         if name in present:
             present.discard(name)
             observed[path] = seen.get(name)
