@@ -64,8 +64,9 @@ def seen(path: Path) -> Seen | None:
     return Seen(hashlib.sha256(data).hexdigest(), stat)
 
 
-def _key(seen: Seen, fingerprint: str) -> str:
-    return json.dumps([seen.sha256, fingerprint, *seen.stat])
+def _key(seen: Seen, tag: str) -> str:
+    """An entry's key: what it is about (a key's fingerprint, a view) and the signature file it is bound to."""
+    return json.dumps([tag, seen.sha256, *seen.stat])
 
 
 def _cache_file(signature: Path) -> Path:
@@ -141,16 +142,12 @@ def verified(signature: Path, fingerprint: str, verify: Callable[[], SignedFiles
 
 def recall_value(signature: Path, seen: Seen | None, tag: str) -> object:
     """What ``store_value`` stored for ``tag`` beside these very signature bytes and file (None: nothing)."""
-    return (
-        None
-        if seen is None
-        else _entries(_cache_file(signature)).get(json.dumps([tag, seen.sha256, *seen.stat]))
-    )
+    return None if seen is None else _entries(_cache_file(signature)).get(_key(seen, tag))
 
 
 def store_value(signature: Path, seen: Seen, tag: str, value: object) -> None:
     """Keep ``value`` (JSON) for ``tag``, bound to the signature's bytes and file as every entry here."""
-    _put(_cache_file(signature), json.dumps([tag, seen.sha256, *seen.stat]), value)
+    _put(_cache_file(signature), _key(seen, tag), value)
 
 
 def remember(signature: Path, fingerprint: str, signed: SignedFiles, written: bytes) -> None:
