@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from hubrelease.errors import CheckFailed, InputError
 from hubrelease.findings import Finding, VerifyReport
@@ -21,13 +20,14 @@ from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.identity import pem_fingerprint
 from hubrelease.signing.signers import SigningMethod, public_key_pem, sign_statement
 from hubrelease.signing.statement import (
-    IGNORE_PATHS,
     SignedFiles,
     differences,
     download_problem,
     payload,
     read_unverified,
+    signs,
 )
+from hubrelease.signing.unchanged import SignResult, key_fingerprint, recalled
 from hubrelease.signing.verifiers import (
     SignatureInvalid,
     SignaturePolicy,
@@ -77,16 +77,6 @@ def published_digests(
     return digests
 
 
-class SignResult(NamedTuple):
-    path: Path
-    method: str
-    signed: SignedFiles
-    written: bool = True
-    """False when the ``model.sig`` already there signs exactly these files with this key (kept)."""
-    pinned: str | None = None
-    """The identity ``--pin-identity`` recorded in the manifest (None: none was written)."""
-
-
 def sign_release(
     manifest: Manifest,
     manifest_path: Path,
@@ -104,12 +94,13 @@ def sign_release(
     ``text``: the manifest's text ``manifest`` was loaded from; the preflight's verify then takes
     its plan from verify's plan cache (``verify.plan_cache``), so an unchanged card is not rendered again.
     """
-    from hubrelease.verify.plan_cache import manifest_plan
+    from hubrelease.verify.plan_cache import manifest_plan, mark_sign_ready
     from hubrelease.verify.preflight import preflight
 
     pinned = pin_signer(manifest, manifest_path, root, method) if pin_identity else None
     if pinned is not None:
-        from hubrelease.manifest.load import load_manifest_text, read_text
+        from hubrelease.manifest.load import load_manifest_text
+        from hubrelease.manifest.text import read_text
 
         text = read_text(manifest_path)
         manifest = load_manifest_text(text, manifest_path)
@@ -132,6 +123,8 @@ def sign_release(
             )
     plan = manifest_plan(manifest, manifest_path, text, root) if text is not None else None
     preflight(manifest, manifest_path, root, progress, plan=plan)
+    if plan is not None and text is not None and manifest.signing is None and manifest.root is None:
+        mark_sign_ready(manifest, manifest_path, text, root, plan)
     digests = published_digests(publish_set(manifest, manifest_path, root))
     missing = [path for path, digest in digests.items() if digest is None]
     if missing:
@@ -148,12 +141,13 @@ def sign_release(
         check_declared(bundle, declared, manifest_path)
     atomic_write_text(target, bundle)
     signed = read_unverified(target)
-    fingerprint = _key_fingerprint(method)
+    fingerprint = key_fingerprint(method)
     if fingerprint is not None:  # signed just now with that key: the next sign or verify recalls it
         from hubrelease.signing.verified import remember
 
         remember(target, fingerprint, signed, bundle.encode("utf-8"))
-    return SignResult(target, method.name, signed, pinned=pinned)
+    size = sum(artifact.size or 0 for artifact in manifest.artifacts)
+    return SignResult(target, method.name, signed, pinned=pinned, artifact_bytes=size)
 
 
 def pin_signer(manifest: Manifest, manifest_path: Path, root: Path, method: SigningMethod) -> str | None:
@@ -212,7 +206,7 @@ def _still_signed(target: Path, method: SigningMethod, files: Mapping[str, str])
     """
     if method.name != "key" or not target.is_file():
         return None
-    signed = _recalled(target, method)
+    signed = recalled(target, method)
     if signed is None:
         import tempfile
 
@@ -223,32 +217,7 @@ def _still_signed(target: Path, method: SigningMethod, files: Mapping[str, str])
                 signed = verify_bundle(target, SignaturePolicy(public_key=public))
             except (SignatureInvalid, InputError):
                 return None
-    if (
-        differences(signed, files)
-        or download_problem(signed)
-        or set(signed.ignore_paths) != set(IGNORE_PATHS)
-    ):
-        return None
-    return signed
-
-
-def _key_fingerprint(method: SigningMethod) -> str | None:
-    """The fingerprint of ``method``'s key, read without model-signing (None: not a plain key, or
-    one cryptography cannot read without a password: model-signing's signer handles those)."""
-    if method.name != "key" or method.key is None:
-        return None
-    try:
-        return pem_fingerprint(method.key)
-    except InputError:
-        return None
-
-
-def _recalled(target: Path, method: SigningMethod) -> SignedFiles | None:
-    """The statement of ``target`` if it verified here under ``method``'s key (``signing.verified``)."""
-    from hubrelease.signing.verified import recall
-
-    fingerprint = _key_fingerprint(method)
-    return recall(target, fingerprint) if fingerprint is not None else None
+    return signed if signs(signed, files) else None
 
 
 def declared_policy(manifest: Manifest, given: SignaturePolicy, root: Path) -> SignaturePolicy:

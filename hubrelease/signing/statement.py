@@ -168,6 +168,15 @@ def differences(signed: SignedFiles, observed: Mapping[str, str | None]) -> list
     return problems
 
 
+def signs(signed: SignedFiles, files: Mapping[str, str]) -> bool:
+    """Whether ``signed`` is exactly the statement ``hubrelease sign`` would make over ``files`` now."""
+    return not (
+        differences(signed, files)
+        or download_problem(signed)
+        or set(signed.ignore_paths) != set(IGNORE_PATHS)
+    )
+
+
 def download_problem(signed: SignedFiles) -> str | None:
     """Why ``model_signing verify`` of an ``hf download --local-dir`` of these files would fail, if it would.
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from hubrelease.manifest.models import Manifest
 
 CACHE_NAME = "verify-plans.json"
-_FORMAT = "hubrelease-verify-plans-5"
+_FORMAT = "hubrelease-verify-plans-6"
 _KEEP = 8  # plans kept per folder (a few manifests, or --dir variants, side by side)
 
 
@@ -99,6 +99,8 @@ def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan |
             tuple(str(p) for p in entry["ignore"]),
             absent=tuple(str(p) for p in entry["absent"]),
             needs_manifest=entry["needs_manifest"] is True,
+            published=tuple((str(path), str(local)) for path, local in entry["published"]),
+            sign_ready=entry["sign_ready"] is True,
         )
     except (KeyError, TypeError, ValueError):
         return None
@@ -122,6 +124,8 @@ def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPl
         "ignore": list(plan.ignore),
         "absent": list(plan.absent),
         "needs_manifest": plan.needs_manifest,
+        "published": [list(item) for item in plan.published],
+        "sign_ready": plan.sign_ready,
     }
     with contextlib.suppress(OSError):
         path.parent.mkdir(exist_ok=True)
@@ -144,10 +148,21 @@ def manifest_plan(manifest: Manifest, manifest_path: Path, text: str, root: Path
     Stored under the key ``verify`` uses when ``root`` is the manifest's own folder (no ``--dir``),
     so a ``sign`` after a ``verify`` renders nothing.
     """
+    given = _given(manifest, manifest_path, root)
+    return load_plan(manifest_path, text, given) or _made(manifest, manifest_path, text, given, True)
+
+
+def mark_sign_ready(manifest: Manifest, manifest_path: Path, text: str, root: Path, plan: VerifyPlan) -> None:
+    """Store ``plan`` as one ``sign`` has checked (``VerifyPlan.sign_ready``), if a plan may be stored."""
+    if plan.cacheable and not plan.findings:
+        store_plan(manifest_path, text, _given(manifest, manifest_path, root), plan._replace(sign_ready=True))
+
+
+def _given(manifest: Manifest, manifest_path: Path, root: Path) -> Path | None:
+    """``--dir`` as verify keys its plan: None when ``root`` is the manifest's own release folder."""
     from hubrelease.manifest.root import release_root
 
-    given = None if release_root(manifest, manifest_path, None).resolve() == root.resolve() else root
-    return load_plan(manifest_path, text, given) or _made(manifest, manifest_path, text, given, True)
+    return None if release_root(manifest, manifest_path, None).resolve() == root.resolve() else root
 
 
 def verify_manifest_file(

@@ -21,7 +21,7 @@ from hubrelease.signing import verified
 from hubrelease.signing.identity import pem_fingerprint
 from hubrelease.signing.statement import read_unverified
 from tests.factories.cli import run_cli, run_program
-from tests.factories.releases import example_release
+from tests.factories.releases import example_release, write_release
 from tests.factories.signing import KeyPair, ec_key_pair
 
 HEAVY = (
@@ -143,3 +143,28 @@ def test_a_file_added_after_a_warm_verify_signature_is_still_an_unsigned_one(tmp
     assert (
         "not published, but in the folder and not signed: `model_signing verify` refuses the folder" in errors
     )
+
+
+def test_an_unchanged_release_is_signed_without_validating_its_manifest(tmp_path: Path) -> None:
+    """No lint, no evaluations: the plan a sign marked holds every published digest."""
+    manifest = write_release(tmp_path / "rel", {"model.safetensors": b"w" * 1000, "config.json": b"{}\n"})
+    keys = ec_key_pair(tmp_path / "keys")
+    assert run_cli("verify", manifest)[0] == 0
+    assert run_cli("sign", manifest, "--key", keys.private)[0] == 0
+    probe = (
+        "import sys\n"
+        "from hubrelease.cli.app import app\n"
+        f"try:\n    app({['sign', str(manifest), '--key', str(keys.private)]!r})\n"
+        "except SystemExit as exit:\n    code = exit.code\n"
+        f"print(code, sorted({{m.split('.')[0] for m in sys.modules if m.startswith({(*HEAVY, 'pydantic', 'yaml', 'ruamel')!r})}}))\n"
+    )
+    done = run_program([sys.executable, "-c", probe], check=True)
+    assert "unchanged: " in done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "0 []"
+    (tmp_path / "rel" / "config.json").write_bytes(b"[]\n")  # drift: the full check says what is wrong
+    code, _, err = run_cli("sign", manifest, "--key", keys.private)
+    assert code == 1 and "config.json" in err
+    (tmp_path / "rel" / "config.json").write_bytes(b"{}\n")
+    other = ec_key_pair(tmp_path / "keys", "other")
+    code, out, err = run_cli("sign", manifest, "--key", other.private, "--json")
+    assert code == 0 and json.loads(out)["written"] is True, err
