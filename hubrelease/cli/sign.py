@@ -83,15 +83,23 @@ def sign(
         raise InputError("--chain needs --certificate")
     if trust_config is not None and not sigstore:
         raise InputError("--trust-config applies to --sigstore")
-    from hubrelease.manifest import load_manifest, release_root
-    from hubrelease.signing.release import sign_release
+    from hubrelease.manifest.text import read_text
     from hubrelease.signing.signers import SigningMethod
+    from hubrelease.signing.unchanged import sign_unchanged
 
-    release = load_manifest(manifest)
-    root = release_root(release, manifest, directory)
+    text = read_text(manifest)
     method = SigningMethod(key, certificate, tuple(chain or ()), sigstore, trust_config)
     with output.progress(json_mode) as progress:
-        result = sign_release(release, manifest, root, method, progress, pin_identity=pin_identity)
+        result = None if pin_identity else sign_unchanged(manifest, text, directory, method, progress)
+        if result is None:  # not provably current from the caches: load the manifest, check, sign
+            from hubrelease.manifest import load_manifest_text, release_root
+            from hubrelease.signing.release import sign_release
+
+            release = load_manifest_text(text, manifest)
+            root = release_root(release, manifest, directory)
+            result = sign_release(
+                release, manifest, root, method, progress, pin_identity=pin_identity, text=text
+            )
     signed = result.signed
     if json_mode:
         output.emit_document(
@@ -105,7 +113,6 @@ def sign(
             files=[{"path": path, "sha256": digest} for path, digest in signed.digests.items()],
         )
         return
-    size = sum(a.size or 0 for a in release.artifacts)
     if result.pinned is not None:
         output.info_line(f"pinned signing.identity: {result.pinned} (in {manifest} and its card)")
     if not result.written:
@@ -115,7 +122,7 @@ def sign(
         )
         return
     output.info_line(
-        f"signed {counted(signed.digests, str(manifest))} ({human_bytes(size)} of artifacts) with {result.method}: "
+        f"signed {counted(signed.digests, str(manifest))} ({human_bytes(result.artifact_bytes)} of artifacts) with {result.method}: "
         f"{result.path} (subject sha256 {signed.root_digest})"
     )
 

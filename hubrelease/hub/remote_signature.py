@@ -18,18 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hubrelease.findings import Finding
-from hubrelease.hub.download import is_content, read_whole
-from hubrelease.hub.metadata import RemoteFile, list_files
-from hubrelease.hub.plan import REGULAR_FILE_MAX
-from hubrelease.hub.ranged import Traffic
 from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.folder import hidden
 from hubrelease.signing.release import statement_findings, verified_statement, with_signer
 from hubrelease.signing.verifiers import SignaturePolicy
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the Hub client loads for a remote check only: a local `verify --signature` needs none
     from huggingface_hub import HfApi
 
+    from hubrelease.hub.metadata import RemoteFile
+    from hubrelease.hub.ranged import Traffic
     from hubrelease.manifest.models import Manifest
 
 MAX_SIGNATURE_BYTES = 64 << 20
@@ -48,6 +46,10 @@ def verify_remote_signature(
 
     ``local`` maps repo paths to local copies that may spare a download of a regular file.
     """
+    from hubrelease.hub.download import read_whole
+    from hubrelease.hub.metadata import list_files
+    from hubrelease.hub.ranged import Traffic
+
     traffic = Traffic()
     files = list_files(api, repo_id, commit, repo_type)
     remote_sig = files.get(SIGNATURE_NAME)
@@ -84,6 +86,9 @@ def _regular_sha256(
     traffic: Traffic,
 ) -> str | None:
     """sha256 of a regular file on the Hub: from a local copy with its blob id, else from its bytes."""
+    from hubrelease.hub.download import is_content, read_whole
+    from hubrelease.hub.plan import REGULAR_FILE_MAX
+
     copy = local.get(entry.path)
     if copy is not None and copy.is_file() and copy.stat().st_size == entry.size:
         data = copy.read_bytes()
@@ -106,6 +111,8 @@ def trusted_manifest(api: HfApi, pinned: str, name: str, repo_type: str = "model
     the folder being checked. Only a 40-hex commit is accepted (a branch or tag can be moved).
     """
     from hubrelease.errors import CheckFailed, InputError
+    from hubrelease.hub.download import is_content, read_whole
+    from hubrelease.hub.metadata import list_files
     from hubrelease.manifest import load_manifest_text
     from hubrelease.revisions import is_commit
 

@@ -28,7 +28,6 @@ from hubrelease.manifest.load import (
     load_manifest_text,
     parse_nodes,
     parse_tree,
-    read_text,
     to_plain,
     valid_manifest,
     validate_tree,
@@ -45,6 +44,7 @@ from hubrelease.manifest.roundtrip import (
     to_node,
     upsert_artifact,
 )
+from hubrelease.manifest.text import read_text
 
 _ARTIFACTS = "artifacts"
 

@@ -24,8 +24,9 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
 
-from hubrelease.errors import InputError, ManifestError
+from hubrelease.errors import ManifestError
 from hubrelease.manifest.models import Manifest
+from hubrelease.manifest.text import read_text
 from hubrelease.screen import (
     MAX_INT_DIGITS,
     TOO_DEEP,
@@ -45,18 +46,6 @@ def _yaml() -> YAML:
     # Quoted scalars keep their quote style, so an edit (add, rm, lock) rewrites only what it changed.
     yaml.preserve_quotes = True
     return yaml
-
-
-def read_text(path: Path) -> str:
-    """A manifest file's text, or the one-line reason it cannot be read."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("manifest not found", path=path) from None
-    except IsADirectoryError:
-        raise InputError("is a folder, expected a manifest file", path=path) from None
-    except UnicodeDecodeError:
-        raise ManifestError("not UTF-8 text", path=path) from None
 
 
 def read_tree(path: Path) -> CommentedMap:

@@ -20,26 +20,24 @@ model-signing 1.1.1:
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import itertools
+import json
 import os
 from pathlib import Path
 from typing import NamedTuple
 
 from hubrelease.fsutil import STATE_DIR, is_temp_name
 from hubrelease.release_files import SIGNATURE_NAME
-from hubrelease.signing.extra import missing_extra
+from hubrelease.signing.extra import required
 from hubrelease.signing.statement import SignedFiles
-
-try:
-    from model_signing._serialization import serialization
-except ModuleNotFoundError as _missing:
-    raise missing_extra(_missing) from None
 
 _GIT_PATHS = (".git/", ".gitattributes", ".github/", ".gitignore")
 # What `hubrelease verify` itself writes into the folder it checks (stat cache and its stamp, verify
 # plans, the published copy of a manifest with ``root:``): absent from a download until hubrelease
 # runs there, so never counted against a signature that does not ignore the state folder.
-_OWN_STATE = ("statcache.sqlite3", "stamp", "verify-plans.json", "published")
+_OWN_STATE = ("statcache.sqlite3", "stamp", "verify-plans.json", "signatures.json", "published")
 
 
 class FolderView(NamedTuple):
@@ -79,11 +77,15 @@ _DOWNLOAD = Path("download")
 
 def hidden(name: str, signed: SignedFiles) -> bool:
     """Whether ``model_signing verify`` of a download holding repo path ``name`` ignores it."""
+    with required():
+        from model_signing._serialization import serialization
     return serialization.should_ignore(_DOWNLOAD / name, _ignored(_DOWNLOAD, signed))
 
 
 def model_signing_view(folder: Path, signed: SignedFiles) -> FolderView:
     """The files of ``folder`` that ``model_signing verify`` compares with ``signed``."""
+    with required():
+        from model_signing._serialization import serialization
     ignored = _ignored(folder, signed)
     files: list[str] = []
     for path in itertools.chain((folder,), folder.glob("**/*")):
@@ -98,3 +100,53 @@ def model_signing_view(folder: Path, signed: SignedFiles) -> FolderView:
         if path.is_file() and not serialization.should_ignore(path, ignored):
             files.append(name)
     return FolderView(tuple(sorted(files, key=os.fsencode)))
+
+
+def _listing(folder: Path) -> list[tuple[str, str]]:
+    """Every entry ``model_signing_view`` looks at (``glob("**/*")``: all, into folders but not
+    through symlinks), with its type from the directory entry: link, folder, file or other."""
+    found: list[tuple[str, str]] = []
+    pending = [""]
+    while pending:
+        prefix = pending.pop()
+        with contextlib.suppress(OSError), os.scandir(os.path.join(folder, prefix)) as entries:
+            for entry in entries:
+                name = prefix + entry.name
+                if _own_state(name):
+                    continue
+                kind = (
+                    "l" if entry.is_symlink() else "d" if entry.is_dir() else "f" if entry.is_file() else "o"
+                )
+                found.append((name, kind))
+                if kind == "d":
+                    pending.append(name + "/")
+    return sorted(found)
+
+
+def cached_view(folder: Path, signed: SignedFiles) -> FolderView:
+    """``model_signing_view``, recalled while the folder's entries (names and file types) and the
+    statement's ignore paths are what they were: an unchanged folder is listed without model-signing.
+
+    The view is a function of those alone (model-signing's ``should_ignore`` compares paths,
+    ``check_file_or_directory`` file types); the entry sits in ``signing.verified``'s cache, bound
+    to ``model.sig``'s bytes and file, so one that came with the folder is never used.
+    """
+    from hubrelease.signing import verified
+
+    signature = folder / SIGNATURE_NAME
+    seen = verified.seen(signature)
+    listing = _listing(folder)
+    tag = (
+        "view:" + hashlib.sha256(json.dumps([str(folder), signed.ignore_paths, listing]).encode()).hexdigest()
+    )
+    stored = verified.recall_value(signature, seen, tag)
+    if isinstance(stored, list) and len(stored) == 2 and all(isinstance(f, str) for f in stored[0]):
+        refusal = stored[1]
+        if refusal is None or (isinstance(refusal, list) and len(refusal) == 2):
+            return FolderView(
+                tuple(stored[0]), None if refusal is None else (str(refusal[0]), str(refusal[1]))
+            )
+    view = model_signing_view(folder, signed)
+    if seen is not None and _listing(folder) == listing:
+        verified.store_value(signature, seen, tag, [list(view.files), view.refusal])
+    return view

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hubrelease.errors import InputError
-from hubrelease.manifest.models import GITHUB_ISSUER, GitHubWorkflow
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the manifest models (pydantic) load where a workflow is parsed or checked
     from cryptography.hazmat.primitives.asymmetric.types import PublicKeyTypes
     from cryptography.x509 import Certificate
     from sigstore.verify.policy import VerificationPolicy
+
+    from hubrelease.manifest.models import GitHubWorkflow
 
 
 def spki_fingerprint(der: bytes) -> str:
@@ -66,6 +67,8 @@ def _private_key(data: bytes) -> PublicKeyTypes:
 def parse_workflow(text: str) -> GitHubWorkflow:
     """``OWNER/REPO/.github/workflows/FILE.yml@REF`` (``--github-workflow``) as a workflow identity."""
     from pydantic import ValidationError
+
+    from hubrelease.manifest.models import GitHubWorkflow
 
     where, at, ref = text.partition("@")
     owner, _, rest = where.partition("/")
@@ -122,6 +125,8 @@ def workflow_policy(workflow: GitHubWorkflow) -> VerificationPolicy:
         Identity,
         OIDCIssuer,
     )
+
+    from hubrelease.manifest.models import GITHUB_ISSUER
 
     if not any(ch in workflow.ref for ch in "*?["):
         return AllOf(

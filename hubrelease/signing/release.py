@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from hubrelease.errors import CheckFailed, InputError
 from hubrelease.findings import Finding, VerifyReport
@@ -21,13 +20,14 @@ from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.identity import pem_fingerprint
 from hubrelease.signing.signers import SigningMethod, public_key_pem, sign_statement
 from hubrelease.signing.statement import (
-    IGNORE_PATHS,
     SignedFiles,
     differences,
     download_problem,
     payload,
     read_unverified,
+    signs,
 )
+from hubrelease.signing.unchanged import SignResult, key_fingerprint, recalled
 from hubrelease.signing.verifiers import (
     SignatureInvalid,
     SignaturePolicy,
@@ -77,16 +77,6 @@ def published_digests(
     return digests
 
 
-class SignResult(NamedTuple):
-    path: Path
-    method: str
-    signed: SignedFiles
-    written: bool = True
-    """False when the ``model.sig`` already there signs exactly these files with this key (kept)."""
-    pinned: str | None = None
-    """The identity ``--pin-identity`` recorded in the manifest (None: none was written)."""
-
-
 def sign_release(
     manifest: Manifest,
     manifest_path: Path,
@@ -95,19 +85,25 @@ def sign_release(
     progress: Progress = NULL_PROGRESS,
     *,
     pin_identity: bool = False,
+    text: str | None = None,
 ) -> SignResult:
     """Check the release as push would, then write ``model.sig`` over what push publishes.
 
     ``pin_identity`` first records the signer in ``signing.identity`` when none is pinned (and
     renders the card again if it was current: it prints the identity), since both are signed.
+    ``text``: the manifest's text ``manifest`` was loaded from; the preflight's verify then takes
+    its plan from verify's plan cache (``verify.plan_cache``), so an unchanged card is not rendered again.
     """
+    from hubrelease.verify.plan_cache import manifest_plan, mark_sign_ready
     from hubrelease.verify.preflight import preflight
 
     pinned = pin_signer(manifest, manifest_path, root, method) if pin_identity else None
     if pinned is not None:
-        from hubrelease.manifest import load_manifest
+        from hubrelease.manifest.load import load_manifest_text
+        from hubrelease.manifest.text import read_text
 
-        manifest = load_manifest(manifest_path)
+        text = read_text(manifest_path)
+        manifest = load_manifest_text(text, manifest_path)
     declared = declared_policy(manifest, SignaturePolicy(), root) if manifest.signing is not None else None
     if declared is not None and declared.method != method.name:
         raise InputError(
@@ -125,7 +121,10 @@ def sign_release(
                 path=manifest_path,
                 field="signing.identity",
             )
-    preflight(manifest, manifest_path, root, progress)
+    plan = manifest_plan(manifest, manifest_path, text, root) if text is not None else None
+    preflight(manifest, manifest_path, root, progress, plan=plan)
+    if plan is not None and text is not None and manifest.signing is None and manifest.root is None:
+        mark_sign_ready(manifest, manifest_path, text, root, plan)
     digests = published_digests(publish_set(manifest, manifest_path, root))
     missing = [path for path, digest in digests.items() if digest is None]
     if missing:
@@ -141,7 +140,14 @@ def sign_release(
     if declared is not None:
         check_declared(bundle, declared, manifest_path)
     atomic_write_text(target, bundle)
-    return SignResult(target, method.name, read_unverified(target), pinned=pinned)
+    signed = read_unverified(target)
+    fingerprint = key_fingerprint(method)
+    if fingerprint is not None:  # signed just now with that key: the next sign or verify recalls it
+        from hubrelease.signing.verified import remember
+
+        remember(target, fingerprint, signed, bundle.encode("utf-8"))
+    size = sum(artifact.size or 0 for artifact in manifest.artifacts)
+    return SignResult(target, method.name, signed, pinned=pinned, artifact_bytes=size)
 
 
 def pin_signer(manifest: Manifest, manifest_path: Path, root: Path, method: SigningMethod) -> str | None:
@@ -200,22 +206,18 @@ def _still_signed(target: Path, method: SigningMethod, files: Mapping[str, str])
     """
     if method.name != "key" or not target.is_file():
         return None
-    import tempfile
+    signed = recalled(target, method)
+    if signed is None:
+        import tempfile
 
-    with tempfile.TemporaryDirectory() as scratch:
-        public = Path(scratch) / "public.pem"
-        public.write_bytes(public_key_pem(method))
-        try:
-            signed = verify_bundle(target, SignaturePolicy(public_key=public))
-        except (SignatureInvalid, InputError):
-            return None
-    if (
-        differences(signed, files)
-        or download_problem(signed)
-        or set(signed.ignore_paths) != set(IGNORE_PATHS)
-    ):
-        return None
-    return signed
+        with tempfile.TemporaryDirectory() as scratch:
+            public = Path(scratch) / "public.pem"
+            public.write_bytes(public_key_pem(method))
+            try:
+                signed = verify_bundle(target, SignaturePolicy(public_key=public))
+            except (SignatureInvalid, InputError):
+                return None
+    return signed if signs(signed, files) else None
 
 
 def declared_policy(manifest: Manifest, given: SignaturePolicy, root: Path) -> SignaturePolicy:
@@ -334,18 +336,28 @@ def check_signer(manifest: Manifest, root: Path, signature: Path) -> None:
         )
 
 
+def _inside(path: Path, folder: Path) -> str | None:
+    """``relative_inside``, resolving only a path not lexically under ``folder`` (the manifest):
+    past the view's check the folder holds no symlink (model-signing refuses any), so a path
+    under it is where it says (one resolve per file cost 0.16 s for 2,008 files)."""
+    try:
+        return path.relative_to(folder).as_posix()
+    except ValueError:
+        return relative_inside(path, folder)
+
+
 def verify_local_signature(
     manifest: Manifest, manifest_path: Path, report: VerifyReport, policy: SignaturePolicy
 ) -> list[Finding]:
     """The release folder ``report`` checked against its ``model.sig``: the files as they are on disk,
     the ones ``model_signing verify`` would hash (``signing.folder``), each under its repo path."""
-    from hubrelease.signing.folder import model_signing_view
+    from hubrelease.signing.folder import cached_view
 
     folder = Path(report.root)
     signed = verified_statement(folder / SIGNATURE_NAME, policy)
     if isinstance(signed, Finding):
         return [signed]
-    view = model_signing_view(folder, signed)
+    view = cached_view(folder, signed)
     if view.refusal is not None:
         return [Finding.make("signature", view.refusal[0], view.refusal[1])]
     files = publish_set(manifest, manifest_path, folder)
@@ -353,7 +365,7 @@ def verify_local_signature(
     present = set(view.files)
     observed: dict[str, str | None] = {}
     for path, local, _ in files:
-        name = relative_inside(local, folder)
+        name = _inside(local, folder)
         if name in present:
             present.discard(name)
             observed[path] = seen.get(name)

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from hubrelease.errors import HubReleaseError, InputError
-from hubrelease.signing.extra import missing_extra
+from hubrelease.signing.extra import required
 
-try:
-    from model_signing._signing import sign_certificate, sign_ec_key, sign_sigstore
+if TYPE_CHECKING:
     from model_signing._signing import signing as oms_signing
-except ModuleNotFoundError as _missing:
-    raise missing_extra(_missing) from None
 
 PASSWORD_ENV = "HUBRELEASE_SIGNING_KEY_PASSWORD"
 """An encrypted private key's password is read from here, never from the command line."""
@@ -49,6 +46,8 @@ class SigningMethod(NamedTuple):
 
 def signer(method: SigningMethod) -> oms_signing.Signer:
     """model-signing's signer for ``method``; unusable key material is an ``InputError`` naming the file."""
+    with required():
+        from model_signing._signing import sign_certificate, sign_ec_key
     if method.sigstore:
         return _sigstore_signer(method.trust_config)
     if method.key is None:
@@ -85,8 +84,10 @@ def public_key_pem(method: SigningMethod) -> bytes:
 
 
 def _sigstore_signer(trust_config: Path | None) -> oms_signing.Signer:
-    from sigstore.errors import Error as SigstoreError
-    from sigstore.oidc import detect_credential
+    with required():
+        from model_signing._signing import sign_sigstore
+        from sigstore.errors import Error as SigstoreError
+        from sigstore.oidc import detect_credential
 
     try:
         token = detect_credential()

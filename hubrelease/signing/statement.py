@@ -14,20 +14,17 @@ import binascii
 import hashlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from hubrelease.errors import CheckFailed, InputError
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.screen import ScreenError, parse_json
-from hubrelease.signing.extra import missing_extra
+from hubrelease.signing.extra import required
 
-try:
+if TYPE_CHECKING:
     from model_signing import manifest as oms_manifest
-    from model_signing._hashing.hashing import Digest
     from model_signing._signing import signing as oms_signing
-except ModuleNotFoundError as _missing:
-    raise missing_extra(_missing) from None
 
 # model_signing.hashing.Config.hash skips these unless --no-ignore-git-paths (model-signing 1.1.1
 # hashing.py, ``_ignore_git_paths``); `model_signing sign` records them, and its --signature file, in
@@ -63,6 +60,10 @@ def ignored(path: str) -> str | None:
 
 def payload(name: str, digests: Mapping[str, str]) -> oms_signing.Payload:
     """The statement for files at repo paths with these sha256 digests, as model-signing builds it."""
+    with required():
+        from model_signing import manifest as oms_manifest
+        from model_signing._hashing.hashing import Digest
+        from model_signing._signing import signing as oms_signing
     hidden = sorted(p for p in digests if ignored(p))
     if hidden:
         raise InputError(
@@ -109,6 +110,8 @@ def signed_files(manifest: oms_manifest.Manifest) -> SignedFiles:
 
 def from_statement(data: dict[str, object], where: Path) -> SignedFiles:
     """A decoded in-toto statement -> its files; model-signing checks the predicate and the root digest."""
+    with required():
+        from model_signing._signing import signing as oms_signing
     try:
         return signed_files(oms_signing.dsse_payload_to_manifest(data))
     except (KeyError, TypeError, ValueError, IndexError) as exc:
@@ -163,6 +166,15 @@ def differences(signed: SignedFiles, observed: Mapping[str, str | None]) -> list
         elif have != want:
             problems.append((path, f"sha256 {have} is not the signed {want}"))
     return problems
+
+
+def signs(signed: SignedFiles, files: Mapping[str, str]) -> bool:
+    """Whether ``signed`` is exactly the statement ``hubrelease sign`` would make over ``files`` now."""
+    return not (
+        differences(signed, files)
+        or download_problem(signed)
+        or set(signed.ignore_paths) != set(IGNORE_PATHS)
+    )
 
 
 def download_problem(signed: SignedFiles) -> str | None:

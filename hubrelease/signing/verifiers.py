@@ -19,19 +19,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from hubrelease.errors import HubReleaseError, InputError
 from hubrelease.manifest.models import GitHubWorkflow
-from hubrelease.signing.extra import missing_extra
+from hubrelease.signing.extra import required
 from hubrelease.signing.identity import describe, pem_fingerprint, workflow_policy
 from hubrelease.signing.signers import SigstoreUnavailable
 from hubrelease.signing.statement import SignedFiles, signed_files
 
 if TYPE_CHECKING:
-    from sigstore.verify.policy import VerificationPolicy
-
-try:
-    from model_signing._signing import sign_certificate, sign_ec_key, sign_sigstore, sign_sigstore_pb
     from model_signing._signing import signing as oms_signing
-except ModuleNotFoundError as _missing:
-    raise missing_extra(_missing) from None
+    from sigstore.verify.policy import VerificationPolicy
 
 
 class SignaturePolicy(NamedTuple):
@@ -113,7 +108,20 @@ def verify_bundle(path: Path, policy: SignaturePolicy) -> SignedFiles:
     Raises ``SignatureInvalid`` naming model-signing's or sigstore's reason, or the pinned identity
     and the one found; unusable key material or trust configuration is an ``InputError``.
     """
-    verifier, signature = _verifier(_pinned_roots(policy)), _read(path, policy)
+    policy = _pinned_roots(policy)
+    if policy.public_key is not None:  # a key signature: one already verified here is recalled
+        from hubrelease.signing.verified import verified
+
+        try:
+            fingerprint = pem_fingerprint(policy.public_key)
+        except InputError:  # not a key: model-signing's verifier says why
+            return _verify(path, policy)
+        return verified(path, fingerprint, lambda: _verify(path, policy))
+    return _verify(path, policy)
+
+
+def _verify(path: Path, policy: SignaturePolicy) -> SignedFiles:
+    verifier, signature = _verifier(policy), _read(path, policy)
     try:
         manifest = verifier.verify(signature)
     except HubReleaseError:
@@ -144,6 +152,8 @@ def _pinned_roots(policy: SignaturePolicy) -> SignaturePolicy:
 def _verifier(policy: SignaturePolicy) -> oms_signing.Verifier:
     if policy.method == "sigstore":
         return _sigstore_verifier(policy)
+    with required():
+        from model_signing._signing import sign_certificate, sign_ec_key
     try:
         if policy.public_key is not None:
             return sign_ec_key.Verifier(policy.public_key)
@@ -155,7 +165,8 @@ def _verifier(policy: SignaturePolicy) -> oms_signing.Verifier:
 
 def identity_policy(policy: SignaturePolicy) -> VerificationPolicy:
     """sigstore's policy for the keyless signer ``policy`` pins."""
-    from sigstore.verify.policy import Identity
+    with required():
+        from sigstore.verify.policy import Identity
 
     if policy.workflow is not None:
         return workflow_policy(policy.workflow)
@@ -166,6 +177,8 @@ def identity_policy(policy: SignaturePolicy) -> VerificationPolicy:
 
 def _sigstore_verifier(policy: SignaturePolicy) -> oms_signing.Verifier:
     pinned = identity_policy(policy)
+    with required():
+        from model_signing._signing import sign_sigstore
     try:  # the identity is replaced below: model-signing's Verifier takes an exact SAN and issuer only
         verifier = sign_sigstore.Verifier(identity="", oidc_issuer="", trust_config=policy.trust_config)
     except Exception as exc:
@@ -184,6 +197,8 @@ def _sigstore_verifier(policy: SignaturePolicy) -> oms_signing.Verifier:
 
 def _read(path: Path, policy: SignaturePolicy) -> oms_signing.Signature:
     """The bundle as the matching verifier wants it (sigstore-python's model, or the protobuf one)."""
+    with required():
+        from model_signing._signing import sign_sigstore, sign_sigstore_pb
     reader = sign_sigstore.Signature if policy.method == "sigstore" else sign_sigstore_pb.Signature
     try:
         return reader.read(path)
@@ -209,7 +224,8 @@ def signer_problem(bundle: Path, policy: SignaturePolicy) -> str | None:
     """
     try:
         if policy.method == "sigstore":
-            from sigstore.models import Bundle
+            with required():
+                from sigstore.models import Bundle
 
             identity_policy(policy).verify(Bundle.from_json(bundle.read_bytes()).signing_certificate)
         else:

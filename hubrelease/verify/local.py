@@ -56,6 +56,11 @@ class VerifyPlan(NamedTuple):
     needs_manifest: bool = False
     """Drafter lint (``lint: true``) or the evaluations' provenance is checked: both read the manifest
     (``verify_manifest``)."""
+    published: tuple[tuple[str, str], ...] = ()
+    """(repo path, release-folder name) of every file push publishes (the manifest: its file name)."""
+    sign_ready: bool = False
+    """``sign`` checked this manifest (pins, licences) and it declares no ``signing:`` and no ``root:``:
+    a warm ``sign`` needs only the plan (``signing.release.sign_unchanged``)."""
 
 
 def plan_manifest(manifest: Manifest, manifest_path: Path, root: Path | None = None) -> VerifyPlan:
@@ -85,8 +90,17 @@ def plan_manifest(manifest: Manifest, manifest_path: Path, root: Path | None = N
     absent = () if card_published(manifest, folder) else (manifest.card_output,)
     needs_manifest = bool(manifest.evaluations) or any(artifact.lint for artifact in manifest.artifacts)
     ignore = tuple(manifest.ignore)
+    published = tuple((item.path, item.local) for item in derived.published)
     return VerifyPlan(
-        folder, expected, known, ignore, derived.findings, derived.cacheable, absent, needs_manifest
+        folder,
+        expected,
+        known,
+        ignore,
+        derived.findings,
+        derived.cacheable,
+        absent,
+        needs_manifest,
+        published,
     )
 
 

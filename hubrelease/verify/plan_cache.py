@@ -25,7 +25,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hubrelease import __version__
 from hubrelease.findings import VerifyReport
@@ -35,8 +35,11 @@ from hubrelease.screen import ScreenError, parse_json
 from hubrelease.verify.compare import ExpectedFile
 from hubrelease.verify.local import VerifyOptions, VerifyPlan, verify_manifest, verify_plan
 
+if TYPE_CHECKING:
+    from hubrelease.manifest.models import Manifest
+
 CACHE_NAME = "verify-plans.json"
-_FORMAT = "hubrelease-verify-plans-5"
+_FORMAT = "hubrelease-verify-plans-6"
 _KEEP = 8  # plans kept per folder (a few manifests, or --dir variants, side by side)
 
 
@@ -96,6 +99,8 @@ def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan |
             tuple(str(p) for p in entry["ignore"]),
             absent=tuple(str(p) for p in entry["absent"]),
             needs_manifest=entry["needs_manifest"] is True,
+            published=tuple((str(path), str(local)) for path, local in entry["published"]),
+            sign_ready=entry["sign_ready"] is True,
         )
     except (KeyError, TypeError, ValueError):
         return None
@@ -119,10 +124,45 @@ def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPl
         "ignore": list(plan.ignore),
         "absent": list(plan.absent),
         "needs_manifest": plan.needs_manifest,
+        "published": [list(item) for item in plan.published],
+        "sign_ready": plan.sign_ready,
     }
     with contextlib.suppress(OSError):
         path.parent.mkdir(exist_ok=True)
         atomic_write_text(path, json.dumps({"format": _FORMAT, "plans": plans}, separators=(",", ":")))
+
+
+def _made(manifest: Manifest, manifest_path: Path, text: str, root: Path | None, store: bool) -> VerifyPlan:
+    from hubrelease.verify.local import plan_manifest
+
+    plan = plan_manifest(manifest, manifest_path, root)
+    if store and plan.cacheable:
+        store_plan(manifest_path, text, root, plan)
+    return plan
+
+
+def manifest_plan(manifest: Manifest, manifest_path: Path, text: str, root: Path) -> VerifyPlan:
+    """The plan of ``manifest`` (loaded from ``text``) in the release folder ``root``: the one verify
+    stored, else made (the card rendered) and stored for the next command.
+
+    Stored under the key ``verify`` uses when ``root`` is the manifest's own folder (no ``--dir``),
+    so a ``sign`` after a ``verify`` renders nothing.
+    """
+    given = _given(manifest, manifest_path, root)
+    return load_plan(manifest_path, text, given) or _made(manifest, manifest_path, text, given, True)
+
+
+def mark_sign_ready(manifest: Manifest, manifest_path: Path, text: str, root: Path, plan: VerifyPlan) -> None:
+    """Store ``plan`` as one ``sign`` has checked (``VerifyPlan.sign_ready``), if a plan may be stored."""
+    if plan.cacheable and not plan.findings:
+        store_plan(manifest_path, text, _given(manifest, manifest_path, root), plan._replace(sign_ready=True))
+
+
+def _given(manifest: Manifest, manifest_path: Path, root: Path) -> Path | None:
+    """``--dir`` as verify keys its plan: None when ``root`` is the manifest's own release folder."""
+    from hubrelease.manifest.root import release_root
+
+    return None if release_root(manifest, manifest_path, None).resolve() == root.resolve() else root
 
 
 def verify_manifest_file(
@@ -137,12 +177,9 @@ def verify_manifest_file(
     manifest = None
     if plan is None:
         from hubrelease.manifest import load_manifest_text
-        from hubrelease.verify.local import plan_manifest
 
         manifest = load_manifest_text(text, manifest_path)
-        plan = plan_manifest(manifest, manifest_path, root)
-        if options.use_cache and plan.cacheable:
-            store_plan(manifest_path, text, root, plan)
+        plan = _made(manifest, manifest_path, text, root, options.use_cache)
     if not plan.needs_manifest:
         return verify_plan(plan, options, progress)
     if manifest is None:  # lint and provenance read the manifest; the plan (the card's digest) is kept

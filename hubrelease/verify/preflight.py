@@ -19,6 +19,7 @@ from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.revisions import is_commit
 from hubrelease.verify import verify_manifest
+from hubrelease.verify.local import VerifyPlan
 
 
 def unpinned_revisions(manifest: Manifest) -> list[str]:
@@ -41,9 +42,17 @@ def unpinned_revisions(manifest: Manifest) -> list[str]:
 
 
 def preflight(
-    manifest: Manifest, manifest_path: Path, root: Path, progress: Progress = NULL_PROGRESS
+    manifest: Manifest,
+    manifest_path: Path,
+    root: Path,
+    progress: Progress = NULL_PROGRESS,
+    *,
+    plan: VerifyPlan | None = None,
 ) -> None:
-    """Raise ``CheckFailed`` (exit 1) naming the first reason this release must not be pushed."""
+    """Raise ``CheckFailed`` (exit 1) naming the first reason this release must not be pushed.
+
+    ``plan``: the manifest's verify plan when already made (``verify.plan_cache``): no card render.
+    """
     unpinned = unpinned_revisions(manifest)
     if unpinned:
         raise CheckFailed(
@@ -53,7 +62,7 @@ def preflight(
             field="pins",
         )
     # Verify checks every file push publishes: the card against a fresh render, the manifest's copy.
-    report = verify_manifest(manifest, manifest_path, root, progress=progress)
+    report = verify_manifest(manifest, manifest_path, root, progress=progress, plan=plan)
     if report.has_drift:
         first = report.errors[0]
         rendered = manifest.card is None or not manifest.card.hand_written
