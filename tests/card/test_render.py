@@ -449,3 +449,13 @@ def test_an_interval_without_a_standard_deviation_is_not_called_student_t(tmp_pa
     text = render_card(_gguf_release(tmp_path / "no-sd", {"eval/ab.json": evaluation}))
     assert "95% interval of the mean paired difference as its source states it." in text
     assert "Student-t" not in text
+
+
+def test_a_table_dated_on_its_own_says_so_above_itself_only(tmp_path: Path) -> None:
+    """A source that dates one measurement: the date stands above that table, not above the run."""
+    evaluation = ab_evaluation()
+    evaluation["run"]["date"] = None
+    evaluation["sweeps"][0]["date"] = "2026-08-09"
+    text = render_card(_gguf_release(tmp_path, {"eval/ab.json": evaluation}))
+    assert text.count("Measured 2026-08-09.") == 1
+    assert "Measured 2026-08-09. Drafter" in text or "Measured 2026-08-09. 1 server boot" in text

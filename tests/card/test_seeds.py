@@ -143,8 +143,10 @@ SEED_001_FACTS = [
     "temperature = 0,",
     "p = 0.0139",
     # The seed dates Measurement 2 only: the date stands beside its tables, not above the A/B.
-    "- Measured 2026-08-09 in one server boot with n_max set per request; each cell is 8 prompts times 2 repetitions.",
-    "- Measured 2026-08-09 in Measurement 2's single server boot, paired by prompt over the 8 prompts.",
+    "Measured 2026-08-09. Drafter `Ornith-DFLASH-m1-q4.gguf`; 1 server boot",
+    "| c2d623da10ee1008 |\n\nMeasured 2026-08-09.\n\nTreatment n_max=3 minus baseline n_max=0",
+    "- Measurement 2: n_max set per request within the one boot; each cell is 8 prompts times 2 repetitions.",
+    "- From Measurement 2's single server boot, paired by prompt over the 8 prompts.",
     "plus local patches (bench/engine-local-patches.diff: 21 files, +1967 / -279 lines)",
     "ik_llama.cpp build of 2026-08-05, with -DGGML_CUDA=ON, CMAKE_CUDA_ARCHITECTURES=native (sm_121 on GB10), "
     "-march=armv8.2-a+dotprod+i8mm+fp16",
