@@ -128,7 +128,8 @@ SEED_001_FACTS = [
     "`Ornith-1.0-397B-A17B-IQ2_KS-00001-of-00005.gguf`, 19,982,543,552 bytes",
     "`Ornith-1.0-397B-A17B-IQ2_KS-00005-of-00005.gguf`, 18,176,416,800 bytes",
     "80d58268f8839a22cad42516cc95d127b79fca194d25ee7a8cc4d610bc8f560e  dflash.py\n",
-    "This release is licensed under Apache-2.0, the licence of the drafter it was initialized from.",
+    "This release is licensed under Apache-2.0.\n",
+    "- Apache-2.0, inherited from the upstream drafter z-lab/Qwen3.5-397B-A17B-DFlash",
     "Target `deepreinforce-ai/Ornith-1.0-397B`, itself derived from `Qwen/Qwen3.5-397B-A17B`.",
     "Not affiliated with Z-Lab, Modal, SGLang, Qwen, or deepreinforce-ai.",
     # Issue 21: the arms' shared metadata, sampling, the config's top-level rope_theta, precision as written.
@@ -230,6 +231,7 @@ def test_the_seed_cards_claim_no_more_than_their_seed(manifest: str, repo_root: 
     assert "library_name: sglang" not in text
     assert "Transcribed from seed 00" in text and ", lines " in text
     assert "inherited from the drafter" not in text  # the seeds state the licence, not that it is inherited
+    assert "the licence of the drafter it was initialized from" not in text  # an inference from equal ids
     # Statements no seed makes: a definition of accepted length, a fit method, roles and dates it does not give.
     assert "including the target's own token" not in text
     assert "least squares" not in text
