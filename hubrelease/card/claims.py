@@ -52,6 +52,8 @@ class Claim:
     conditional on; None when the design records none."""
     preregistered: bool = False
     """True only when the design names a preregistration: a primary row alone does not make it preregistered."""
+    drafter_file: str | None = None
+    """The one drafter file every arm ran (a comparison of settings, not of drafters), so the sentence names it."""
 
 
 def _speedup(claim: SpeedupClaim, index: int, evaluation: Evaluation, where: Locator) -> Claim:
@@ -111,6 +113,7 @@ def _comparison(claim: ComparisonClaim, index: int, evaluation: Evaluation, wher
         )
     arms = {arm.id: arm.label for arm in comparison.arms}
     design = comparison.design
+    files = {arm.drafter.file if arm.drafter else None for arm in comparison.arms}
     direction = "increase" if row.relative_change >= 0 else "decrease"
     return Claim(
         id=claim.id,
@@ -129,6 +132,7 @@ def _comparison(claim: ComparisonClaim, index: int, evaluation: Evaluation, wher
         setting=f"{comparison.setting_name}={row.setting}" if row.setting is not None else None,
         boots=len(design.boot_order) if design and design.boot_order else None,
         preregistered=bool(design and design.preregistration),
+        drafter_file=next(iter(files)) if len(files) == 1 else None,
     )
 
 

@@ -39,3 +39,13 @@ def test_only_a_named_preregistration_makes_the_primary_preregistered(tmp_path: 
     assert "across 4 boots and conditional on them, the preregistered primary endpoint)." in render_card(
         manifest
     )
+
+
+def test_a_comparison_of_settings_names_the_one_drafter_file_it_ran(tmp_path: Path) -> None:
+    """Both arms ran one file (speculation on against off): the claim says which file it measured."""
+    evaluation = ab_evaluation()
+    upstream, retrained = evaluation["comparisons"][0]["arms"]
+    retrained["drafter"] = dict(upstream["drafter"])
+    card_section = {**gguf_card(), "usage": []}
+    manifest = write_card_release(tmp_path, card=card_section, evaluations={"eval/ab.json": evaluation})
+    assert "On Test GPU at n_max=3 with `a.gguf`, retrained measured" in render_card(manifest)

@@ -118,6 +118,7 @@ SEED_001_FACTS = [
     "Measured minus fit, in ms: -2.9 at 1, -1.7 at 2, -1.0 at 3, -0.7 at 4, -1.1 at 6, +16.3 at 8, -9.9 at 12, "
     "-36.6 at 15.",
     # The seed: "25.65 tokens per second against 18.71": the headline carries its unit.
+    "with `Ornith-DFLASH-m1-q4.gguf`, n_max=3 measured "
     "25.65 output tok/s against 18.71 output tok/s for n_max=0, a 37.0% increase (paired difference "
     "+6.93 output tok/s, 95% CI [5.55, 8.32]",
     "positive in 8 of 8 pairs, per-pair +20.8% to +52.5%",
