@@ -47,6 +47,13 @@ class Claim:
     """The condition the compared row was measured at (e.g. ``n_max=3``), when the comparison varies one."""
     unit: str = "tok/s"
     """Unit of ``value`` and ``baseline_value``: the comparison's metric (e.g. output tok/s), else tok/s."""
+    boots: int | None = None
+    """Server boots the comparison spans (its design's boot order), so the sentence says what its interval is
+    conditional on; None when the design records none."""
+    preregistered: bool = False
+    """True only when the design names a preregistration: a primary row alone does not make it preregistered."""
+    drafter_file: str | None = None
+    """The one drafter file every arm ran (a comparison of settings, not of drafters), so the sentence names it."""
 
 
 def _speedup(claim: SpeedupClaim, index: int, evaluation: Evaluation, where: Locator) -> Claim:
@@ -105,6 +112,8 @@ def _comparison(claim: ComparisonClaim, index: int, evaluation: Evaluation, wher
             ("card", "claims", index, "setting"),
         )
     arms = {arm.id: arm.label for arm in comparison.arms}
+    design = comparison.design
+    files = {arm.drafter.file if arm.drafter else None for arm in comparison.arms}
     direction = "increase" if row.relative_change >= 0 else "decrease"
     return Claim(
         id=claim.id,
@@ -121,6 +130,9 @@ def _comparison(claim: ComparisonClaim, index: int, evaluation: Evaluation, wher
         digits=claim.digits,
         unit=comparison.metric,
         setting=f"{comparison.setting_name}={row.setting}" if row.setting is not None else None,
+        boots=len(design.boot_order) if design and design.boot_order else None,
+        preregistered=bool(design and design.preregistration),
+        drafter_file=next(iter(files)) if len(files) == 1 else None,
     )
 
 

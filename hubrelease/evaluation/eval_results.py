@@ -82,12 +82,17 @@ def entries(
     )
     prompts = run.prompt_set.name
     digest = f"; evaluation file sha256 {pin.sha256}" if pin.sha256 else ""
-    date = run.date if run.date and _DATE.match(run.date) else None
+
+    def dated(when: str | None) -> str | None:
+        """A table's own date wins over the run's; anything but an ISO date is left out (the Hub parses it)."""
+        value = when or run.date
+        return value if value and _DATE.match(value) else None
+
     labels = {c.id: c.label for c in evaluation.configurations}
 
-    def entry(task: str, value: float, what: str) -> EvalResultEntry:
+    def entry(task: str, value: float, what: str, when: str | None = None) -> EvalResultEntry:
         return EvalResultEntry(
-            dataset_id=dataset_id, task_id=task, value=value, dataset_revision=revision, date=date,
+            dataset_id=dataset_id, task_id=task, value=value, dataset_revision=revision, date=dated(when),
             source_url=url, source_name=f"hubrelease evaluation: {evaluation.title}",
             notes=f"{what}; {prompts}; {where}{digest}",
         )  # fmt: skip
@@ -111,13 +116,17 @@ def entries(
             )
             p = f", p = {row.p_value:.3g}" if row.p_value is not None else ""
             what = f"{comparison.title}: relative change of {comparison.metric}, {comparison.treatment} vs {comparison.baseline}{at}{ci}{p}, n = {row.n}"  # fmt: skip
-            found.append(entry(f"{comparison.id}{setting}-relative-change", row.relative_change, what))
+            task = f"{comparison.id}{setting}-relative-change"
+            found.append(entry(task, row.relative_change, what, comparison.date))
     for sweep in evaluation.sweeps:
         for sweep_row in sweep.rows:
             what = f"{sweep.title}: mean tok/s at {sweep.setting_name} = {sweep_row.setting} ({sweep_row.runs} runs, sd {sweep_row.sd_tok_s})"
             found.append(
                 entry(
-                    f"{sweep.id}-{sweep.setting_name}-{sweep_row.setting}-tok-s", sweep_row.mean_tok_s, what
+                    f"{sweep.id}-{sweep.setting_name}-{sweep_row.setting}-tok-s",
+                    sweep_row.mean_tok_s,
+                    what,
+                    sweep.date,
                 )
             )
     return found

@@ -524,6 +524,9 @@ class Comparison(_Strict):
     """Caveats the card should carry."""
     by_category: list[ComparisonRow] = Field(default_factory=list, exclude_if=_absent)
     """The rows again, per prompt category (language, think mode, task) when the rows carry one."""
+    date: str | None = Field(default=None, exclude_if=_absent)
+    """Measurement date (ISO 8601) of this comparison alone, for a source that dates some tables and not the
+    run; the card prints it above the table and ``.eval_results`` carry it (else the run's date)."""
 
     @model_validator(mode="after")
     def _check_arms(self) -> Comparison:
@@ -611,6 +614,8 @@ class Sweep(_Strict):
     """Linear fit of step time against the setting; null with fewer than 2 speculating settings."""
     notes: list[str] = Field(default_factory=list)
     """Caveats the card should carry."""
+    date: str | None = Field(default=None, exclude_if=_absent)
+    """Measurement date (ISO 8601) of this sweep alone (see ``Comparison.date``)."""
 
 
 def check_configuration_ids(configurations: list[Configuration]) -> None:

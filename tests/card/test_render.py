@@ -411,3 +411,51 @@ def test_an_arm_known_by_its_rows_digest_prefix_prints_the_prefix(tmp_path: Path
     card_section = {**gguf_card(), "usage": []}
     manifest = write_card_release(tmp_path, card=card_section, evaluations={"eval/ab.json": evaluation})
     assert f"| retrained | `b.gguf` | {drafter['sha256_prefix']} |" in render_card(manifest)
+
+
+@pytest.mark.parametrize(
+    ("step_time_ms", "method"),
+    [(None, "2 settings; the fit as its source states it"), (93.8, "least squares over 2 settings")],
+)
+def test_a_fit_says_least_squares_only_when_it_was_computed(
+    step_time_ms: float | None, method: str, tmp_path: Path
+) -> None:
+    """A transcribed fit (no step times) prints as its source gives it, with no method the source never names."""
+    evaluation = ab_evaluation()
+    residuals = [
+        {"setting": k, "step_time_ms": step_time_ms, "residual_ms": r, "in_range": True}
+        for k, r in ((1, -2.9), (3, -1.0))
+    ]
+    evaluation["sweeps"][0]["step_time_fit"] = {
+        "setting_min": 1,
+        "setting_max": 3,
+        "points": 2,
+        "intercept_ms": 90.9,
+        "slope_ms": 14.7,
+        "residuals": residuals,
+    }
+    text = render_card(_gguf_release(tmp_path, {"eval/ab.json": evaluation}))
+    assert f"over n_max = 1 to 3 ({method})." in text
+    assert text.count("least squares") == (step_time_ms is not None)
+
+
+def test_an_interval_without_a_standard_deviation_is_not_called_student_t(tmp_path: Path) -> None:
+    """The source gives the interval but no sd: the card cannot say how it was computed."""
+    evaluation = ab_evaluation()
+    with_sd = render_card(_gguf_release(tmp_path / "sd", {"eval/ab.json": evaluation}))
+    assert "95% Student-t interval of the mean paired difference." in with_sd
+    for row in evaluation["comparisons"][0]["rows"]:
+        row["sd_difference"] = None
+    text = render_card(_gguf_release(tmp_path / "no-sd", {"eval/ab.json": evaluation}))
+    assert "95% interval of the mean paired difference as its source states it." in text
+    assert "Student-t" not in text
+
+
+def test_a_table_dated_on_its_own_says_so_above_itself_only(tmp_path: Path) -> None:
+    """A source that dates one measurement: the date stands above that table, not above the run."""
+    evaluation = ab_evaluation()
+    evaluation["run"]["date"] = None
+    evaluation["sweeps"][0]["date"] = "2026-08-09"
+    text = render_card(_gguf_release(tmp_path, {"eval/ab.json": evaluation}))
+    assert text.count("Measured 2026-08-09.") == 1
+    assert "Measured 2026-08-09. Drafter" in text or "Measured 2026-08-09. 1 server boot" in text

@@ -75,6 +75,13 @@ SEED_000_FACTS = [
     "Training therefore never held the whole teacher in memory",
     "Serve it with an SGLang build that supports DFlash2",
     "Choose memory limits, context length and concurrency for the hardware you deploy on",
+    # The rest of the seed, statement by statement (qualifiers included).
+    "A compatible Ornith target checkpoint must be loaded with it at inference time.",
+    "it loaded only Ornith's frozen embedding and language-model head",
+    "The four configurations are matched: autoregressive decoding (the target alone), the target's built-in NEXTN "
+    "head, the unadapted Qwen3.5 DFlash warm start, and this Ornith-adapted DFlash2 drafter.",
+    "The target is the official Ornith NVFP4 checkpoint. The revision shown is the one the publisher's serving "
+    "command names; the evaluation text itself names no revision.",
 ]
 
 SEED_001_FACTS = [
@@ -106,10 +113,12 @@ SEED_001_FACTS = [
     "| tok/s | 18.71 | 21.26 | 24.62 | 25.65 | 25.23 | 24.24 | 21.04 | 19.83 | 18.72 |",
     "| ± | 0.23 | 0.46 | 1.23 | 1.61 | 2.40 | 2.63 | 3.49 | 3.79 | 3.50 |",
     "| output tokens per round | n/a | 1.87 | 2.56 | 3.06 | 3.39 | 3.96 | 4.42 | 4.82 | 4.89 |",
-    "fits approximately 90.9 + 14.7 x (n_max - 1) ms over n_max = 1 to 12 (least squares over 7 settings). "
+    "fits approximately 90.9 + 14.7 x (n_max - 1) ms over n_max = 1 to 12 (7 settings; the fit as its source states "
+    "it). "
     "Measured minus fit, in ms: -2.9 at 1, -1.7 at 2, -1.0 at 3, -0.7 at 4, -1.1 at 6, +16.3 at 8, -9.9 at 12, "
     "-36.6 at 15.",
     # The seed: "25.65 tokens per second against 18.71": the headline carries its unit.
+    "with `Ornith-DFLASH-m1-q4.gguf`, n_max=3 measured "
     "25.65 output tok/s against 18.71 output tok/s for n_max=0, a 37.0% increase (paired difference "
     "+6.93 output tok/s, 95% CI [5.55, 8.32]",
     "positive in 8 of 8 pairs, per-pair +20.8% to +52.5%",
@@ -120,7 +129,8 @@ SEED_001_FACTS = [
     "`Ornith-1.0-397B-A17B-IQ2_KS-00001-of-00005.gguf`, 19,982,543,552 bytes",
     "`Ornith-1.0-397B-A17B-IQ2_KS-00005-of-00005.gguf`, 18,176,416,800 bytes",
     "80d58268f8839a22cad42516cc95d127b79fca194d25ee7a8cc4d610bc8f560e  dflash.py\n",
-    "This release is licensed under Apache-2.0, the licence of the drafter it was initialized from.",
+    "This release is licensed under Apache-2.0.\n",
+    "- Apache-2.0, inherited from the upstream drafter z-lab/Qwen3.5-397B-A17B-DFlash",
     "Target `deepreinforce-ai/Ornith-1.0-397B`, itself derived from `Qwen/Qwen3.5-397B-A17B`.",
     "Not affiliated with Z-Lab, Modal, SGLang, Qwen, or deepreinforce-ai.",
     # The arms' shared metadata, sampling, the config's top-level rope_theta, precision as written.
@@ -130,11 +140,15 @@ SEED_001_FACTS = [
     "up to 256 output tokens per request",
     # Not preregistered: the headline comparison carries no "secondary" (nor any) endpoint role.
     "| n_max=3 vs n_max=0 | 18.71 | 25.65 | +6.93 | n/a | [5.55, 8.32] | 8 |\n",
-    # The server starts at n_max=3; each request sets its own (the A/B at 0, 2, 3, 4, the sweep to 15).
+    # Each request sets its own n_max (the A/B at 0, 2, 3, 4, the sweep to 15) under a high startup N_MAX.
     "Serving settings: n_max set per request (0, 1, 2, 3, 4, 6, 8, 12, 15) as each table below states it, "
-    "server default 3,",
+    "temperature = 0,",
     "p = 0.0139",
-    "Measured 2026-08-09.",
+    # The seed dates Measurement 2 only: the date stands beside its tables, not above the A/B.
+    "Measured 2026-08-09. Drafter `Ornith-DFLASH-m1-q4.gguf`; 1 server boot",
+    "| c2d623da10ee1008 |\n\nMeasured 2026-08-09.\n\nTreatment n_max=3 minus baseline n_max=0",
+    "- Measurement 2: n_max set per request within the one boot; each cell is 8 prompts times 2 repetitions.",
+    "- From Measurement 2's single server boot, paired by prompt over the 8 prompts.",
     "plus local patches (bench/engine-local-patches.diff: 21 files, +1967 / -279 lines)",
     "ik_llama.cpp build of 2026-08-05, with -DGGML_CUDA=ON, CMAKE_CUDA_ARCHITECTURES=native (sm_121 on GB10), "
     "-march=armv8.2-a+dotprod+i8mm+fp16",
@@ -167,6 +181,16 @@ SEED_001_FACTS = [
     "The target repository can change and its Hub revision was not recorded",
     "Measurement 2 has not been re-run through it to confirm they are equivalent",
     "`bench.py` appends to its output file",
+    # The rest of the seed, statement by statement (qualifiers included).
+    "n = 8, across 4 boots and conditional on them, the preregistered primary endpoint",
+    "With two boots per arm the boot-to-boot component cannot be estimated properly",
+    "at n_max=3 both are small next to the +1.315 effect",
+    "so none of the A/B's cross-session caveats apply to this comparison",
+    "The base commit alone does not build the measured binary",
+    "Every result row carries run and configuration identifiers.",
+    "cannot amortize expert weight traffic as it amortizes the dense remainder",
+    "treat that as a hypothesis consistent with the curve",
+    "follows the interior closely and fails at both ends",
 ]
 
 
@@ -208,6 +232,13 @@ def test_the_seed_cards_claim_no_more_than_their_seed(manifest: str, repo_root: 
     assert "library_name: sglang" not in text
     assert "Transcribed from seed 00" in text and ", lines " in text
     assert "inherited from the drafter" not in text  # the seeds state the licence, not that it is inherited
+    assert "the licence of the drafter it was initialized from" not in text  # an inference from equal ids
+    # Statements no seed makes: a definition of accepted length, a fit method, roles and dates it does not give.
+    assert "including the target's own token" not in text
+    assert "least squares" not in text
+    assert "exploratory |" not in text and "server default" not in text
+    assert "Measured 2026-08-09. Engine" not in text
+    assert "no tokenizer files are needed" not in text
     # Their evaluations are transcriptions: only the .eval_results bytes are rebuilt, no figure from raw runs.
     assert "## Reproducibility" in text and "recomputes every figure" not in text
 
