@@ -54,6 +54,8 @@ class Published:
     drafter_repo: str
     requests: RequestLog
     """The loopback Hub's request log: what a step's consumer downloaded."""
+    owner_token: str
+    """The token a step publishes another release with."""
 
 
 def _hubrelease(env: dict[str, str], *args: str | Path) -> None:
@@ -91,6 +93,7 @@ def published_example(work: Path) -> Iterator[Published]:
             target["revision"],
             data["release"]["repo_id"],
             hub.requests,
+            hub.owner_token,
         )
 
 

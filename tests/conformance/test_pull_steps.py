@@ -28,7 +28,10 @@ def test_pull_fetches_what_each_engine_loads_and_refuses_a_wrong_target_before_w
     )
     assert llama.detail.startswith("pulled tiny-dflash2-q8_0.gguf at ")
     assert sorted(p.name for p in (tmp_path / "pulled" / "llama.cpp").iterdir()) == ["tiny-dflash2-q8_0.gguf"]
-    assert rows["pull -> vllm"].status == "n/a" and "a speculators folder" in rows["pull -> vllm"].detail
+    vllm = rows["pull -> vllm"]
+    assert vllm.status == "not run" and vllm.variant == "example-spec"
+    assert vllm.detail.startswith("pulled config.json, model.safetensors at ")
+    assert "(1 weight file(s) resolved)" in vllm.detail
     assert rows["pull -> ik"].status == "n/a"
     control = rows["pull (control)"]
     assert control.status == "pass", control.detail
