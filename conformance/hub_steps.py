@@ -25,12 +25,15 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from conformance.consumers import llama_server
 from conformance.records import Result, Variant, json_subprocess
+
+if TYPE_CHECKING:
+    from hubrelease.loopback.faults import RequestLog
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSUMERS = Path(__file__).resolve().parent / "consumers"
@@ -49,6 +52,10 @@ class Published:
     target_repo: str
     target_commit: str
     drafter_repo: str
+    requests: RequestLog
+    """The loopback Hub's request log: what a step's consumer downloaded."""
+    owner_token: str
+    """The token a step publishes another release with."""
 
 
 def _hubrelease(env: dict[str, str], *args: str | Path) -> None:
@@ -80,7 +87,13 @@ def published_example(work: Path) -> Iterator[Published]:
         data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
         target = data["pins"]["targets"][0]
         yield Published(
-            hub.url, folder / "example", target["repo_id"], target["revision"], data["release"]["repo_id"]
+            hub.url,
+            folder / "example",
+            target["repo_id"],
+            target["revision"],
+            data["release"]["repo_id"],
+            hub.requests,
+            hub.owner_token,
         )
 
 

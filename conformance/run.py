@@ -31,6 +31,7 @@ import yaml
 from conformance.compare import compare, tensor_names
 from conformance.consumers import llama_server
 from conformance.hub_steps import Published, published_example, run_hf_fetch, run_speculators
+from conformance.pull_steps import run_pull
 from conformance.records import Result, Variant, json_subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -373,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        default="sglang,z-lab,servers,converters,controls,speculators,hf",
+        default="sglang,z-lab,servers,converters,controls,speculators,hf,pull",
         help="comma-separated steps",
     )
     parser.add_argument(
@@ -392,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         "controls": lambda: run_controls(variants, target, target_gguf, args.work),
         "speculators": lambda: run_speculators(variants, args.work, hub()),
         "hf": lambda: run_hf_fetch(args.work, hub()),
+        "pull": lambda: run_pull(hub(), args.work, target, target_gguf),
     }
     results: list[Result] = []
     with contextlib.ExitStack() as stack:

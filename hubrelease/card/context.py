@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from hubrelease.card.benchmark import Benchmark, benchmark
+from hubrelease.card.changes import ChangesSince, changes_since
 from hubrelease.card.claims import Claim, compute_claims
 from hubrelease.card.filters import bytes_
 from hubrelease.card.locator import Locator
@@ -220,6 +221,8 @@ class CardContext:
     """What the ``training:`` files say (architecture, recipe, steps, data counts, machines)."""
     rebuilt: Rebuilt | None
     """The files (and evaluation figures) ``hubrelease rebuild --check`` re-makes from recipes, else None."""
+    changes: ChangesSince | None
+    """What changed since the superseded release (``release.supersedes``), from the pinned ``changes.json``."""
 
     def variables(self) -> dict[str, object]:
         """The context as Jinja variables, one per field."""
@@ -446,4 +449,5 @@ def build_context(
         signature=signature_check(manifest, manifest_path.name),
         training=training_facts(manifest, root or manifest_path.parent, where),
         rebuilt=rebuilt(manifest, evaluations),
+        changes=changes_since(manifest, root or manifest_path.parent),
     )

@@ -7,15 +7,20 @@ header reads; evaluation files are read (small JSON) only when their digests dif
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hubrelease.diff.sides import Side, is_local, local_side, published_of, side
+from hubrelease.card.changes import CHANGES_FILE, changes_document
+from hubrelease.diff.sides import Side, hub_side, is_local, local_side, published_of, side
 from hubrelease.errors import HubReleaseError, InputError
 from hubrelease.evaluation.load import validate_model
 from hubrelease.evaluation.models import Evaluation
 from hubrelease.formats.architecture import architecture_changes, is_model_file
+from hubrelease.fsutil import atomic_write_bytes
+from hubrelease.manifest.editor import ManifestEditor
 from hubrelease.manifest.models import Manifest, PinnedRepo
 from hubrelease.pull.files import file_changes, manifest_files
 
@@ -221,3 +226,41 @@ def diff_specs(api: HfApi | None, old: str, new: str | None) -> ReleaseDiff:
         local = local_side(old)
         return diff_releases(published_of(api, local), local)
     return diff_releases(side(api, old), side(api, new))
+
+
+@dataclass(frozen=True)
+class RecordedChanges:
+    path: Path
+    since: str
+    count: int
+    sha256: str
+
+
+def record_changes(api: HfApi, manifest_path: str) -> RecordedChanges:
+    """Write what changed since the superseded release into ``changes.json`` and pin it as an artifact.
+
+    The card's "Changes since" section renders from that file, so render-card and verify stay offline;
+    the file itself is left out of the comparison, so recording again gives the same bytes.
+    """
+    local = local_side(manifest_path)
+    since = local.manifest.release.supersedes
+    if since is None:
+        raise InputError("release.supersedes is not set: there is no earlier release to record changes since")
+    result = diff_releases(hub_side(api, since), local)
+    kept = [c.to_dict() for c in result.changes if not (c.section == "file" and c.subject == CHANGES_FILE)]
+    data = changes_document(since, kept)
+    target = local.root / CHANGES_FILE
+    atomic_write_bytes(target, data)
+    sha256 = hashlib.sha256(data).hexdigest()
+    editor = ManifestEditor.open(manifest_path)
+    editor.upsert_artifact(
+        {
+            "path": CHANGES_FILE,
+            "size": len(data),
+            "sha256": sha256,
+            "role": "doc",
+            "description": f"changes since {since} (hubrelease diff --record)",
+        }
+    )
+    editor.save()
+    return RecordedChanges(target, since, len(kept), sha256)

@@ -387,7 +387,8 @@ class Release(_Strict):
     inference: bool | None = None
     """Hub inference widget switch (false for drafters)."""
     supersedes: Annotated[str, AfterValidator(_superseded)] | None = None
-    """``REPO@COMMIT`` of the release this one replaces, pinned: ``hubrelease diff MANIFEST`` compares with it."""
+    """``REPO@COMMIT`` of the release this one replaces, pinned: ``hubrelease diff MANIFEST`` compares with it,
+    and ``diff MANIFEST --record`` pins the changes (``changes.json``) the card's "Changes since" renders."""
 
     @model_validator(mode="after")
     def _check_license(self) -> Release:

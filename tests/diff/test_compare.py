@@ -103,3 +103,41 @@ def test_supersedes_must_pin_a_commit(tmp_path: Path) -> None:
     result = invoke(["diff", str(manifest), str(manifest)])
     assert result.exit_code == 2
     assert "release.supersedes: 'acme/x@main' is not REPO@COMMIT" in result.stderr
+
+
+def test_record_pins_the_changes_the_card_renders_offline(hub: LoopbackHub, tmp_path: Path) -> None:
+    repo = unique_repo()
+    old = _release(tmp_path / "old", repo, layers=2)
+    first = upload_release(api_for(hub), repo, old.parent, old)
+    newer = _release(tmp_path / "newer", repo, layers=3)
+    new = write_release(
+        tmp_path / "new",
+        {name: (newer.parent / name).read_bytes() for name in ("model.safetensors", "config.json")},
+        extra_manifest={
+            "release": {"repo_id": repo, "license": "apache-2.0", "supersedes": f"{repo}@{first}"}
+        },
+    )
+    result = invoke(["diff", str(new), "--record", "--endpoint", hub.url])
+    assert result.exit_code == 0, result.stderr
+    recorded = (tmp_path / "new" / "changes.json").read_bytes()
+    document = json.loads(recorded)
+    assert document["since"] == f"{repo}@{first}"
+    assert {(c["subject"], c["detail"]) for c in document["changes"]} >= {
+        ("model.safetensors", "layers 2 -> 3")
+    }
+    assert "changes.json" not in {c["subject"] for c in document["changes"]}
+    again = invoke(["diff", str(new), "--record", "--endpoint", hub.url])
+    assert again.exit_code == 0, again.stderr
+    assert (tmp_path / "new" / "changes.json").read_bytes() == recorded  # its own pin is not a change
+    rendered = invoke(["render-card", str(new)])  # offline: no endpoint
+    assert rendered.exit_code == 0, rendered.stderr
+    card = (tmp_path / "new" / "README.md").read_text(encoding="utf-8")
+    assert f"## Changes since {repo}@{first}" in card
+    assert "| architecture | `model.safetensors` | layers 2 -> 3 |" in card
+
+
+def test_record_needs_a_superseded_release(tmp_path: Path) -> None:
+    manifest = _release(tmp_path / "r", "acme/drafter", layers=2)
+    result = invoke(["diff", str(manifest), "--record"])
+    assert result.exit_code == 2
+    assert "release.supersedes is not set" in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,8 +10,9 @@ import pytest
 
 from hubrelease.errors import InputError
 from hubrelease.loopback import LoopbackHub
+from hubrelease.manifest import load_manifest
 from hubrelease.manifest.models import Manifest
-from hubrelease.pull.select import engine_files
+from hubrelease.pull.select import EngineName, config_paths, engine_files
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_release
 
@@ -93,3 +95,31 @@ def test_a_release_every_builder_wrote_pulls_each_engines_files_from_the_hub(
     result = invoke(["pull", repo, "--engine", engine, "--dir", str(out), "--endpoint", hub.url])
     assert result.exit_code == 0, result.stderr
     assert {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()} == expected
+
+
+SEEDS = Path(__file__).resolve().parent.parent.parent / "manifests"
+
+
+@pytest.mark.parametrize(
+    ("seed", "engine", "expected"),
+    [
+        ("ornith-1.0-dflash-gguf", "ik", ["Ornith-DFLASH-m1-q4.gguf"]),
+        ("ornith-1.0-dflash-gguf", "sglang", None),
+        ("ornith-1.0-dflash-gguf", "vllm", None),
+        ("ornith-1.5-dflash2", "sglang", ["config.json", "model.safetensors"]),
+        ("ornith-1.5-dflash2", "vllm", None),
+        ("ornith-1.5-dflash2", "llama.cpp", None),
+        ("ornith-1.5-dflash2", "ik", None),
+    ],
+)
+def test_the_seed_releases_select_what_each_engine_loads(
+    seed: str, engine: EngineName, expected: list[str] | None
+) -> None:
+    """The seeds publish no weights here: the selection their manifests imply, from their own configs."""
+    manifest = load_manifest(SEEDS / seed / "hubrelease.yaml")
+    configs = {p: json.loads((SEEDS / seed / p).read_text(encoding="utf-8")) for p in config_paths(manifest)}
+    if expected is None:
+        with pytest.raises(InputError, match=f"the release publishes no files {engine} loads"):
+            engine_files(manifest, engine, configs)
+    else:
+        assert [a.path for a in engine_files(manifest, engine, configs)] == expected
