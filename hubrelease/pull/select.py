@@ -45,18 +45,30 @@ def _folder(path: str) -> str:
     return str(PurePosixPath(path).parent)
 
 
-def gguf_flavor(artifact: Artifact) -> Literal["ik", "mainline"]:
-    """The recipe's ``flavor``, else ``ik`` when the file holds a type only ik_llama.cpp loads."""
+def gguf_flavor(
+    artifact: Artifact, default: Literal["ik", "mainline"] = "mainline"
+) -> Literal["ik", "mainline"]:
+    """The recipe's ``flavor``, else ``ik`` when the file holds a type only ik_llama.cpp loads, else
+    ``default`` (what the release's measurements imply: ``measured_flavor``)."""
     recorded = artifact.recipe.options.get("flavor") if artifact.recipe is not None else None
     if recorded in ("ik", "mainline"):
         return "ik" if recorded == "ik" else "mainline"
     kinds = [BY_NAME.get(name) for name in artifact.composition or {}]
-    return "ik" if any(t is not None and t.origin == "ik" for t in kinds) else "mainline"
+    return "ik" if any(t is not None and t.origin == "ik" for t in kinds) else default
+
+
+def measured_flavor(manifest: Manifest) -> Literal["ik", "mainline"]:
+    """``ik`` when every llama.cpp-family engine the release pins is ik_llama.cpp: a GGUF that says
+    nothing of its flavour was made for the engine it was measured with, and a mainline reader
+    should not download a file its engine may not load."""
+    family = [e.name.lower() for e in manifest.pins.engines if "llama" in e.name.lower()]
+    return "ik" if family and all(name.startswith("ik") for name in family) else "mainline"
 
 
 def _gguf(manifest: Manifest, engine: EngineName) -> list[Artifact]:
     flavor = "ik" if engine == "ik" else "mainline"
-    ggufs = [a for a in manifest.artifacts if a.path.endswith(".gguf") and gguf_flavor(a) == flavor]
+    default = measured_flavor(manifest)
+    ggufs = [a for a in manifest.artifacts if a.path.endswith(".gguf") and gguf_flavor(a, default) == flavor]
     if not ggufs:
         return []
     chosen = next((a for a in ggufs if a.role == "recommended"), ggufs[0])

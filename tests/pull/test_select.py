@@ -104,6 +104,7 @@ SEEDS = Path(__file__).resolve().parent.parent.parent / "manifests"
     ("seed", "engine", "expected"),
     [
         ("ornith-1.0-dflash-gguf", "ik", ["Ornith-DFLASH-m1-q4.gguf"]),
+        ("ornith-1.0-dflash-gguf", "llama.cpp", None),  # measured with ik only: no mainline file
         ("ornith-1.0-dflash-gguf", "sglang", None),
         ("ornith-1.0-dflash-gguf", "vllm", None),
         ("ornith-1.5-dflash2", "sglang", ["config.json", "model.safetensors"]),
