@@ -37,7 +37,7 @@ SEED_000_FACTS = [
     "  --speculative-num-draft-tokens 10 \\\n  --speculative-draft-attention-backend flashinfer \\\n"
     "  --mamba-radix-cache-strategy extra_buffer \\\n  --mamba-ssm-dtype float32\n",
     "This release is licensed under Apache-2.0",
-    "- Target `ornith-ai/Ornith-1.5-35B-A3B-NVFP4` (MIT)",
+    "- Target `ornith-ai/Ornith-1.5-35B-A3B` (MIT).",
     "- Training data derives from `nvidia/Nemotron-Post-Training-Dataset-v2` "
     "(NVIDIA Nemotron Post-Training Dataset v2), under CC-BY-4.0.",
     # Every other number and fact of the seed text, rendered from the files that hold it.
@@ -239,6 +239,7 @@ def test_the_seed_cards_claim_no_more_than_their_seed(manifest: str, repo_root: 
     assert "exploratory |" not in text and "server default" not in text
     assert "Measured 2026-08-09. Engine" not in text
     assert "no tokenizer files are needed" not in text
+    assert "NVFP4` (MIT)" not in text  # seed 000 calls the Ornith target MIT, not its NVFP4 quantization
     # Their evaluations are transcriptions: only the .eval_results bytes are rebuilt, no figure from raw runs.
     assert "## Reproducibility" in text and "recomputes every figure" not in text
 
