@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hubrelease.loopback.cardcheck import metadata_errors
+from hubrelease_loopback.cardcheck import metadata_errors
 from tests.factories.cards import HOSTILE_FRONT_MATTER, alias_bomb
 
 
