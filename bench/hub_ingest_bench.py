@@ -26,9 +26,9 @@ import threading
 import time
 from pathlib import Path
 
-from hubrelease.loopback import LoopbackHub, RepoKey
-from hubrelease.loopback.lfs import upload_href
-from hubrelease.loopback.store import FileOp
+from hubrelease_loopback import LoopbackHub, RepoKey
+from hubrelease_loopback.lfs import upload_href
+from hubrelease_loopback.store import FileOp
 
 BUFFER = 1 << 20
 

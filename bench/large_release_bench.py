@@ -27,7 +27,7 @@ from pathlib import Path
 import yaml
 from huggingface_hub import HfApi
 
-from hubrelease.loopback import LoopbackHub, RepoKey
+from hubrelease_loopback import LoopbackHub, RepoKey
 
 BIN = Path(sys.executable).parent
 SPARSE_FILE = 4 << 30

@@ -31,11 +31,11 @@ from huggingface_hub import HfApi
 
 from hubrelease.errors import ManifestError
 from hubrelease.hub.lock import lock_manifest
-from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.edit import add_files, remove_paths
 from hubrelease.release_files import release_files
 from hubrelease.verify.local import plan_manifest
+from hubrelease_loopback import LoopbackHub
 
 
 def make_manifest(root: Path, count: int) -> Path:

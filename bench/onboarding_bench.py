@@ -26,7 +26,7 @@ os.environ["HF_HUB_DISABLE_XET"] = "1"  # before huggingface_hub is imported
 
 from huggingface_hub import HfApi
 
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 
 CHUNK = 1 << 20
 REPO = "bench/onboarding"

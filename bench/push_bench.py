@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 
 WRAP = """
 import atexit, importlib, sys

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import yaml
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.faults import DATA_ROUTES
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import DATA_ROUTES
 
 BIN = Path(sys.executable).parent
 

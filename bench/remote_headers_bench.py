@@ -31,7 +31,7 @@ from huggingface_hub import HfFileSystem, hf_hub_download
 from hubrelease.formats.summary import summarize
 from hubrelease.hub.remote_headers import INITIAL_READ
 from hubrelease.hub.remote_headers import summarize as summarize_remote
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.drafters import write_vocab_gguf
 from tests.factories.hub import api_for, upload_files
 from tests.factories.split_models import write_ik_split_target, write_sharded_safetensors

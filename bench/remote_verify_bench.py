@@ -28,8 +28,8 @@ import yaml
 from typer.testing import CliRunner
 
 from hubrelease.cli.app import app
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.faults import FILE_ROUTES
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import FILE_ROUTES
 
 REPO = "bench/remote-verify"
 

@@ -23,10 +23,10 @@ from typing import Any, ClassVar
 import pytest
 from PIL import Image
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.pages import content_security_policy
 from hubrelease.manifest import load_manifest
 from hubrelease.preview import open_preview
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.pages import content_security_policy
 from tests.factories.releases import write_hand_written_release
 from tests.factories.seeds import SEEDS, small_seed
 

@@ -33,7 +33,7 @@ from conformance.consumers import llama_server
 from conformance.records import Result, Variant, json_subprocess
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.faults import RequestLog
+    from hubrelease_loopback.faults import RequestLog
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSUMERS = Path(__file__).resolve().parent / "consumers"
@@ -70,7 +70,7 @@ def _hubrelease(env: dict[str, str], *args: str | Path) -> None:
 @contextlib.contextmanager
 def published_example(work: Path) -> Iterator[Published]:
     """A loopback Hub holding the example release and its target, published as scripts/demo.sh does."""
-    from hubrelease.loopback import LoopbackHub
+    from hubrelease_loopback import LoopbackHub
 
     shutil.rmtree(work / "published", ignore_errors=True)
     folder = work / "published"

@@ -25,7 +25,7 @@ from typing import Any
 from conformance.consumers import llama_server
 from conformance.hub_steps import Published
 from conformance.records import Result, json_subprocess
-from hubrelease.loopback.faults import FILE_ROUTES
+from hubrelease_loopback.faults import FILE_ROUTES
 
 CONSUMERS = Path(__file__).resolve().parent / "consumers"
 WEIGHTS = (".safetensors", ".gguf")

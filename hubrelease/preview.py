@@ -25,14 +25,15 @@ from huggingface_hub import HfApi
 
 from hubrelease.errors import InputError
 from hubrelease.hub import build_plan, push_release, read_remote
+from hubrelease.hub.client import require_loopback
 from hubrelease.manifest import load_manifest, release_root
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.verify.preflight import preflight
 
 if TYPE_CHECKING:
     from hubrelease.hub.plan import PushPlan
-    from hubrelease.loopback import LoopbackHub
-    from hubrelease.loopback.pages import Problem
+    from hubrelease_loopback import LoopbackHub
+    from hubrelease_loopback.pages import Problem
 
 
 @dataclass
@@ -81,9 +82,10 @@ def open_preview(
     manifest_path: Path, directory: Path | None = None, port: int = 0, progress: Progress = NULL_PROGRESS
 ) -> Preview:
     """Preflight the release as push does, publish it to a new embedded Hub, and read its page's problems."""
-    from hubrelease.loopback import LoopbackHub
-    from hubrelease.loopback.pages import page_parts
-    from hubrelease.loopback.store import RepoKey
+    require_loopback()
+    from hubrelease_loopback import LoopbackHub
+    from hubrelease_loopback.pages import page_parts
+    from hubrelease_loopback.store import RepoKey
 
     manifest = load_manifest(manifest_path)
     root = release_root(manifest, manifest_path, directory)

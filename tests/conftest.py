@@ -27,7 +27,7 @@ settings.register_profile("dev", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 if TYPE_CHECKING:
-    from hubrelease.loopback import LoopbackHub
+    from hubrelease_loopback import LoopbackHub
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def loopback_hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackH
     Use unique repo ids (``tests.factories.hub.unique_repo``); the ``hub``
     fixture below also clears faults and the request log around each test.
     """
-    from hubrelease.loopback import LoopbackHub  # after the env above: it imports huggingface_hub
+    from hubrelease_loopback import LoopbackHub  # after the env above: it imports huggingface_hub
 
     with LoopbackHub(
         tmp_path_factory.mktemp("loopback-hub"),

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import yaml
 
-from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest.models import GitHubWorkflow, Signing
 from hubrelease.signing.identity import parse_workflow
+from hubrelease_loopback import LoopbackHub, RepoKey
 from tests.factories.cli import run_program
 from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release

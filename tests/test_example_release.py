@@ -12,7 +12,7 @@ from hubrelease.formats.dflash import load_config
 from hubrelease.formats.gguf_header import array_length, read_gguf
 from hubrelease.formats.safetensors_header import read_safetensors
 from hubrelease.fsutil import STATE_DIR
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke
 from tests.factories.targets import MASK_TOKEN_ID, write_target_gguf_from, write_target_model
 

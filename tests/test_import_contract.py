@@ -1,5 +1,6 @@
-"""The import contracts (pyproject ``[tool.importlinter]``, run by scripts/check.sh) hold on the package
-and fail on a copy of it given a deliberate upward import, a cycle inside a room, or ruamel in hub/."""
+"""The import contracts (pyproject ``[tool.importlinter]``, run by scripts/check.sh) hold on the packages
+and fail on a copy of them given a deliberate upward import, a cycle inside a room, ruamel in hub/, or
+the loopback Hub checking cards by the client's constants."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
-    """``lint-imports`` on the ``hubrelease`` package found first on the path: ``root``'s."""
+    """``lint-imports`` on the packages found first on the path: ``root``'s."""
     return run_program(
         [str(LINT_IMPORTS), "--no-cache", "--config", str(REPO / "pyproject.toml")],
         cwd=root,
@@ -29,22 +30,24 @@ def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def clean_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("house")
-    shutil.copytree(REPO / "hubrelease", root / "hubrelease", ignore=shutil.ignore_patterns("__pycache__"))
+    for package in (REPO / "hubrelease", REPO / "loopback-hub" / "hubrelease_loopback"):
+        shutil.copytree(package, root / package.name, ignore=shutil.ignore_patterns("__pycache__"))
     return root
 
 
 def test_the_package_keeps_every_contract(clean_copy: Path) -> None:
     result = _lint_imports(clean_copy)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "5 kept, 0 broken" in result.stdout
+    assert "7 kept, 0 broken" in result.stdout
 
 
 @pytest.mark.parametrize(
     ("module", "added", "broken"),
     [
-        ("formats/gguf_header.py", "import hubrelease.cli.app", "floors"),  # ground floor -> top floor
-        ("manifest/models.py", "import hubrelease.manifest.editor", "no import cycle"),  # editor -> models
-        ("hub/publish.py", "import ruamel.yaml", "ruamel"),
+        ("hubrelease/formats/gguf_header.py", "import hubrelease.cli.app", "floors"),  # ground -> top floor
+        ("hubrelease/manifest/models.py", "import hubrelease.manifest.editor", "no import cycle"),
+        ("hubrelease/hub/publish.py", "import ruamel.yaml", "ruamel"),
+        ("hubrelease_loopback/cardcheck.py", "import hubrelease.hub_licenses", "own copy of the Hub's rules"),
     ],
 )
 def test_a_deliberate_violation_breaks_its_contract(
@@ -52,10 +55,10 @@ def test_a_deliberate_violation_breaks_its_contract(
 ) -> None:
     root = tmp_path / "house"
     shutil.copytree(clean_copy, root)
-    target = root / "hubrelease" / module
+    target = root / module
     target.write_text(target.read_text(encoding="utf-8") + f"\n{added}\n", encoding="utf-8")
     result = _lint_imports(root)
     assert result.returncode == 1, result.stdout
-    assert "4 kept, 1 broken" in result.stdout
+    assert "6 kept, 1 broken" in result.stdout
     broken_section = result.stdout.split("Broken contracts", 1)[1]
     assert broken in broken_section and Path(module).stem in broken_section  # names the importer

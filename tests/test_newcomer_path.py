@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.editor import ManifestEditor
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo, upload_files
 from tests.factories.seeds import SEEDS, small_seed

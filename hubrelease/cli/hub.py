@@ -122,9 +122,12 @@ def serve(
     ] = None,
 ) -> None:
     """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
-    from hubrelease.loopback import LoopbackHub
-    from hubrelease.loopback.auth import EVERYTHING, Grant, TokenFileError, read_token_file
-    from hubrelease.loopback.oidc import TrustedPublishing, TrustFileError, read_trust_file
+    from hubrelease.hub.client import require_loopback
+
+    require_loopback()
+    from hubrelease_loopback import LoopbackHub
+    from hubrelease_loopback.auth import EVERYTHING, Grant, TokenFileError, read_token_file
+    from hubrelease_loopback.oidc import TrustedPublishing, TrustFileError, read_trust_file
 
     tokens: dict[str, Grant] = {}
     if token_file is not None:

@@ -1,6 +1,6 @@
 """Everything that talks to the Hub: client factory, lock, remote verify, push plan and push.
 
-The loopback Hub server is a package apart (``hubrelease.loopback``), which none of these modules imports
+The loopback Hub server is a package apart (``hubrelease_loopback``), which none of these modules imports
 at module level; the CLI needs only these calls. Exports load lazily (``hubrelease.lazy``): a command that
 reads one file's header from the Hub (``hub.remote_headers``) does not load push, lock and the plan.
 """

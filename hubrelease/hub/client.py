@@ -9,6 +9,7 @@ so the user needs none and nothing else on the machine can read or write it.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import os
 import threading
@@ -34,7 +35,7 @@ from hubrelease.errors import HubError, HubReleaseError, HubUnavailable, InputEr
 if TYPE_CHECKING:
     # Imported when the embedded Hub starts (``embedded_hub``): a command against the real Hub
     # never loads the server (blake3, lz4, numpy); tests/hub/test_client.py checks it.
-    from hubrelease.loopback import LoopbackHub
+    from hubrelease_loopback import LoopbackHub
 
 T = TypeVar("T")
 log = logging.getLogger("hubrelease.hub")
@@ -51,6 +52,10 @@ sleep: Callable[[float], None] = time.sleep
 """Module-level so tests can replace the wait (they assert on what was asked, never on timing)."""
 
 LOCAL = "local"
+LOOPBACK_MISSING = (
+    "the loopback Hub is a distribution of its own and is not installed here: "
+    "run `pip install ./loopback-hub` in the hubrelease repository"
+)
 _embedded: dict[Path, LoopbackHub] = {}
 _embedded_lock = threading.Lock()
 
@@ -64,9 +69,20 @@ def local_hub_root() -> Path:
     return Path(cache) / "hubrelease" / "local-hub"
 
 
+def require_loopback() -> None:
+    """Refuse with how to install it when the loopback Hub (``hubrelease-loopback``) is missing.
+
+    The client installs without the server and its dependencies, so ``hub serve``, ``preview`` and
+    ``--endpoint local`` check before they import it: one line and exit 2, never a traceback.
+    """
+    if importlib.util.find_spec("hubrelease_loopback") is None:
+        raise InputError(LOOPBACK_MISSING)
+
+
 def embedded_hub() -> LoopbackHub:
     """The process-wide embedded loopback Hub, started on first use."""
-    from hubrelease.loopback import LoopbackHub
+    require_loopback()
+    from hubrelease_loopback import LoopbackHub
 
     root = local_hub_root().resolve()
     with _embedded_lock:

@@ -18,7 +18,7 @@ import hubrelease.cli
 from hubrelease.cli.app import COMMANDS, app
 from hubrelease.cli.build import BuildGroup
 from hubrelease.cli.groups import Entry, registered
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke, run_program
 
 
@@ -269,7 +269,7 @@ def test_tables_without_a_terminal_keep_whole_paths_and_digests(tmp_path: Path) 
 def test_hub_serve_help_states_the_servers_limits() -> None:
     """The limits `hub serve --help` documents are the loopback Hub's defaults."""
     from hubrelease.cli.hub import EXAMPLES
-    from hubrelease.loopback import xetformat, xetstore
+    from hubrelease_loopback import xetformat, xetstore
 
     defaults = inspect.signature(LoopbackHub).parameters
     units = {"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "s": 1}

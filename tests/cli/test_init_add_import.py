@@ -11,8 +11,8 @@ import pytest
 
 from hubrelease.cli.add import RoleChoice
 from hubrelease.hashing import sha256_file
-from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest.models import ArtifactRole
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import run_cli
 from tests.factories.hub import api_for
 from tests.factories.onboarding import deny_reading, publish_author_folder, write_author_folder

@@ -13,7 +13,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from hubrelease.loopback import LoopbackHub, RepoKey
+from hubrelease_loopback import LoopbackHub, RepoKey
 from tests.factories.cli import finish, spawn
 from tests.factories.hub import api_for, unique_repo
 from tests.factories.waiting import wait_until

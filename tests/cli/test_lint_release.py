@@ -10,7 +10,7 @@ import yaml
 
 from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
 from hubrelease.lint.target import TARGETS_CACHE
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import run_cli
 from tests.factories.drafters import TARGET_LAYERS, write_checkpoint
 from tests.factories.hub import api_for, unique_repo, upload_release

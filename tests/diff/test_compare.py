@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke
 from tests.factories.drafters import drafter_config, write_checkpoint
 from tests.factories.hub import api_for, unique_repo, upload_release

@@ -13,8 +13,8 @@ from huggingface_hub import eval_result_entries_to_yaml, hf_hub_download, parse_
 
 from hubrelease.evaluation.eval_results import entries
 from hubrelease.evaluation.load import load_evaluation
-from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import run_cli
 from tests.factories.hub import api_for, unique_repo
 

@@ -28,8 +28,8 @@ from huggingface_hub import (
 from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, RepositoryNotFoundError
 from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.auth import Grant
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.auth import Grant
 from tests.factories.cli import run_program
 from tests.factories.hub import hf_env
 

@@ -30,7 +30,7 @@ from tests.factories.drafters import write_ik_mixed_gguf
 from tests.factories.hub import api_for, unique_repo, upload_files
 
 if TYPE_CHECKING:
-    from hubrelease.loopback import LoopbackHub
+    from hubrelease_loopback import LoopbackHub
 
 ROUTES = {
     "resolve": re.compile(r"^/(?:(?:datasets|spaces)/)?[^/]+/[^/]+/resolve/"),

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.faults import RequestRecord
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import RequestRecord
 from tests.factories.waiting import CEILING_S, wait_until
 
 VENV_BIN = Path(sys.executable).parent

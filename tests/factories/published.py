@@ -13,7 +13,7 @@ import yaml
 
 from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.fsutil import STATE_DIR
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import run_cli
 from tests.factories.hub import api_for, unique_repo, upload_files, upload_release
 

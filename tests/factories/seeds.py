@@ -7,10 +7,10 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.load import parse_tree
 from hubrelease.manifest.roundtrip import dump_tree
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, upload_files
 

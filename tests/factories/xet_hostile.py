@@ -7,7 +7,7 @@ import os
 import struct
 from dataclasses import dataclass
 
-from hubrelease.loopback import xetformat
+from hubrelease_loopback import xetformat
 
 
 @dataclass(frozen=True)

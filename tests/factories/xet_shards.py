@@ -9,8 +9,8 @@ from collections.abc import Iterable
 
 import pytest
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.xetstore import Caller, XetStore
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.xetstore import Caller, XetStore
 from tests.factories.hub import raw_request
 
 

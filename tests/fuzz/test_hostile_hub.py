@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hubrelease.hub.bounds import DEADLINE_ENV, TIMEOUT_ENV
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.hostile_hub import ROUTES, Forged, HostileHub, Published, publish, read_commands
 from tests.factories.hub import HF_BACKOFF_SLEEP
 from tests.fuzz.harness import fuzz, run_case

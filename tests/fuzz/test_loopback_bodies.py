@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cards import HOSTILE_FRONT_MATTER
 from tests.factories.hub import api_for, raw_request, unique_repo
 from tests.fuzz.harness import fuzz

@@ -23,9 +23,9 @@ from huggingface_hub import CommitOperationAdd, HfApi, constants
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hubrelease.loopback import LoopbackHub, RepoKey
-from hubrelease.loopback.auth import Grant
-from hubrelease.loopback.xetformat import FLAG_METADATA_EXT, SHARD_HEADER_SIZE
+from hubrelease_loopback import LoopbackHub, RepoKey
+from hubrelease_loopback.auth import Grant
+from hubrelease_loopback.xetformat import FLAG_METADATA_EXT, SHARD_HEADER_SIZE
 from tests.factories.hub import raw_request
 from tests.factories.xet_shards import ShardRecorder, cas_auth, claim, commit_line, merkle_bytes
 from tests.fuzz.harness import fuzz

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke, run_process
 from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release

@@ -16,7 +16,7 @@ from huggingface_hub import constants
 
 from hubrelease.errors import InputError
 from hubrelease.hub.client import embedded_hub, hub_api, local_hub_root
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import finish, invoke, run_process, run_program, spawn
 from tests.factories.hub import raw_request, unique_repo
 from tests.factories.releases import write_release
@@ -40,15 +40,15 @@ def test_local_endpoint_starts_one_embedded_hub_in_the_configured_folder(
 
 def test_the_hub_client_loads_nothing_of_the_loopback_server() -> None:
     """Commands against the real Hub must not pay for the server: hubrelease.hub and its client,
-    a remote endpoint's HfApi included, import neither hubrelease.loopback nor blake3, lz4 or numpy."""
+    a remote endpoint's HfApi included, import neither hubrelease_loopback nor blake3, lz4 or numpy."""
     probe = (
         "import sys\n"
         "import hubrelease.hub, hubrelease.hub.client as client\n"
         "client.hub_api('http://127.0.0.1:9')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('blake3', 'lz4', 'numpy')"
-        " or m.startswith('hubrelease.loopback')))\n"
+        " or m.startswith('hubrelease_loopback')))\n"
         "client.embedded_hub()\n"
-        "print('hubrelease.loopback' in sys.modules)\n"
+        "print('hubrelease_loopback' in sys.modules)\n"
     )
     env = {**os.environ, "HUBRELEASE_LOCAL_HUB": str(Path(os.environ["HF_HOME"]) / "probe-hub")}
     done = run_program([sys.executable, "-c", probe], check=True, env=env)
@@ -133,7 +133,7 @@ def test_a_command_on_the_embedded_hub_exits_when_it_is_done(tmp_path: Path) -> 
     command = ["inspect", "hf://acme/nothing/model.gguf", "--endpoint", "local"]
     # The embedded Hub's idle timeout (75 s) made longer than the ceiling: a worker left waiting on a
     # kept-alive connection holds the process open past it, so a regression fails instead of passing late.
-    setup = "import functools, hubrelease.loopback as lb\nlb.LoopbackHub = functools.partial(lb.LoopbackHub, idle_timeout=1e6)"
+    setup = "import functools, hubrelease_loopback as lb\nlb.LoopbackHub = functools.partial(lb.LoopbackHub, idle_timeout=1e6)"
     code, _, err = run_process(*command, env=env, setup=setup)
     assert code == 2, err
     assert err.count("\n") == 1 and err.startswith("error: ")

@@ -10,8 +10,8 @@ import pytest
 from hubrelease.errors import HubUnavailable
 from hubrelease.hub.download import download, read_checked, read_whole
 from hubrelease.hub.metadata import list_files
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.faults import FILE_ROUTES
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.hub import api_for, logged, unique_repo, upload_files
 
 FILES = {

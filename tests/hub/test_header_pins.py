@@ -14,10 +14,10 @@ import pytest
 from ruamel.yaml import YAML
 
 from hubrelease.formats.gguf_header import GGUFSet, read_gguf_header
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.faults import FILE_ROUTES
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding.facts import inspect_composition
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, logged, unique_repo, upload_files
 from tests.factories.split_models import write_ik_split_target

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import run_cli
 from tests.factories.hostile_hub import MAX_DRIP, HostileHub, Published, publish, read_commands
 

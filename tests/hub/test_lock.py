@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_files
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from hubrelease.hub.plan import build_plan, read_remote
 from hubrelease.hub.published import Published, against_published
-from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
+from hubrelease_loopback import LoopbackHub, RepoKey
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo
 from tests.factories.releases import write_release

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.faults import FILE_ROUTES
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cards import matrix_evaluation, release_pins, write_card_release
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import api_for, hf_env, unique_repo, upload_files

@@ -19,9 +19,9 @@ from hubrelease.errors import CheckFailed, HubUnavailable, RemoteMovedError
 from hubrelease.hashing import sha256_file
 from hubrelease.hub.plan import PushPlan, build_plan, read_remote
 from hubrelease.hub.push import PushResult, push_release
-from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
 from hubrelease.sizes import human_bytes
+from hubrelease_loopback import LoopbackHub, RepoKey
 from tests.factories.cli import invoke, run_program
 from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import Result
 
-from hubrelease.loopback import LoopbackHub, RepoKey
+from hubrelease_loopback import LoopbackHub, RepoKey
 from tests.factories.cli import invoke, run_process
 from tests.factories.hub import hf_env, unique_repo
 from tests.factories.releases import write_release

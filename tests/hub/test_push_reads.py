@@ -18,8 +18,8 @@ from huggingface_hub import HfApi
 from hubrelease.errors import CheckFailed, InputError
 from hubrelease.hub.plan import PushPlan, build_plan, read_remote
 from hubrelease.hub.push import push_release
-from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
+from hubrelease_loopback import LoopbackHub
 from tests.factories.hub import api_for, unique_repo
 from tests.factories.releases import write_release
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from hubrelease.hub.plan import build_plan, read_remote
 from hubrelease.hub.push import push_release
-from hubrelease.loopback import LoopbackHub, RepoKey
-from hubrelease.loopback.faults import DATA_ROUTES
 from hubrelease.manifest import load_manifest
+from hubrelease_loopback import LoopbackHub, RepoKey
+from hubrelease_loopback.faults import DATA_ROUTES
 from tests.factories.cli import finish, spawn
 from tests.factories.hub import api_for, hf_env, unique_repo
 from tests.factories.releases import write_release

@@ -16,8 +16,8 @@ from huggingface_hub import HfApi
 from hubrelease.errors import FormatError, HubUnavailable, InputError, NotFoundError
 from hubrelease.hub.ranged import RangedFile
 from hubrelease.hub.remote_headers import INITIAL_READ, RemoteRepo, read_gguf, summarize
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.faults import FILE_ROUTES
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cli import run_cli
 from tests.factories.drafters import write_vocab_gguf
 from tests.factories.hub import api_for, head, logged, unique_repo, upload_files

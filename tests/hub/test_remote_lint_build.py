@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.faults import FILE_ROUTES
 from hubrelease.manifest import load_manifest
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cli import run_cli
 from tests.factories.drafters import write_checkpoint
 from tests.factories.hub import api_for, logged, unique_repo, upload_files

@@ -11,9 +11,9 @@ import pytest
 from hubrelease.cli import output
 from hubrelease.hub import client
 from hubrelease.hub.remote_verify import verify_remote
-from hubrelease.loopback import LoopbackHub, RepoKey
-from hubrelease.loopback.faults import FILE_ROUTES
 from hubrelease.manifest import load_manifest
+from hubrelease_loopback import LoopbackHub, RepoKey
+from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_files, upload_release
 from tests.factories.releases import write_release

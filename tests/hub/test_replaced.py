@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke
 from tests.factories.drafters import drafter_config, write_checkpoint
 from tests.factories.hub import unique_repo

@@ -19,8 +19,8 @@ from hubrelease.errors import HubUnavailable, RemoteMovedError
 from hubrelease.hub.plan import CommitLimits, PushPlan, RemoteSnapshot, build_plan, read_remote
 from hubrelease.hub.push import PushResult, push_release
 from hubrelease.hub.stage import parts
-from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
+from hubrelease_loopback import LoopbackHub, RepoKey
 from tests.factories.cli import finish, invoke, spawn
 from tests.factories.hub import api_for, hf_env, unique_repo, upload_files
 from tests.factories.releases import write_release

@@ -8,8 +8,8 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
-from hubrelease.loopback import LoopbackHub, RepoKey
-from hubrelease.loopback.auth import Grant, TokenFileError, read_token_file
+from hubrelease_loopback import LoopbackHub, RepoKey
+from hubrelease_loopback.auth import Grant, TokenFileError, read_token_file
 from tests.factories.hub import raw_request
 
 WRITER, READER = "hf_test_writer_token", "hf_test_reader_token"

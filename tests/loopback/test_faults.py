@@ -10,8 +10,8 @@ import pytest
 from huggingface_hub import CommitOperationAdd
 from huggingface_hub.errors import HfHubHTTPError
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.faults import COMMIT_IN_PROGRESS, METADATA_ROUTES
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import COMMIT_IN_PROGRESS, METADATA_ROUTES
 from tests.factories.hub import api_for, raw_request, unique_repo, upload_files
 from tests.factories.waiting import CEILING_S
 

@@ -28,7 +28,7 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
-from hubrelease.loopback import LoopbackHub, xetformat
+from hubrelease_loopback import LoopbackHub, xetformat
 from tests.factories.cli import run_program
 from tests.factories.hub import api_for, head, hf_env, raw_request, unique_repo
 

@@ -12,8 +12,8 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, constants
 from huggingface_hub.errors import GatedRepoError, HfHubHTTPError
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.auth import Grant
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.auth import Grant
 from tests.factories.cli import run_program
 from tests.factories.hub import hf_env, raw_request
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from huggingface_hub import CommitOperationAdd
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.gguf_manifest import NO_TAG, NOT_GGUF, quant_label, resolve_tag
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.gguf_manifest import NO_TAG, NOT_GGUF, quant_label, resolve_tag
 from tests.factories.hub import api_for, raw_request, unique_repo
 
 # What common_get_hf_file sends (llama.cpp common/arg.cpp, b5xxx): Accept json, a llama-cpp User-Agent.

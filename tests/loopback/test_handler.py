@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.handler import DRAIN_BYTES, SMALL_BODY
-from hubrelease.loopback.routes import COMMIT_LINE_BYTES
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.handler import DRAIN_BYTES, SMALL_BODY
+from hubrelease_loopback.routes import COMMIT_LINE_BYTES
 from tests.factories.hub import logged, ndjson_commit, raw_request
 from tests.factories.waiting import CEILING_S
 

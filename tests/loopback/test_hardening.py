@@ -15,12 +15,12 @@ import httpx2
 import pytest
 from huggingface_hub import CommitOperationAdd
 
-from hubrelease.loopback import LoopbackHub, RepoKey, gate
-from hubrelease.loopback.faults import RequestLog, RequestRecord
-from hubrelease.loopback.gate import Body, ConnReader
-from hubrelease.loopback.lfs import upload_href
-from hubrelease.loopback.server import MAX_ERRORS
-from hubrelease.loopback.store import StoreError
+from hubrelease_loopback import LoopbackHub, RepoKey, gate
+from hubrelease_loopback.faults import RequestLog, RequestRecord
+from hubrelease_loopback.gate import Body, ConnReader
+from hubrelease_loopback.lfs import upload_href
+from hubrelease_loopback.server import MAX_ERRORS
+from hubrelease_loopback.store import StoreError
 from tests.factories.hub import api_for, raw_request, unique_repo
 from tests.factories.waiting import CEILING_S, wait_until
 

@@ -10,8 +10,8 @@ from huggingface_hub import HfApi, get_token
 from huggingface_hub.errors import HfHubHTTPError
 from huggingface_hub.utils import _auth
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.oidc import EXCHANGE_GRANT, ID_TOKEN_TYPE, Publisher, TrustFileError, read_trust_file
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.oidc import EXCHANGE_GRANT, ID_TOKEN_TYPE, Publisher, TrustFileError, read_trust_file
 from tests.factories.hub import raw_request, unique_repo
 
 TAG_RUN = {

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from huggingface_hub import CommitOperationAdd
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.pages import content_security_policy
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.pages import content_security_policy
 from tests.factories.hub import api_for, head, raw_request, unique_repo
 
 CARD = """---

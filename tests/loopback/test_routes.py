@@ -13,8 +13,8 @@ import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, RepoFolder, constants
 from huggingface_hub.errors import HfHubHTTPError
 
-from hubrelease.loopback import LoopbackHub
 from hubrelease.screen import parse_yaml
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cards import alias_bomb
 from tests.factories.cli import run_program
 from tests.factories.hub import api_for, hf_env, logged, ndjson_commit, raw_request, unique_repo
@@ -192,7 +192,7 @@ def test_a_card_is_parsed_once_however_often_repo_info_is_asked(
         parsed.append(str(text))
         return original(text)
 
-    monkeypatch.setattr("hubrelease.loopback.routes.parse_yaml", counting)
+    monkeypatch.setattr("hubrelease_loopback.routes.parse_yaml", counting)
     repo = _with_readme(hub, f"---\nlicense: mit\ntags: [{uuid.uuid4().hex}]\n---\n# card\n")
     answers = [_info(hub, repo) for _ in range(3)]
     assert all(status == 200 for status, _ in answers)

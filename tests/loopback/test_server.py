@@ -20,8 +20,8 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
-from hubrelease.loopback import LoopbackHub, RepoKey
-from hubrelease.loopback.lfs import upload_href
+from hubrelease_loopback import LoopbackHub, RepoKey
+from hubrelease_loopback.lfs import upload_href
 from tests.factories.cli import run_program
 from tests.factories.hub import api_for, head, hf_env, raw_request, unique_repo
 from tests.factories.waiting import CEILING_S

@@ -18,9 +18,9 @@ import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, RepoFile, constants
 from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, RepositoryNotFoundError
 
-from hubrelease.loopback import LoopbackHub, RepoKey
-from hubrelease.loopback.auth import Grant
-from hubrelease.loopback.xetformat import hash_hex
+from hubrelease_loopback import LoopbackHub, RepoKey
+from hubrelease_loopback.auth import Grant
+from hubrelease_loopback.xetformat import hash_hex
 from tests.factories.hub import raw_request
 from tests.factories.xet_shards import ShardRecorder, cas_auth, claim, commit_line
 

@@ -14,7 +14,7 @@ import hf_xet
 import pytest
 from huggingface_hub import CommitOperationAdd, HfApi, RepoFile
 
-from hubrelease.loopback import LoopbackHub, xetformat
+from hubrelease_loopback import LoopbackHub, xetformat
 from tests.factories.cli import run_program
 from tests.factories.hub import api_for, head, hf_env, raw_request, unique_repo
 from tests.factories.xet_shards import ShardRecorder

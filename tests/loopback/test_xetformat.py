@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from hubrelease.loopback import xetformat
-from hubrelease.loopback.xetformat import MAX_CHUNK, Segment, ShardFile, XetFormatError
+from hubrelease_loopback import xetformat
+from hubrelease_loopback.xetformat import MAX_CHUNK, Segment, ShardFile, XetFormatError
 from tests.factories.xet_hostile import tiny_chunk_xorb
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hubrelease.loopback import LoopbackHub, xetformat
+from hubrelease_loopback import LoopbackHub, xetformat
 from tests.factories.hub import api_for, raw_request, unique_repo
 from tests.factories.xet_hostile import Xorb, repeating_shard, tiny_chunk_xorb
 

@@ -11,11 +11,11 @@ from hubrelease.errors import InputError, NotFoundError
 from hubrelease.hub.metadata import RemoteFile, list_files
 from hubrelease.hub.remote_headers import INITIAL_READ
 from hubrelease.hub.remote_verify import verify_remote
-from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.onboarding import importer
 from hubrelease.onboarding.facts import inspect_composition
 from hubrelease.onboarding.importer import import_repo, parse_spec
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_files
 from tests.factories.onboarding import publish_author_folder

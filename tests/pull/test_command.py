@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.loopback import LoopbackHub
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke
 from tests.factories.published import publish_example
 

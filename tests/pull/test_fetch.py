@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.loopback import LoopbackHub
-from hubrelease.loopback.faults import FILE_ROUTES
+from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cli import invoke
 from tests.factories.published import PublishedExample, publish_example
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hubrelease.loopback import LoopbackHub, RepoKey
-from hubrelease.loopback.faults import FILE_ROUTES
+from hubrelease_loopback import LoopbackHub, RepoKey
+from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cli import invoke
 from tests.factories.published import publish_example
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from huggingface_hub import try_to_load_from_cache
 
-from hubrelease.loopback import LoopbackHub, RepoKey
-from hubrelease.loopback.faults import FILE_ROUTES
+from hubrelease_loopback import LoopbackHub, RepoKey
+from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cli import invoke
 from tests.factories.drafters import mutate_gguf
 from tests.factories.published import TARGET_GGUF, PublishedExample, publish_example

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hubrelease.errors import InputError
-from hubrelease.loopback import LoopbackHub
 from hubrelease.pull.resolve import Ref, parse_ref
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_files
 

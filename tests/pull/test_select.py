@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from hubrelease.errors import InputError
-from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.models import Manifest
 from hubrelease.pull.select import EngineName, config_paths, engine_files
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_release
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hubrelease.loopback import LoopbackHub, RepoKey
-from hubrelease.loopback.faults import FILE_ROUTES
+from hubrelease_loopback import LoopbackHub, RepoKey
+from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cli import invoke
 from tests.factories.published import publish_example
 from tests.factories.signing import ec_key_pair

@@ -20,8 +20,8 @@ from typing import NamedTuple
 import pytest
 
 from hubrelease.card.signature import INSTALL
-from hubrelease.loopback import LoopbackHub
 from hubrelease.signing.identity import pem_fingerprint
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
 from tests.factories.releases import example_release, write_release

@@ -12,9 +12,9 @@ from typing import NamedTuple
 import pytest
 from huggingface_hub import CommitOperationAdd
 
-from hubrelease.loopback import LoopbackHub
 from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.identity import pem_fingerprint
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
 from tests.factories.releases import write_release

@@ -19,11 +19,11 @@ from google.protobuf import json_format
 from model_signing._cli import main as model_signing_cli
 
 from hubrelease.findings import Finding
-from hubrelease.loopback import LoopbackHub
 from hubrelease.manifest import load_manifest
 from hubrelease.signing.release import publish_set, published_digests, signature_findings
 from hubrelease.signing.statement import payload
 from hubrelease.signing.verifiers import SignaturePolicy
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import run_cli
 from tests.factories.releases import write_release
 from tests.factories.signing import (

@@ -14,8 +14,8 @@ from huggingface_hub import HfApi
 import hubrelease.hashing.pool as pool_module
 import hubrelease.signing.release as release_module
 from hubrelease.hashing import sha256_file
-from hubrelease.loopback import LoopbackHub
 from hubrelease.release_files import SIGNATURE_NAME
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import run_cli
 from tests.factories.hub import api_for, unique_repo
 from tests.factories.releases import write_release

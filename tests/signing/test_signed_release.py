@@ -20,8 +20,8 @@ from click.testing import CliRunner as ClickRunner
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, snapshot_download
 from model_signing._cli import main as model_signing_cli
 
-from hubrelease.loopback import LoopbackHub
 from hubrelease.release_files import SIGNATURE_NAME
+from hubrelease_loopback import LoopbackHub
 from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import VENV_BIN, api_for, hf_env, unique_repo
 from tests.factories.releases import example_release

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from hubrelease.errors import CheckFailed
-from hubrelease.loopback import LoopbackHub, RepoKey
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.models import Manifest, PinnedRepo, Pins
 from hubrelease.verify.preflight import preflight, unpinned_revisions
+from hubrelease_loopback import LoopbackHub, RepoKey
 from tests.factories.cli import run_cli
 from tests.factories.hub import api_for, unique_repo, upload_files
 from tests.factories.releases import write_release

@@ -11,14 +11,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from hubrelease.loopback.auth import Access, Grant, TokenRole
-from hubrelease.loopback.faults import Faults, RequestLog
-from hubrelease.loopback.oidc import TrustedPublishing
-from hubrelease.loopback.store import HubStore
-from hubrelease.loopback.xetstore import XetStore
+from hubrelease_loopback.auth import Access, Grant, TokenRole
+from hubrelease_loopback.faults import Faults, RequestLog
+from hubrelease_loopback.oidc import TrustedPublishing
+from hubrelease_loopback.store import HubStore
+from hubrelease_loopback.xetstore import XetStore
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.handler import HubHTTPServer
+    from hubrelease_loopback.handler import HubHTTPServer
 
 MAX_ERRORS = 100
 CDN_URL_TTL = 3600
@@ -53,7 +53,7 @@ class LoopbackHub:
         allow_anonymous: bool = True,
         anonymous_reads: bool = True,
     ) -> None:
-        from hubrelease.loopback.handler import HubHTTPServer
+        from hubrelease_loopback.handler import HubHTTPServer
 
         self.store = HubStore(root)
         self.xet = XetStore(self.store, max_file=max_upload)

@@ -15,11 +15,11 @@ import uuid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from hubrelease.loopback.store import RepoKey, StoreError
-from hubrelease.loopback.wire import Request, Response, json_response
+from hubrelease_loopback.store import RepoKey, StoreError
+from hubrelease_loopback.wire import Request, Response, json_response
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.served import ServedHub
+    from hubrelease_loopback.served import ServedHub
 
 _OID = re.compile(r"^[0-9a-f]{64}$")
 LFS_CONTENT_TYPE = "application/vnd.git-lfs+json"

@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
-from hubrelease.loopback.auth import may_read
-from hubrelease.loopback.store import REPO_TYPES, RepoKey, StoreError
 from hubrelease.screen import ScreenError, parse_json
+from hubrelease_loopback.auth import may_read
+from hubrelease_loopback.store import REPO_TYPES, RepoKey, StoreError
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.auth import Grant
-    from hubrelease.loopback.gate import Body
-    from hubrelease.loopback.served import ServedHub
+    from hubrelease_loopback.auth import Grant
+    from hubrelease_loopback.gate import Body
+    from hubrelease_loopback.served import ServedHub
 
 
 @dataclass

@@ -4,7 +4,8 @@ huggingface_hub parses the block (``RepoCard``: YAML, a mapping, ``ModelCardData
 and ``eval_results`` rules; ``DatasetCard`` for datasets), and the Hub then refuses values it does
 not know: a licence that is not one of its ids, a base model or dataset that is not a repo id
 (``validate_repo_id``), a relation other than its four, tags that are not a list of strings. The
-parse is huggingface_hub's own; the rest mirrors the Hub's rules, which run server-side only
+parse is huggingface_hub's own; the rest mirrors the Hub's rules (``hubrules``: its own copy, from the
+Hub's documentation, never the client's constants), which run server-side only
 (huggingface_hub ``hf_api.HfApi._validate_yaml`` posts the card and reports the Hub's ``errors``).
 Whether a base model exists on the Hub is not checked here: that needs the real Hub.
 """
@@ -19,9 +20,8 @@ from huggingface_hub.errors import HFValidationError
 from huggingface_hub.repocard import REGEX_YAML_BLOCK
 from huggingface_hub.utils import validate_repo_id
 
-from hubrelease.card.frontmatter import ALLOWED_RELATIONS
-from hubrelease.hub_licenses import is_hub_license
 from hubrelease.screen import ScreenError, parse_yaml
+from hubrelease_loopback.hubrules import BASE_MODEL_RELATIONS, LICENSE_IDS
 
 
 def parse_card(content: str, repo_type: str) -> tuple[dict[str, Any], str]:
@@ -76,15 +76,15 @@ def metadata_errors(content: str, repo_type: str) -> list[str]:
         return [str(exc)]
     errors = []
     license_id = data.get("license")
-    if license_id is not None and not (isinstance(license_id, str) and is_hub_license(license_id)):
+    if license_id is not None and not (isinstance(license_id, str) and license_id in LICENSE_IDS):
         errors.append(f'"license": {license_id!r} is not one of the Hub\'s licence ids (or "other")')
     if repo_type != "dataset":
         if "base_model" in data:
             errors += _ids(data["base_model"], "base_model", "model")
         relation = data.get("base_model_relation")
-        if relation is not None and relation not in ALLOWED_RELATIONS:
+        if relation is not None and relation not in BASE_MODEL_RELATIONS:
             errors.append(
-                f'"base_model_relation" must be one of {", ".join(ALLOWED_RELATIONS)}, not {relation!r}'
+                f'"base_model_relation" must be one of {", ".join(BASE_MODEL_RELATIONS)}, not {relation!r}'
             )
         if relation is not None and not data.get("base_model"):
             errors.append('"base_model_relation" needs a "base_model"')

@@ -26,11 +26,11 @@ from __future__ import annotations
 import json
 import secrets
 
-from hubrelease.loopback import gating
-from hubrelease.loopback.auth import EVERYTHING
-from hubrelease.loopback.store import StoreError
-from hubrelease.loopback.wire import Request, Response, json_response, parse_range
-from hubrelease.loopback.xetstore import MAX_SHARD_BYTES, MAX_XORB_BYTES, Caller
+from hubrelease_loopback import gating
+from hubrelease_loopback.auth import EVERYTHING
+from hubrelease_loopback.store import StoreError
+from hubrelease_loopback.wire import Request, Response, json_response, parse_range
+from hubrelease_loopback.xetstore import MAX_SHARD_BYTES, MAX_XORB_BYTES, Caller
 
 
 def cas_url(request: Request) -> str:

@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import IO, Any, cast
 from urllib.parse import quote, urlencode
 
-from hubrelease.loopback import cardcheck, gating
-from hubrelease.loopback.auth import covers
-from hubrelease.loopback.gitpatterns import GitAttributes, GitIgnore
-from hubrelease.loopback.store import (
+from hubrelease.screen import ScreenError, parse_json, parse_yaml
+from hubrelease_loopback import cardcheck, gating
+from hubrelease_loopback.auth import covers
+from hubrelease_loopback.gitpatterns import GitAttributes, GitIgnore
+from hubrelease_loopback.store import (
     FileOp,
     HubStore,
     RepoKey,
@@ -36,8 +37,7 @@ from hubrelease.loopback.store import (
     new_discussion,
     wants_lfs,
 )
-from hubrelease.loopback.wire import Request, Response, error_response, json_response, parse_range
-from hubrelease.screen import ScreenError, parse_json, parse_yaml
+from hubrelease_loopback.wire import Request, Response, error_response, json_response, parse_range
 
 SPOOL_BYTES = 1024 * 1024
 """A commit body kept in memory up to this size, on disk past it."""

@@ -6,10 +6,10 @@ hub (``wire``) and ``oidc`` does not.
 
 from __future__ import annotations
 
-from hubrelease.loopback.auth import Grant
-from hubrelease.loopback.oidc import EXCHANGE_GRANT, ID_TOKEN_TYPE
-from hubrelease.loopback.store import StoreError
-from hubrelease.loopback.wire import Request, Response, json_response
+from hubrelease_loopback.auth import Grant
+from hubrelease_loopback.oidc import EXCHANGE_GRANT, ID_TOKEN_TYPE
+from hubrelease_loopback.store import StoreError
+from hubrelease_loopback.wire import Request, Response, json_response
 
 
 def id_token(request: Request) -> Response:

@@ -13,15 +13,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from hubrelease.loopback import auth, gating, gguf_manifest, lfs, oidc_routes, pages, routes, xet
-from hubrelease.loopback.faults import Fault, RequestRecord
-from hubrelease.loopback.gate import Body, ConnReader, Gate
-from hubrelease.loopback.store import StoreError
-from hubrelease.loopback.wire import Request, Response, error_response, json_response
-from hubrelease.loopback.xetstore import MAX_SHARD_BYTES
+from hubrelease_loopback import auth, gating, gguf_manifest, lfs, oidc_routes, pages, routes, xet
+from hubrelease_loopback.faults import Fault, RequestRecord
+from hubrelease_loopback.gate import Body, ConnReader, Gate
+from hubrelease_loopback.store import StoreError
+from hubrelease_loopback.wire import Request, Response, error_response, json_response
+from hubrelease_loopback.xetstore import MAX_SHARD_BYTES
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.served import ServedHub
+    from hubrelease_loopback.served import ServedHub
 
 View = Callable[[Request], Response]
 _API = r"^/api/(?P<t>models|datasets|spaces)/(?P<ns>[^/]+)/(?P<name>[^/]+)"

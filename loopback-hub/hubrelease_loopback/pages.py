@@ -25,13 +25,13 @@ from urllib.parse import quote
 import yaml
 
 from hubrelease.card.filters import bytes_
-from hubrelease.loopback import cardcheck
-from hubrelease.loopback.cardhtml import RenderedCard, render_card
-from hubrelease.loopback.store import RepoKey, StoreError
-from hubrelease.loopback.wire import Request, Response
+from hubrelease_loopback import cardcheck
+from hubrelease_loopback.cardhtml import RenderedCard, render_card
+from hubrelease_loopback.store import RepoKey, StoreError
+from hubrelease_loopback.wire import Request, Response
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.served import ServedHub
+    from hubrelease_loopback.served import ServedHub
 
 CARD = "README.md"
 MANIFEST = "hubrelease.yaml"

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hubrelease.loopback.store import StoreError
-from hubrelease.loopback.wire import Request, Response, json_response
+from hubrelease_loopback.store import StoreError
+from hubrelease_loopback.wire import Request, Response, json_response
 
 # huggingface.js packages/gguf/src/types.ts GGMLQuantizationType, in its order (the regex alternation's).
 _GGML_TYPES = (

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING
 from hubrelease.lazy import exports
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.server import LoopbackHub
-    from hubrelease.loopback.store import HubStore, RepoKey
+    from hubrelease_loopback.server import LoopbackHub
+    from hubrelease_loopback.store import HubStore, RepoKey
 
 __all__ = ["HubStore", "LoopbackHub", "RepoKey"]
 

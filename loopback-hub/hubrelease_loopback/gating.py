@@ -17,9 +17,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from hubrelease.loopback.auth import Grant
-from hubrelease.loopback.store import RepoKey, StoreError, now
-from hubrelease.loopback.wire import Request, Response, json_response
+from hubrelease_loopback.auth import Grant
+from hubrelease_loopback.store import RepoKey, StoreError, now
+from hubrelease_loopback.wire import Request, Response, json_response
 
 GATED = (False, "auto", "manual")
 STATUSES = ("pending", "accepted", "rejected")

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from hubrelease.loopback.auth import Access
-    from hubrelease.loopback.faults import Faults, RequestLog
-    from hubrelease.loopback.oidc import TrustedPublishing
-    from hubrelease.loopback.store import HubStore
-    from hubrelease.loopback.xetstore import XetStore
+    from hubrelease_loopback.auth import Access
+    from hubrelease_loopback.faults import Faults, RequestLog
+    from hubrelease_loopback.oidc import TrustedPublishing
+    from hubrelease_loopback.store import HubStore
+    from hubrelease_loopback.xetstore import XetStore
 
 
 class ServedHub(Protocol):

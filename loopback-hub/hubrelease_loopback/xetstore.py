@@ -53,11 +53,11 @@ from typing import Any
 import hf_xet
 
 from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
-from hubrelease.loopback import xetformat
-from hubrelease.loopback.auth import Grant, covers
-from hubrelease.loopback.reach import Kind
-from hubrelease.loopback.store import HubStore, RepoKey, StoreError
-from hubrelease.loopback.xetformat import Segment, XetFormatError, XorbChunk
+from hubrelease_loopback import xetformat
+from hubrelease_loopback.auth import Grant, covers
+from hubrelease_loopback.reach import Kind
+from hubrelease_loopback.store import HubStore, RepoKey, StoreError
+from hubrelease_loopback.xetformat import Segment, XetFormatError, XorbChunk
 
 MAX_XORB_BYTES = 80 * 1024 * 1024  # MAX_XORB_BYTES (64 MiB) of chunk data plus headers and footer
 MAX_SHARD_BYTES = 64 * 1024 * 1024

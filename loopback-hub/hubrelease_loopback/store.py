@@ -37,10 +37,10 @@ from huggingface_hub.utils import validate_repo_id
 from huggingface_hub.utils.sha import git_hash
 
 from hubrelease.fsutil import atomic_open, atomic_write_bytes, atomic_write_text
-from hubrelease.loopback.gitpatterns import GitAttributes
-from hubrelease.loopback.ingest import Chunks, Readable, ingest
-from hubrelease.loopback.reach import Kind, Reach
 from hubrelease.revisions import is_commit
+from hubrelease_loopback.gitpatterns import GitAttributes
+from hubrelease_loopback.ingest import Chunks, Readable, ingest
+from hubrelease_loopback.reach import Kind, Reach
 
 REPO_TYPES = ("model", "dataset", "space")
 CHUNK = 1 << 20

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from hubrelease.loopback.store import RepoKey, StoreError
+from hubrelease_loopback.store import RepoKey, StoreError
 
 TokenRole = Literal["read", "write"]
 ROLES: tuple[TokenRole, ...] = ("read", "write")

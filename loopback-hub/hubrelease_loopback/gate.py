@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from hubrelease.loopback.store import StoreError
+from hubrelease_loopback.store import StoreError
 
 HEAD_END = (b"\r\n\r\n", b"\n\n")
 TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
