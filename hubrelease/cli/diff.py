@@ -43,6 +43,7 @@ def diff(
     json_mode: JsonOpt = False,
     endpoint: EndpointOpt = None,
     token: TokenOpt = None,
+    *,
     quiet: QuietOpt = False,
 ) -> None:
     """Files, pins, architecture (from headers), evaluation cells, licence and signer that changed."""

@@ -380,12 +380,12 @@ def push_release(
                 opened,
                 outcome,
                 message,
-                create_pr,
-                prs_before,
-                notify,
-                wait,
-                max_attempts,
-                batch_bytes,
+                create_pr=create_pr,
+                prs_before=prs_before,
+                notify=notify,
+                wait=wait,
+                max_attempts=max_attempts,
+                batch_bytes=batch_bytes,
             )
     with _after_landing(outcome, f"tagging it {tag!r}"):
         if tag is not None and create_tag:
@@ -416,12 +416,12 @@ def _part_committer(
                 opened,
                 unchanged,
                 message,
-                create_pr,
-                prs_before,
-                notify,
-                wait,
-                max_attempts,
-                batch_bytes,
+                create_pr=create_pr,
+                prs_before=prs_before,
+                notify=notify,
+                wait=wait,
+                max_attempts=max_attempts,
+                batch_bytes=batch_bytes,
             )
 
     return commit
@@ -433,6 +433,7 @@ def _upload_and_commit(
     opened: Opened,
     outcome: Outcome,
     message: str,
+    *,
     create_pr: bool,
     prs_before: dict[str, str] | None,
     notify: Notify,
@@ -445,14 +446,25 @@ def _upload_and_commit(
     additions, operations = _operations(plan, opened)
     bound_xet_retries()
     upload = _upload(
-        api, plan, opened, additions, outcome, create_pr, notify, wait, max_attempts, batch_bytes
+        api,
+        plan,
+        opened,
+        additions,
+        outcome,
+        create_pr=create_pr,
+        notify=notify,
+        wait=wait,
+        max_attempts=max_attempts,
+        batch_bytes=batch_bytes,
     )
     check_unchanged(files, opened)  # the uploaded bytes are the pinned ones only if nothing changed meanwhile
     attempts, pr_url = 0, None
     while True:
         attempts += 1
         try:
-            info = _commit_or_raise(api, plan, opened, operations, outcome, message, create_pr)
+            info = _commit_or_raise(
+                api, plan, opened, operations, outcome, message=message, create_pr=create_pr
+            )
             ref = info.pr_revision or plan.revision
             outcome, pr_url = Outcome("landed", plan.repo_id, ref, info.oid), info.pr_url
             break
@@ -466,7 +478,9 @@ def _upload_and_commit(
             notify(f"an earlier attempt landed after all: {plan.repo_id}@{plan.revision} is at {late[:12]}")
             break
         except _Attempt as failure:
-            found = _recover(api, plan, outcome, failure, prs_before, attempts, max_attempts)
+            found = _recover(
+                api, plan, outcome, failure, prs_before, attempts=attempts, max_attempts=max_attempts
+            )
             if found is not None:
                 outcome = found
                 notify(
@@ -579,6 +593,7 @@ def _upload(
     opened: Opened,
     additions: list[CommitOperationAdd],
     unchanged: Outcome,
+    *,
     create_pr: bool,
     notify: Notify,
     wait: Callable[[float], None],
@@ -605,7 +620,17 @@ def _upload(
             + (f", {sum(f.size for f in have):,} of them already on the Hub" if have else "")
         )
         tries = _upload_batch(
-            api, plan, opened, batch, ops, unchanged, create_pr, label, notify, wait, max_attempts
+            api,
+            plan,
+            opened,
+            batch,
+            ops,
+            unchanged=unchanged,
+            create_pr=create_pr,
+            label=label,
+            notify=notify,
+            wait=wait,
+            max_attempts=max_attempts,
         )
         retried += tries > 1
     return UploadReport(
@@ -619,6 +644,7 @@ def _upload_batch(
     opened: Opened,
     batch: Batch,
     ops: dict[str, CommitOperationAdd],
+    *,
     unchanged: Outcome,
     create_pr: bool,
     label: str,
@@ -703,6 +729,7 @@ def _commit_or_raise(
     opened: Opened,
     operations: list[Operation],
     unchanged: Outcome,
+    *,
     message: str,
     create_pr: bool,
 ) -> CommitInfo:
@@ -791,6 +818,7 @@ def _recover(
     unchanged: Outcome,
     failure: _Attempt,
     prs_before: dict[str, str] | None,
+    *,
     attempts: int,
     max_attempts: int,
 ) -> Outcome | None:

@@ -107,7 +107,7 @@ def prepare(recipe: Recipe, release: Release, confinement: Confinement) -> Prepa
         return Prepared(drafter_inputs(recipe.builder, source, root, screen=screen))
     if recipe.builder == "gguf-drafter":
         model, uri = _tokenizer(recipe, release, confinement)
-        return Prepared(drafter_inputs(recipe.builder, source, root, model, uri, screen), model)
+        return Prepared(drafter_inputs(recipe.builder, source, root, model, uri, screen=screen), model)
     if recipe.builder == "speculators-drafter":
         location = _str(options, "verifier_config", "") or ""
         local = [] if location.startswith("hf://") or not location else [root / location]
