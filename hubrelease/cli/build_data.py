@@ -143,8 +143,20 @@ def build_eval(
         recorder = EvaluationRecorder.prepare(manifest, out)
     parsed = [Source.parse(text) for text in sources]
     plan = load_spec(spec) if spec is not None else EvaluationSpec()
-    spec_options = SpecOptions(hardware, target, title, baseline, treatment, primary, fit_range)
-    serving_options = ServingOptions(concurrency_if_unset, flushed_cache, allow_incomplete)
+    spec_options = SpecOptions(
+        hardware=hardware,
+        target=target,
+        title=title,
+        baseline=baseline,
+        treatment=treatment,
+        primary=primary,
+        fit_range=fit_range,
+    )
+    serving_options = ServingOptions(
+        concurrency_if_unset=concurrency_if_unset,
+        flushed_cache=flushed_cache,
+        allow_incomplete=allow_incomplete,
+    )
     with output.progress(json_mode) as progress:
         evaluation = build_evaluation(
             parsed,
