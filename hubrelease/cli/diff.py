@@ -42,8 +42,8 @@ def diff(
     ] = False,
     json_mode: JsonOpt = False,
     endpoint: EndpointOpt = None,
-    token: TokenOpt = None,
     *,
+    token: TokenOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Files, pins, architecture (from headers), evaluation cells, licence and signer that changed."""
