@@ -74,6 +74,7 @@ class Finding(NamedTuple):
         message: str,
         expected: str | None = None,
         actual: str | None = None,
+        *,
         severity: Severity | None = None,
     ) -> Finding:
         return cls(path, kind, message, expected, actual, severity or SEVERITY[kind])

@@ -158,6 +158,7 @@ def _scan(
     count_column: str,
     tokenizer: Tokenizer | None,
     digest: ContentDigest,
+    *,
     file_sha256: Future[str],
 ) -> ShardScan:
     schema, batches = _batches(path)
@@ -262,7 +263,7 @@ def scan_shards(
         file_digests = [hasher.submit(sha256_file, path) for path in shards]
         for path, file_sha256 in zip(shards, file_digests, strict=True):
             relative = path.relative_to(data).as_posix()
-            scans.append(_scan(path, relative, count_column, loaded, digest, file_sha256))
+            scans.append(_scan(path, relative, count_column, loaded, digest, file_sha256=file_sha256))
             progress.advance(path.stat().st_size)
     progress.finish()
     return ScanResult(scans, _check_same_features(scans, data), digest.hexdigest())

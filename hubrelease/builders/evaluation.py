@@ -90,7 +90,14 @@ def build_evaluation(
     """
     try:
         return _build(
-            sources, spec, spec_options, prompts, relative_to, serving_options, llama_options, progress
+            sources,
+            spec,
+            spec_options,
+            prompts,
+            relative_to,
+            serving_options=serving_options,
+            llama_options=llama_options,
+            progress=progress,
         )
     except ValidationError as exc:
         # A computed value the schema refuses (e.g. an overflow to infinity) is bad input, not a bug.
@@ -104,6 +111,7 @@ def _build(
     spec_options: SpecOptions,
     prompts: Path | None,
     relative_to: Path | None,
+    *,
     serving_options: ServingOptions,
     llama_options: LlamaOptions,
     progress: Progress,

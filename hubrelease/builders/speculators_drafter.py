@@ -147,7 +147,7 @@ def build_speculators_drafter(
         fc,
         config.mask_token_id,
         None,
-        config.raw.get("num_target_layers"),
+        declared_depth=config.raw.get("num_target_layers"),
     )
     if problems:
         raise BuildError(problems[0].message, path=config.path, field="dflash_config.target_layer_ids")

@@ -261,7 +261,7 @@ def _evaluation_rows(manifest: Manifest) -> tuple[FileRow, ...]:
 
 
 def _flag_value(
-    usage: Usage, index: int, flag_index: int, manifest: Manifest, where: Locator, drafter: DrafterRef
+    usage: Usage, index: int, flag_index: int, manifest: Manifest, where: Locator, *, drafter: DrafterRef
 ) -> str:
     flag = usage.flags[flag_index]
     loc = ("card", "usage", index, "flags", flag_index, "value_from")
@@ -325,6 +325,7 @@ def usage_commands(
     where: Locator,
     evaluations: Mapping[str, Evaluation],
     deviations: tuple[Disagreement, ...],
+    *,
     drafter: DrafterRef | None = None,
 ) -> tuple[UsageCommand, ...]:
     """The ``card.usage`` command lines, values from the pins; the card's and ``pull``'s (one code path).
@@ -342,7 +343,7 @@ def usage_commands(
             )
         lines = [usage.executable]
         for flag_index, flag in enumerate(usage.flags):
-            value = _flag_value(usage, index, flag_index, manifest, where, drafter)
+            value = _flag_value(usage, index, flag_index, manifest, where, drafter=drafter)
             text = (
                 f"{flag.flag} {shlex.quote(value)}"
                 if flag.value is not None or flag.value_from

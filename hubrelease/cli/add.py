@@ -49,6 +49,7 @@ def add(
         str | None, typer.Option("--path-in-repo", help="Path on the Hub when it differs (one FILE only).")
     ] = None,
     directory: DirOpt = None,
+    *,
     jobs: JobsOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:

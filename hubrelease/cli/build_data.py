@@ -55,6 +55,7 @@ def build_eval(
             "--target", help="Target model as REPO or REPO@COMMIT (bench_serving: default server_info's)."
         ),
     ] = None,
+    *,
     title: Annotated[str | None, typer.Option("--title", help="Display title of the evaluation.")] = None,
     baseline: Annotated[
         str | None, typer.Option("--baseline", help="llama-server rows: baseline arm of a paired A/B.")
@@ -142,8 +143,20 @@ def build_eval(
         recorder = EvaluationRecorder.prepare(manifest, out)
     parsed = [Source.parse(text) for text in sources]
     plan = load_spec(spec) if spec is not None else EvaluationSpec()
-    spec_options = SpecOptions(hardware, target, title, baseline, treatment, primary, fit_range)
-    serving_options = ServingOptions(concurrency_if_unset, flushed_cache, allow_incomplete)
+    spec_options = SpecOptions(
+        hardware=hardware,
+        target=target,
+        title=title,
+        baseline=baseline,
+        treatment=treatment,
+        primary=primary,
+        fit_range=fit_range,
+    )
+    serving_options = ServingOptions(
+        concurrency_if_unset=concurrency_if_unset,
+        flushed_cache=flushed_cache,
+        allow_incomplete=allow_incomplete,
+    )
     with output.progress(json_mode) as progress:
         evaluation = build_evaluation(
             parsed,
@@ -160,7 +173,14 @@ def build_eval(
         from hubrelease.recipes.record import eval_recipe
 
         recipe = eval_recipe(
-            recorder.root, out, parsed, spec, prompts, spec_options, serving_options, columns=columns
+            recorder.root,
+            out,
+            parsed,
+            spec,
+            prompts,
+            spec_options=spec_options,
+            serving_options=serving_options,
+            columns=columns,
         )
         recorder.record(evaluation_json(evaluation).encode("utf-8"), recipe)
     warnings = evaluation.provenance.warnings
@@ -222,6 +242,7 @@ def build_dataset_card_command(
     count_column: Annotated[
         str, typer.Option("--count-column", help="Column holding per-row completion token counts.")
     ] = "completion_tokens",
+    *,
     license_id: Annotated[
         str | None, typer.Option("--license", help="Hub licence id (default: the manifest's; else none).")
     ] = None,

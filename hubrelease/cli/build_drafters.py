@@ -64,6 +64,7 @@ def _record(
     builder: str,
     source: Path,
     out: Path,
+    *,
     options: dict[str, Any],
     tokenizer: GGUFSet | None = None,
     tokenizer_uri: str | None = None,
@@ -123,6 +124,7 @@ def safetensors_drafter(
     dtype: DtypeOpt = "bf16",
     max_shard_size: MaxShardOpt = None,
     manifest: ManifestOpt = None,
+    *,
     json_mode: JsonOpt = False,
 ) -> None:
     """Drop rotary buffers, cast, check the tensor set, write SGLang-ready safetensors + normalised config.json."""
@@ -139,7 +141,7 @@ def safetensors_drafter(
         options: dict[str, Any] = {"dtype": dtype} | (
             {"max_shard_size": max_shard_size} if max_shard_size else {}
         )
-        _record(recorder, files, "safetensors-drafter", source, out, options)
+        _record(recorder, files, "safetensors-drafter", source, out, options=options)
     _report(files, json_mode)
 
 
@@ -159,6 +161,7 @@ def gguf_drafter(
             help="Target GGUF whose tokenizer.ggml.* keys are copied (a path, or hf://REPO[@REV]/FILE: header only).",
         ),
     ] = None,
+    *,
     split_max_size: Annotated[
         str | None, typer.Option("--split-max-size", help="Split into shards of at most this size (e.g. 2G).")
     ] = None,
@@ -211,7 +214,16 @@ def gguf_drafter(
             options["tokenizer_from"] = recorder.relative(Path(tokenizer_from))
             tokenizer = read_gguf(Path(tokenizer_from), keep_key=lambda key: key.startswith("tokenizer."))
         model = tokenizer if isinstance(tokenizer, GGUFSet) else None
-        _record(recorder, files, "gguf-drafter", source, out, options, model, recorded)
+        _record(
+            recorder,
+            files,
+            "gguf-drafter",
+            source,
+            out,
+            options=options,
+            tokenizer=model,
+            tokenizer_uri=recorded,
+        )
     _report(files, json_mode)
 
 
@@ -233,6 +245,7 @@ def speculators_drafter(
         ),
     ] = None,
     dtype: DtypeOpt = "bf16",
+    *,
     max_shard_size: MaxShardOpt = None,
     manifest: ManifestOpt = None,
     endpoint: EndpointOpt = None,
@@ -261,7 +274,7 @@ def speculators_drafter(
         if max_shard_size:
             options["max_shard_size"] = max_shard_size
         extra = (Path(location),) if local else ()
-        _record(recorder, files, "speculators-drafter", source, out, options, extra_inputs=extra)
+        _record(recorder, files, "speculators-drafter", source, out, options=options, extra_inputs=extra)
     _report(files, json_mode)
 
 

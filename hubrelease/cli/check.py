@@ -54,6 +54,7 @@ def check(
         ),
     ] = True,
     inputs: InputsOpt = None,
+    *,
     endpoint: EndpointOpt = None,
     token: TokenOpt = None,
     quiet: QuietOpt = False,

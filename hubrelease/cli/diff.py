@@ -42,6 +42,7 @@ def diff(
     ] = False,
     json_mode: JsonOpt = False,
     endpoint: EndpointOpt = None,
+    *,
     token: TokenOpt = None,
     quiet: QuietOpt = False,
 ) -> None:

@@ -94,6 +94,7 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    *,
     allow_anonymous: Annotated[
         bool,
         typer.Option(

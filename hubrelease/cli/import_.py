@@ -50,6 +50,7 @@ def import_(
     ] = None,
     endpoint: EndpointOpt = None,
     token: TokenOpt = None,
+    *,
     quiet: QuietOpt = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing manifest.")] = False,
     json_mode: JsonOpt = False,

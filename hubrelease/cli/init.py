@@ -44,6 +44,7 @@ def init(
     base_model: Annotated[
         list[str] | None, typer.Option("--base-model", help="Base model repo id (repeatable).")
     ] = None,
+    *,
     base_model_relation: Annotated[
         Literal["adapter", "merge", "quantized", "finetune"] | None,
         typer.Option("--base-model-relation", help="How the release relates to --base-model."),

@@ -50,6 +50,7 @@ def lock(
             show_default=False,
         ),
     ] = None,
+    *,
     token: TokenOpt = None,
     quiet: QuietOpt = False,
 ) -> None:

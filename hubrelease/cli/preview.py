@@ -40,6 +40,7 @@ def preview(
     check: Annotated[
         bool, typer.Option("--check", help="Report the problems and exit (1 if any) instead of serving.")
     ] = False,
+    *,
     quiet: QuietOpt = False,
     json_mode: JsonOpt = False,
 ) -> None:

@@ -64,6 +64,7 @@ def pull(
         Path | None,
         typer.Option("--cache-dir", help="The hf cache to fill (default: HF_HUB_CACHE).", show_default=False),
     ] = None,
+    *,
     check: Annotated[
         bool,
         typer.Option(

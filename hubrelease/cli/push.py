@@ -69,6 +69,7 @@ def push(
         bool, typer.Option("--create-pr", help="Open a pull request instead of committing.")
     ] = False,
     tag: Annotated[str | None, typer.Option("--tag", help="Tag the pushed commit (e.g. v1.0).")] = None,
+    *,
     message: Annotated[str | None, typer.Option("--message", "-m", help="Commit message.")] = None,
     private: Annotated[
         bool | None,
@@ -109,7 +110,14 @@ def push(
     release = load_manifest(manifest)
     root = release_root(release, manifest, directory)
     release = with_release(release, repo_type, revision)
-    options = PublishOptions(message, create_pr, tag, private, dry_run, parse_batch_size(batch_size))
+    options = PublishOptions(
+        message=message,
+        create_pr=create_pr,
+        tag=tag,
+        private=private,
+        dry_run=dry_run,
+        batch_bytes=parse_batch_size(batch_size),
+    )
     api = hub_session(endpoint, token, quiet, writes=True)
     payload = output.document("push", dry_run=dry_run)
 

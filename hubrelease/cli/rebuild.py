@@ -104,6 +104,7 @@ def rebuild(
         int | None, typer.Option("--jobs", "-j", min=1, help="Recipes run at once (default: all cores).")
     ] = None,
     inputs: InputsOpt = None,
+    *,
     endpoint: EndpointOpt = None,
     token: TokenOpt = None,
     json_mode: JsonOpt = False,

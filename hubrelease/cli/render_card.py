@@ -63,6 +63,7 @@ def render_card(
     force: Annotated[
         bool, typer.Option("--force", help="Replace a card file that render-card did not write.")
     ] = False,
+    *,
     directory: DirOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:

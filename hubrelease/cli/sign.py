@@ -50,6 +50,7 @@ def sign(
         list[Path] | None,
         typer.Option("--chain", help="Intermediate certificates (PEM) that lead to the root; repeatable."),
     ] = None,
+    *,
     sigstore: Annotated[
         bool,
         typer.Option(

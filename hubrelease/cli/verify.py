@@ -123,6 +123,7 @@ def verify(
             "--follow-symlinks", help="Hash the targets of symlinked artifacts instead of refusing."
         ),
     ] = False,
+    *,
     json_mode: JsonOpt = False,
     remote: Annotated[
         bool,
@@ -190,9 +191,9 @@ def verify(
 
             local = {path: copy for path, copy, _ in publish_set(release, manifest, root)}
             commit = str(report.extra["commit"])
-            trusted = signer_policy(release, manifest, root, policy, trust_manifest, api, remote=True)
+            trusted = signer_policy(release, manifest, root, policy, trust_manifest, api=api, remote=True)
             found, traffic = verify_remote_signature(
-                api, release.release.repo_id, commit, trusted, local, release.release.repo_type
+                api, release.release.repo_id, commit, trusted, local, repo_type=release.release.repo_type
             )
             report = _with_signature(report, found, traffic.fetched_bytes)
         raise typer.Exit(render_report(report, str(manifest), json_mode))
@@ -220,7 +221,7 @@ def verify(
         release = load_manifest_text(text, manifest)
         hub = hub_session(endpoint, token, quiet) if trust_manifest is not None else None
         root = release_root(release, manifest, directory)
-        policy = signer_policy(release, manifest, root, policy, trust_manifest, hub)
+        policy = signer_policy(release, manifest, root, policy, trust_manifest, api=hub)
     with output.progress(json_mode) as progress:
         if sums:
             report = verify_sums_file(manifest, text, directory, options, progress)
@@ -281,15 +282,15 @@ def _policy(signature: bool, trust: Trust, allow_unpinned: bool) -> SignaturePol
     if trust.manifest is not None and len(named) > 1:
         raise InputError(f"--trust-manifest takes the signer from that manifest: drop {named[0]}")
     policy = SignaturePolicy(
-        trust.public_key,
-        tuple(trust.chain or ()),
-        None if fingerprint is not None else trust.identity,
-        trust.issuer,
-        trust.trust_config,
-        fingerprint,
-        parse_workflow(trust.workflow) if trust.workflow is not None else None,
-        named[0] if named and trust.manifest is None else None,
-        allow_unpinned,
+        public_key=trust.public_key,
+        certificate_chain=tuple(trust.chain or ()),
+        identity=None if fingerprint is not None else trust.identity,
+        issuer=trust.issuer,
+        trust_config=trust.trust_config,
+        fingerprint=fingerprint,
+        workflow=parse_workflow(trust.workflow) if trust.workflow is not None else None,
+        anchor=named[0] if named and trust.manifest is None else None,
+        allow_unpinned=allow_unpinned,
     )
     check(policy)
     return policy

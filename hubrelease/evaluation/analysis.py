@@ -80,6 +80,7 @@ def _paired_row(
     setting: Setting | None,
     primary: bool,
     where: str,
+    *,
     category: str | None = None,
 ) -> ComparisonRow:
     """``where`` names the comparison (and setting) for the error when there are too few prompts."""
@@ -144,7 +145,7 @@ def _category_rows(
                 setting,
                 False,
                 f"{where}, category {category!r}",
-                category,
+                category=category,
             )
         )
     return rows

@@ -34,7 +34,7 @@ from hubrelease.evaluation.spec import ComparisonSpec, EvaluationSpec, SettingPa
 from hubrelease.revisions import is_commit
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SpecOptions:
     """``build eval`` options standing in for a spec: see its ``--help``."""
 

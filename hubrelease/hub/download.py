@@ -26,7 +26,13 @@ FETCH_THREADS = 8
 
 
 def read_whole(
-    api: HfApi, repo_id: str, commit: str, repo_type: str, entry: RemoteFile, traffic: Traffic | None = None
+    api: HfApi,
+    repo_id: str,
+    commit: str,
+    repo_type: str,
+    entry: RemoteFile,
+    *,
+    traffic: Traffic | None = None,
 ) -> bytes:
     """The file's bytes, one ranged read never past its listed size (not checked: see ``is_content``)."""
     return RangedFile(api, repo_id, entry.path, commit, repo_type, traffic or Traffic()).read_to(entry.size)
@@ -52,7 +58,7 @@ def read_checked(api: HfApi, repo_id: str, commit: str, repo_type: str, entry: R
 
 
 def download(
-    api: HfApi, repo_id: str, commit: str, repo_type: str, files: list[RemoteFile], folder: Path
+    api: HfApi, repo_id: str, commit: str, repo_type: str, files: list[RemoteFile], *, folder: Path
 ) -> dict[str, Path]:
     """``read_checked`` each file into ``folder`` at its repo path, ``FETCH_THREADS`` at a time."""
 

@@ -97,7 +97,7 @@ def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False, pin: Sequenc
     size_only: list[str] = []
     no_header: list[str] = []
     for node, default_type, _, _, deliberate in wanted:
-        _lock_pin(api, node, default_type, changes, size_only, no_header)
+        _lock_pin(api, node, default_type, changes, size_only, no_header=no_header)
         if deliberate:
             changes.append(LockChange(str(node["repo_id"]), "unpinned", True, False))
     removed = []
@@ -133,6 +133,7 @@ def _lock_pin(
     default_type: str,
     changes: list[LockChange],
     size_only: list[str],
+    *,
     no_header: list[str],
 ) -> None:
     repo_id = str(node["repo_id"])

@@ -25,7 +25,7 @@ from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.verify.preflight import preflight
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PublishOptions:
     """How to publish: everything ``hubrelease push`` takes besides the manifest and the Hub."""
 

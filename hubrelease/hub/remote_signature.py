@@ -40,6 +40,7 @@ def verify_remote_signature(
     commit: str,
     policy: SignaturePolicy,
     local: Mapping[str, Path],
+    *,
     repo_type: str = "model",
 ) -> tuple[list[Finding], Traffic]:
     """Findings for the repo at ``commit`` against its ``model.sig``, and what reading it cost.
@@ -62,7 +63,7 @@ def verify_remote_signature(
         return [Finding.make("signature", SIGNATURE_NAME, message)], traffic
     with tempfile.TemporaryDirectory() as scratch:
         signature = Path(scratch) / SIGNATURE_NAME
-        signature.write_bytes(read_whole(api, repo_id, commit, repo_type, remote_sig, traffic))
+        signature.write_bytes(read_whole(api, repo_id, commit, repo_type, remote_sig, traffic=traffic))
         signed = verified_statement(signature, policy)
     if isinstance(signed, Finding):
         return [signed], traffic
@@ -71,7 +72,7 @@ def verify_remote_signature(
         if hidden(path, signed):  # what model_signing verify of a download skips, by the statement's rules
             continue
         observed[path] = entry.sha256 or _regular_sha256(
-            api, repo_id, commit, repo_type, entry, local, traffic
+            api, repo_id, commit, repo_type, entry, local=local, traffic=traffic
         )
     return with_signer(statement_findings(signed, observed), policy), traffic
 
@@ -82,6 +83,7 @@ def _regular_sha256(
     commit: str,
     repo_type: str,
     entry: RemoteFile,
+    *,
     local: Mapping[str, Path],
     traffic: Traffic,
 ) -> str | None:
@@ -96,7 +98,7 @@ def _regular_sha256(
             return hashlib.sha256(data).hexdigest()
     if entry.size > REGULAR_FILE_MAX:
         return None  # not a regular file the Hub would keep: reported as not matching, never fetched
-    data = read_whole(api, repo_id, commit, repo_type, entry, traffic)
+    data = read_whole(api, repo_id, commit, repo_type, entry, traffic=traffic)
     return hashlib.sha256(data).hexdigest() if is_content(data, entry) else None
 
 
@@ -140,8 +142,8 @@ def signer_policy(
     root: Path,
     given: SignaturePolicy,
     trust_manifest: str | None = None,
-    api: HfApi | None = None,
     *,
+    api: HfApi | None = None,
     remote: bool = False,
 ) -> SignaturePolicy:
     """Whom ``verify --signature`` trusts: ``given`` if it names a signer, else the ``signing:`` of

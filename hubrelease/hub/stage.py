@@ -6,7 +6,7 @@ the peers split a larger upload into "(part N)" commits on the branch itself (hu
 Here the parts are commits on ``refs/pr/N``, which no reader of the branch sees: the first opens
 the pull request (``create_commit(create_pr=True)`` from the planned parent), the others follow on
 ``revision="refs/pr/N"``, each guarded by ``parent_commit`` = the PR's head and uploaded in batches
-as a single push is (``push._upload_and_commit``). The PR's head is then verified remotely (every
+as a single push is (``commit.upload_and_commit``). The PR's head is then verified remotely (every
 file by digest, from metadata: no weight byte is read), taken out of draft and merged
 (``HfApi.merge_pull_request``): one commit on the branch, so its readers see the old release or the
 new one.

@@ -38,7 +38,7 @@ CHUNK = 1 << 20
 
 @contextlib.contextmanager
 def stream(
-    api: HfApi, repo_id: str, path: str, commit: str, repo_type: str, start: int, traffic: Traffic
+    api: HfApi, repo_id: str, path: str, commit: str, repo_type: str, *, start: int, traffic: Traffic
 ) -> Iterator[Iterator[bytes]]:
     """The bytes of ``path`` at ``commit`` from offset ``start`` on, in chunks, counted in ``traffic``."""
     url = hf_hub_url(repo_id, path, repo_type=repo_type, revision=commit, endpoint=api.endpoint)

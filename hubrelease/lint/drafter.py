@@ -144,7 +144,7 @@ def lint_gguf(
             fc.shape[0] if fc else None,
             mask if isinstance(mask, int) and not isinstance(mask, bool) else None,
             selector.shape[1] if selector and len(selector.shape) > 1 else None,
-            config.raw.get("num_target_layers") if config else None,
+            declared_depth=config.raw.get("num_target_layers") if config else None,
         )
     block = kv(f"{dkey}.block_size")
     if not isinstance(block, int) or block < 2:
@@ -476,7 +476,7 @@ def lint_safetensors(
             fc.shape[1] if fc and len(fc.shape) > 1 else None,
             config.mask_token_id,
             selector.shape[0] if selector and selector.shape else None,
-            config.raw.get("num_target_layers"),
+            declared_depth=config.raw.get("num_target_layers"),
         )
     return findings
 

@@ -157,6 +157,7 @@ def target_findings(
     fc_width: int | None,
     mask_token_id: int | None,
     selector_rows: int | None,
+    *,
     declared_depth: object = None,
 ) -> list[RuleFinding]:
     """The drafter (0-based HF layer ids, fc input width, mask id, selector codebook rows) against the target."""

@@ -95,7 +95,7 @@ def add_files(
     changes: list[AddChange] = []
     for item in facts:
         if item.name == manifest.card_output and item.name not in published and path_in_repo is None:
-            _pin_card(editor.section("card"), manifest, item.name, item.size, item.sha256, folder)
+            _pin_card(editor.section("card"), manifest, item.name, item.size, item.sha256, folder=folder)
             changes.append(AddChange(item.name, "card", item.size, item.sha256))
             continue
         evaluation = item.name in manifest.evaluation_paths or (item.evaluation and role is None)
@@ -190,7 +190,7 @@ def _scanned(folder: Path, file: Path) -> ScannedFile:
 
 
 def _pin_card(
-    tree: YamlMap, manifest: Manifest, name: str, size: int, sha256: str | None, folder: Path
+    tree: YamlMap, manifest: Manifest, name: str, size: int, sha256: str | None, *, folder: Path
 ) -> None:
     """Pin the card file as hand-written; a card render-card owns is refused (it is rendered, not added)."""
     card = manifest.card

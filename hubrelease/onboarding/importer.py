@@ -111,7 +111,7 @@ def import_repo(
     _refuse_unsafe_paths(repo_id, commit, listed)
     published = next((n for n in (out.name, MANIFEST_NAME) if n in listed), None)
     if published is not None:
-        return _restore(api, repo_id, revision, commit, repo_type, listed[published], out)
+        return _restore(api, repo_id, revision, commit, repo_type, remote=listed[published], out=out)
     # The manifest publishes itself under its own name; .gitattributes is the Hub's.
     wanted = sorted(n for n in listed if n not in HUB_FILES and n != out.name)
     remote = {name: listed[name] for name in wanted}
@@ -126,7 +126,7 @@ def import_repo(
                 f"{README}: {remote[README].size} bytes in LFS, not fetched; card metadata not imported"
             )
     with tempfile.TemporaryDirectory(prefix="hubrelease-import-") as tmp:
-        local = download(api, repo_id, commit, repo_type, [remote[n] for n in small], Path(tmp))
+        local = download(api, repo_id, commit, repo_type, [remote[n] for n in small], folder=Path(tmp))
         fetched = sum(path.stat().st_size for path in local.values())
         facts: list[FileFacts] = []
         headers = RemoteRepo(api, repo_id, commit, repo_type)
@@ -152,7 +152,7 @@ def import_repo(
     release["license"] = card_fields.pop("license", DEFAULT_LICENSE)
     release.update(card_fields)
     check = verify_command(out, revision, endpoint)
-    header = _header(repo_id, revision, repo_type, commit, out, check)
+    header = _header(repo_id, revision, repo_type, commit, out, check=check)
     draft = ManifestDraft(header, release, artifacts, evaluations, card=card, imported_at=commit)
     manifest = write_new_manifest(out, draft, force=force)
     return ImportResult(manifest, out, commit, revision, fetched, tuple(warnings), check=check)
@@ -169,7 +169,7 @@ def _refuse_unsafe_paths(repo_id: str, commit: str, listed: dict[str, RemoteFile
 
 
 def _restore(
-    api: HfApi, repo_id: str, revision: str, commit: str, repo_type: str, remote: RemoteFile, out: Path
+    api: HfApi, repo_id: str, revision: str, commit: str, repo_type: str, *, remote: RemoteFile, out: Path
 ) -> ImportResult:
     """Write the repo's own published manifest to ``out`` byte for byte, then check it against the Hub.
 
@@ -228,7 +228,7 @@ def verify_command(out: Path, revision: str, endpoint: str | None) -> str:
     return shlex.join(words)
 
 
-def _header(repo_id: str, revision: str, repo_type: str, commit: str, out: Path, check: str) -> list[str]:
+def _header(repo_id: str, revision: str, repo_type: str, commit: str, out: Path, *, check: str) -> list[str]:
     type_flag = f" --repo-type {repo_type}" if repo_type != "model" else ""
     return [
         f"Imported by `hubrelease import {repo_id}@{revision}{type_flag}` at commit {commit}.",

@@ -29,7 +29,7 @@ DEFAULT_LICENSE = "unknown"
 README = "README.md"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InitOptions:
     """What ``hubrelease init`` was asked for; ``None`` means "take it from the README or a default"."""
 

@@ -54,6 +54,7 @@ def engine_commands(
     repo: str,
     commit: str,
     files: Mapping[str, str] | None = None,
+    *,
     engine: EngineName | None = None,
 ) -> list[EngineCommand]:
     """The release's commands (those of ``engine`` when given), the drafter named as ``repo`` at ``commit``;
@@ -61,5 +62,5 @@ def engine_commands(
     if manifest.card is None:
         return []
     drafter = DrafterRef(repo, commit, dict(files or {}))
-    commands = usage_commands(manifest, manifest.card, Locator(Path(label)), {}, (), drafter)
+    commands = usage_commands(manifest, manifest.card, Locator(Path(label)), {}, (), drafter=drafter)
     return [c for c in map(_command, commands) if engine is None or c.engine == engine]

@@ -125,7 +125,13 @@ def fetch_one(
     with open(where.partial, "ab") as out:
         if got < size:
             with stream(
-                api, published.repo_id, artifact.path, published.commit, published.repo_type, start, traffic
+                api,
+                published.repo_id,
+                artifact.path,
+                published.commit,
+                published.repo_type,
+                start=start,
+                traffic=traffic,
             ) as chunks:
                 for chunk in chunks:
                     piece = chunk[: size - got]
@@ -159,6 +165,7 @@ def fetch_files(
     artifacts: list[Artifact],
     directory: Path | None,
     cache_dir: Path | None = None,
+    *,
     traffic: Traffic | None = None,
 ) -> list[Fetched]:
     """``artifacts`` in place and checked, one after another (a pull is bound by the link, not by threads)."""

@@ -164,7 +164,7 @@ def check_pairing(api: HfApi, manifest: Manifest, spec: str, drafter: DrafterCon
     if drafter is not None:
         declared = drafter.raw.get("num_target_layers")
         for finding in target_findings(
-            facts, drafter.target_layer_ids, None, drafter.mask_token_id, None, declared
+            facts, drafter.target_layer_ids, None, drafter.mask_token_id, None, declared_depth=declared
         ):
             checks.append(PairingCheck(f"drafter {finding.rule_id}", "", finding.message, False))
         if drafter.vocab_size is not None and facts.vocab is not None:

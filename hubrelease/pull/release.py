@@ -150,7 +150,7 @@ def check_signature(api: HfApi, published: Published, given: SignaturePolicy | N
     from hubrelease.hub.remote_signature import verify_remote_signature
 
     found, _ = verify_remote_signature(
-        api, published.repo_id, published.commit, policy, {}, published.repo_type
+        api, published.repo_id, published.commit, policy, {}, repo_type=published.repo_type
     )
     problems = [f"{f.path}: {f.message}" for f in found if f.severity == "error"]
     if problems:
@@ -181,8 +181,8 @@ def pull_release(
         report.pairing = check_pairing(api, manifest, target, drafter_facts(configs))
         if not report.pairing.ok:
             raise PairingRefused(report.pairing)
-    report.files = fetch_files(api, published, artifacts, directory, cache_dir, report.traffic)
+    report.files = fetch_files(api, published, artifacts, directory, cache_dir, traffic=report.traffic)
     local = {f.path: str(f.local) for f in report.files}
     repo = str(directory) if directory is not None else published.repo_id
-    report.commands = engine_commands(manifest, published.label, repo, published.commit, local, chosen)
+    report.commands = engine_commands(manifest, published.label, repo, published.commit, local, engine=chosen)
     return report

@@ -62,6 +62,7 @@ def drafter_inputs(
     root: Path,
     tokenizer: GGUFSet | None = None,
     tokenizer_uri: str | None = None,
+    *,
     screen: Screen | None = None,
 ) -> list[Input]:
     """A drafter build's inputs: its folder's files, then the tokenizer GGUF's shard headers."""
@@ -78,9 +79,9 @@ def eval_recipe(
     sources: Sequence[Source],
     spec: Path | None,
     prompts: Path | None,
+    *,
     spec_options: SpecOptions,
     serving_options: ServingOptions,
-    *,
     columns: str | None,
 ) -> dict[str, Any]:
     """``build eval``'s recipe: raw runs, spec and prompts by digest, every option that was given."""

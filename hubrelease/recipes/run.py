@@ -107,7 +107,7 @@ def prepare(recipe: Recipe, release: Release, confinement: Confinement) -> Prepa
         return Prepared(drafter_inputs(recipe.builder, source, root, screen=screen))
     if recipe.builder == "gguf-drafter":
         model, uri = _tokenizer(recipe, release, confinement)
-        return Prepared(drafter_inputs(recipe.builder, source, root, model, uri, screen), model)
+        return Prepared(drafter_inputs(recipe.builder, source, root, model, uri, screen=screen), model)
     if recipe.builder == "speculators-drafter":
         location = _str(options, "verifier_config", "") or ""
         local = [] if location.startswith("hf://") or not location else [root / location]
@@ -230,17 +230,17 @@ def _run_eval(recipe: Recipe, out: str, release: Release, target: Path) -> Path:
         sources,
         load_spec(root / spec) if spec else EvaluationSpec(),
         spec_options=SpecOptions(
-            *(
-                _str(options, k)
+            **{
+                k: _str(options, k)
                 for k in ("hardware", "target", "title", "baseline", "treatment", "primary", "fit_range")
-            )
+            }
         ),
         prompts=root / prompts if prompts else None,
         relative_to=(root / out).parent,
         serving_options=ServingOptions(
-            concurrency if isinstance(concurrency, int) else None,
-            options.get("flushed_cache") is True,
-            allow_incomplete,
+            concurrency_if_unset=concurrency if isinstance(concurrency, int) else None,
+            flushed_cache=options.get("flushed_cache") is True,
+            allow_incomplete=allow_incomplete,
         ),
         llama_options=llama_options(_str(options, "columns"), allow_incomplete, release.manifest_path),
     )

@@ -118,6 +118,7 @@ def verify_manifest(
     root: Path | None = None,
     options: VerifyOptions = VerifyOptions(),
     progress: Progress = NULL_PROGRESS,
+    *,
     plan: VerifyPlan | None = None,
 ) -> VerifyReport:
     """Verify the release folder (see ``plan_manifest``) against the manifest, lint included.

@@ -501,7 +501,7 @@ def commit(request: Request) -> Response:
         ops,
         header,
         request.flag("create_pr"),
-        lambda held: covers(request.grant, held),
+        covers=lambda held: covers(request.grant, held),
     )
     url = _repo_url(request, key)
     return json_response(
@@ -519,7 +519,7 @@ def _folder_oid(tree: dict[str, Any], folder: str) -> str:
 
 
 def _entry_json(
-    request: Request, key: RepoKey, tree: dict[str, Any], path: str, expand: bool, hash_lfs: bool
+    request: Request, key: RepoKey, tree: dict[str, Any], path: str, expand: bool, *, hash_lfs: bool
 ) -> dict[str, Any]:
     """One paths-info or tree entry. ``hash_lfs`` computes a plain LFS file's ``xetHash`` if not
     known yet: paths-info does (the copy reads it there, ``_commit_api.py`` ``_fetch_files_to_copy``,
@@ -585,7 +585,7 @@ def paths_info(request: Request) -> Response:
     expand = form.get("expand", [""])[0].lower() in ("1", "true")
     folders = _folders(tree)
     found = [p.strip("/") for p in form.get("paths", []) if p.strip("/") in tree or p.strip("/") in folders]
-    return json_response([_entry_json(request, key, tree, path, expand, True) for path in found])
+    return json_response([_entry_json(request, key, tree, path, expand, hash_lfs=True) for path in found])
 
 
 def list_tree(request: Request) -> Response:
@@ -614,7 +614,9 @@ def list_tree(request: Request) -> Response:
         if base:
             url += f"/{quote(base)}"
         headers["Link"] = f'<{url}?{urlencode(query)}>; rel="next"'
-    return json_response([_entry_json(request, key, tree, p, expand, False) for p in page], headers=headers)
+    return json_response(
+        [_entry_json(request, key, tree, p, expand, hash_lfs=False) for p in page], headers=headers
+    )
 
 
 def resolve(request: Request) -> Response:
@@ -643,7 +645,7 @@ def resolve(request: Request) -> Response:
     etag = f'"{entry["lfs"] or entry["oid"]}"'
     headers = {"X-Repo-Commit": commit_id, "ETag": etag}
     if not entry["lfs"]:
-        return _object(request, request.hub.store.git_path(entry["oid"]), None, size, headers, path)
+        return _object(request, request.hub.store.git_path(entry["oid"]), None, size, headers, name=path)
     sha256 = entry["lfs"]
     headers.update({"X-Linked-Etag": etag, "X-Linked-Size": str(size)})
     xet_hash = request.hub.xet.xet_hash_for(sha256)
@@ -671,7 +673,7 @@ def cdn_object(request: Request) -> Response:
         raise StoreError(403, "Request has expired", "AccessDenied")
     blob = request.hub.store.lfs_path(sha256)
     headers = {"ETag": f'"{sha256}"', "Content-Disposition": f"inline; filename*=UTF-8''{quote(name)}"}
-    return _object(request, blob, None if blob.is_file() else sha256, int(size), headers, name)
+    return _object(request, blob, None if blob.is_file() else sha256, int(size), headers, name=name)
 
 
 # Types a browser may show inline (a card's images and charts, text); anything else downloads.
@@ -692,7 +694,7 @@ FILE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 
 
 def _object(
-    request: Request, blob: Path, xet_sha256: str | None, size: int, headers: dict[str, str], name: str
+    request: Request, blob: Path, xet_sha256: str | None, size: int, headers: dict[str, str], *, name: str
 ) -> Response:
     """The bytes of a stored file, whole or the ``Range`` asked; a Xet file decoded from its xorbs."""
     kind = _INLINE_TYPES.get(Path(name).suffix.lower(), "application/octet-stream")

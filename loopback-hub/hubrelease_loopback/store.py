@@ -335,7 +335,7 @@ class HubStore:
             blob = self.put_git_blob(GITATTRIBUTES.encode())
             commit_id = self._new_commit_id()
             entry = {"size": len(GITATTRIBUTES), "oid": blob, "lfs": None, "last": commit_id}
-            self._write_commit(key, commit_id, [], "initial commit", "", {".gitattributes": entry})
+            self._write_commit(key, commit_id, [], "initial commit", "", tree={".gitattributes": entry})
             refs = {
                 "private": private,
                 "branches": {"main": commit_id},
@@ -381,7 +381,14 @@ class HubStore:
         return hashlib.sha1(uuid.uuid4().bytes, usedforsecurity=False).hexdigest()
 
     def _write_commit(
-        self, key: RepoKey, commit_id: str, parents: list[str], title: str, message: str, tree: dict[str, Any]
+        self,
+        key: RepoKey,
+        commit_id: str,
+        parents: list[str],
+        title: str,
+        message: str,
+        *,
+        tree: dict[str, Any],
     ) -> None:
         data = {
             "id": commit_id,
@@ -488,7 +495,7 @@ class HubStore:
             commit_id = self._new_commit_id()
             copied = {path: {**entry, "last": commit_id} for path, entry in tree.items()}
             head = refs["branches"]["main"]
-            self._write_commit(target, commit_id, [head], f"Duplicate from {source.repo_id}", "", copied)
+            self._write_commit(target, commit_id, [head], f"Duplicate from {source.repo_id}", "", tree=copied)
             refs["branches"]["main"] = commit_id
             tenant = self.tenant(target)
             objects = sorted({entry["lfs"] for entry in copied.values() if entry["lfs"]})
@@ -511,6 +518,7 @@ class HubStore:
         ops: list[FileOp],
         header: dict[str, Any],
         create_pr: bool,
+        *,
         covers: Callable[[RepoKey], bool] = lambda key: False,
     ) -> tuple[str, int | None]:
         """Land ``ops`` as one commit on ``revision`` (or on a new PR); returns (commit id, PR number).
@@ -543,7 +551,9 @@ class HubStore:
             for op in ops:
                 self._apply(tree, op, commit_id, sizes)
             summary = str(header.get("summary") or "update")
-            self._write_commit(key, commit_id, [head], summary, str(header.get("description") or ""), tree)
+            self._write_commit(
+                key, commit_id, [head], summary, str(header.get("description") or ""), tree=tree
+            )
             pr_num: int | None = None
             if create_pr:
                 pr_num = len(refs["prs"]) + 1
@@ -602,7 +612,7 @@ class HubStore:
                     ours.pop(path, None)
             commit_id = self._new_commit_id()
             self._write_commit(
-                key, commit_id, [base_head, pr["commit"]], pr["title"], pr["description"], ours
+                key, commit_id, [base_head, pr["commit"]], pr["title"], pr["description"], tree=ours
             )
             refs["branches"][base] = commit_id
             pr.update(status="merged", merge_commit=commit_id)
@@ -619,7 +629,7 @@ class HubStore:
             commit_id = self._new_commit_id()
             tree = self.commit_data(key, refs["branches"][branch])["tree"]
             squashed = {path: {**entry, "last": commit_id} for path, entry in tree.items()}
-            self._write_commit(key, commit_id, [], message, "", squashed)
+            self._write_commit(key, commit_id, [], message, "", tree=squashed)
             refs["branches"][branch] = commit_id
             self._write_refs(key, refs)
             return commit_id

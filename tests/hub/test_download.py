@@ -27,7 +27,7 @@ def test_files_land_at_their_repo_paths_one_get_each(loopback_hub: LoopbackHub, 
     listed = list_files(api, repo, commit)
     assert listed["README.md"].sha256 is not None and listed["config.json"].sha256 is None
     loopback_hub.requests.clear()
-    local = download(api, repo, commit, "model", [listed[n] for n in FILES], tmp_path)
+    local = download(api, repo, commit, "model", [listed[n] for n in FILES], folder=tmp_path)
     assert {name: path.read_bytes() for name, path in local.items()} == FILES
     assert local["nested/notes.txt"] == tmp_path / "nested" / "notes.txt"
     resolves = [r for r in logged(loopback_hub, "resolve", len(FILES)) if r.method == "GET"]

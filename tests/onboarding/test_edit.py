@@ -113,7 +113,7 @@ def test_rm_unknown_path_writes_nothing(release: Path) -> None:
 def test_add_then_rm_round_trips_an_init_manifest(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
     out = root / "hubrelease.yaml"
-    init_manifest(InitOptions(root, out, exclude=("extra.md",)))
+    init_manifest(InitOptions(root=root, out=out, exclude=("extra.md",)))
     before = out.read_text(encoding="utf-8")
     (root / "extra.md").write_text("more\n", encoding="utf-8")
     add_files(out, [root / "extra.md"], path_in_repo="docs/extra.md")
@@ -125,7 +125,7 @@ def test_add_then_rm_round_trips_an_init_manifest(tmp_path: Path) -> None:
 def test_evaluation_json_goes_to_evaluations(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
     out = root / "hubrelease.yaml"
-    init_manifest(InitOptions(root, out))
+    init_manifest(InitOptions(root=root, out=out))
     copy = root / "results" / "h200.json"
     copy.write_bytes((root / "results" / "spark.json").read_bytes())
     [change] = add_files(out, [copy]).changes

@@ -17,7 +17,7 @@ def test_reversed_range_in_gitignore_is_dropped_as_git_does(tmp_path: Path) -> N
     (tmp_path / "a.txt").write_text("a\n")
     (tmp_path / ".gitignore").write_text("[z-a]\n*.log\n")
     (tmp_path / "x.log").write_text("log\n")
-    init_manifest(InitOptions(tmp_path, tmp_path / "hubrelease.yaml", repo_id="acme/x"))
+    init_manifest(InitOptions(root=tmp_path, out=tmp_path / "hubrelease.yaml", repo_id="acme/x"))
     manifest = load_manifest(tmp_path / "hubrelease.yaml")
     assert [a.path for a in manifest.artifacts] == ["a.txt"]
     assert "x.log" in manifest.ignore
@@ -65,7 +65,7 @@ def test_leftovers_of_killed_writes_are_not_data(tmp_path: Path) -> None:
     (staging / "d.gguf").write_bytes(b"half")
     assert staging.name.startswith(".hubrelease-tmp-d.gguf.")
     out = tmp_path / "hubrelease.yaml"
-    init_manifest(InitOptions(tmp_path, out, repo_id="acme/x"))
+    init_manifest(InitOptions(root=tmp_path, out=out, repo_id="acme/x"))
     manifest = load_manifest(out)
     assert sorted(a.path for a in manifest.artifacts) == ["model.gguf", "notes.md"]
     assert manifest.ignore == []

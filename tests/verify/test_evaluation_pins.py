@@ -15,7 +15,7 @@ from tests.factories.onboarding import write_author_folder
 def test_an_edited_evaluation_file_fails_verify_and_is_in_checksums_and_the_card(tmp_path: Path) -> None:
     root = write_author_folder(tmp_path / "rel", symlink=False)
     manifest = root / "hubrelease.yaml"
-    init_manifest(InitOptions(root, manifest, repo_id="acme/x"))
+    init_manifest(InitOptions(root=root, out=manifest, repo_id="acme/x"))
     [evaluation] = load_manifest(manifest).evaluation_files
     assert evaluation.sha256 == sha256_file(root / evaluation.path)
     sums = invoke(["checksums", str(manifest)])

@@ -17,7 +17,7 @@ from hubrelease.evaluation.models import Cell, LatencySummary, Percentiles
 from hubrelease.evaluation.records import Record
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServingOptions:
     """What the user states that a serving benchmark's file cannot: see ``build eval --help``."""
 
