@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from hubrelease.gate import GateCheck, GateReport, markdown
@@ -199,6 +200,22 @@ def test_a_broken_link_on_the_page_fails(hub: LoopbackHub, tmp_path: Path) -> No
     code, report = _check(hub, manifest)
     assert (code, _verdicts(report)["card"], _verdicts(report)["preview"]) == (1, "pass", "fail")
     assert _problems(report, "preview") == ["link: link docs/notes.md: no file docs/notes.md in the repo"]
+
+
+def test_without_the_loopback_hub_the_page_check_is_skipped_and_said(
+    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI runner that installed the client alone (the lock's wheel) still gets every other check."""
+    card = "---\nlicense: mit\n---\n# Drafter\n\nSee [the notes](docs/notes.md).\n"
+    manifest = write_hand_written_release(tmp_path / "rel", card)
+    data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    data["release"]["repo_id"] = unique_repo("links")
+    manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    monkeypatch.setattr("hubrelease.hub.client.loopback_installed", lambda: False)
+    code, report = _check(hub, manifest)
+    assert (code, _verdicts(report)["card"], _verdicts(report)["preview"]) == (0, "pass", "skipped")
+    [preview] = [c for c in report["checks"] if c["name"] == "preview"]
+    assert "pip install ./loopback-hub" in preview["detail"]
 
 
 def test_a_recipe_that_no_longer_rebuilds_its_file_fails(

@@ -75,8 +75,13 @@ def require_loopback() -> None:
     The client installs without the server and its dependencies, so ``hub serve``, ``preview`` and
     ``--endpoint local`` check before they import it: one line and exit 2, never a traceback.
     """
-    if importlib.util.find_spec("hubrelease_loopback") is None:
+    if not loopback_installed():
         raise InputError(LOOPBACK_MISSING)
+
+
+def loopback_installed() -> bool:
+    """Whether the loopback Hub (``hubrelease-loopback``) can be imported here."""
+    return importlib.util.find_spec("hubrelease_loopback") is not None
 
 
 def embedded_hub() -> LoopbackHub:
