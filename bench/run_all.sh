@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Every speed figure of bench/RESULTS.md, side by side with its peers, in one run on one machine.
+# Run from the repository root in an environment where `pip install ".[sign]" ./loopback-hub` is done
+# (hubrelease, hf, model_signing beside the Python that runs this). Sizes default to a 16-core machine;
+# SCALE=small runs the same benches at 2-core sizes. Each bench's output is teed to $LOGDIR (default: bench-logs/).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LOGDIR=${LOGDIR:-bench-logs}
+mkdir -p "$LOGDIR"
+PY=${PYTHON:-python3}
+machine() {
+  echo "date: $(date -u +%FT%TZ)"
+  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) logical CPUs"
+  echo "memory: $(free -g | awk '/^Mem:/{print $2}') GiB; python: $($PY -V 2>&1)"
+  $PY -m pip list 2>/dev/null | grep -i -E '^(huggingface.hub|hf.xet|typer|model.signing|pydantic) ' | tr -s ' ' | paste -sd';'
+  openssl version
+}
+run() {
+  local name=$1
+  shift
+  echo "=== $name: $*"
+  "$PY" "$@" 2>&1 | tee "$LOGDIR/$name.log"
+}
+machine | tee "$LOGDIR/machine.log"
+if [ "${SCALE:-large}" = small ]; then
+  run startup bench/startup_bench.py --repeat 7 --files 500
+  run sign bench/sign_bench.py --repeat 3 --files 500
+  run ingest bench/hub_ingest_bench.py --mib 256 --repeat 3
+  run push_resume bench/push_resume_bench.py --files 6 --mib 64
+else
+  run startup bench/startup_bench.py --repeat 15 --files 2000
+  run sign bench/sign_bench.py --repeat 3 --files 2008 --big-count 4 --big-gib 4
+  run ingest bench/hub_ingest_bench.py --mib 2048 --repeat 3
+  run push_resume bench/push_resume_bench.py --files 8 --mib 512
+fi
