@@ -121,7 +121,6 @@ def build_eval_command(
         Path | None,
         typer.Option(
             "--check-digests",
-            metavar="MANIFEST",
             help="Check the rows' drafter/server sha columns against this release's digests; record nothing.",
         ),
     ] = None,
