@@ -5,7 +5,7 @@ model-signing's ``_cli.py`` only chains a ``Config`` and calls ``.verify()``: th
 call whose result is data, callable and testable without the CLI. This check reads each command's
 source (its callback, and the helpers of its own module that the callback calls), resolves every
 called name to the object it names, and counts the distinct library functions it calls (those of
-``hubrelease`` outside ``hubrelease.cli``). Calls on returned values (``report.to_dict()``) are
+``hubrelease`` outside ``hubrelease.cli``, and of the loopback Hub's ``hubrelease_loopback``). Calls on returned values (``report.to_dict()``) are
 rendering and not counted; constructing a library class is not a call of the library, but an
 options object is built by keyword (``PublishOptions(message=...)``), never by position.
 """
@@ -89,7 +89,7 @@ def _library_name(target: Any) -> str | None:
     """``module.qualname`` of a library function, or None for anything else (the CLI's own, others')."""
     function = getattr(target, "__func__", target)
     module = getattr(function, "__module__", None) or ""
-    if not (inspect.isfunction(function) and module.startswith("hubrelease.")):
+    if not (inspect.isfunction(function) and module.startswith(("hubrelease.", "hubrelease_loopback"))):
         return None
     if module == "hubrelease.cli" or module.startswith("hubrelease.cli."):
         return None
@@ -119,7 +119,9 @@ def library_calls(callback: Callable[..., Any]) -> tuple[set[str], list[str]]:
             target = _resolve(node.func, names)
             if inspect.isfunction(target) and target.__module__ == module.__name__:
                 pending.append(target)
-            elif inspect.isclass(target) and target.__module__.startswith("hubrelease."):
+            elif inspect.isclass(target) and target.__module__.startswith(
+                ("hubrelease.", "hubrelease_loopback")
+            ):
                 if node.args and not issubclass(target, BaseException):
                     positional.append(f"{target.__qualname__} at line {first + node.lineno - 1}")
             elif (name := _library_name(target)) is not None:
