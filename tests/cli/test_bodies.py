@@ -46,7 +46,8 @@ PARSING_AND_RENDERING = frozenset(
 and rendering, not work."""
 
 ELSEWHERE = frozenset({"verify", "sign"})
-"""Commands whose bodies are being reshaped on another branch at the same time as this check."""
+"""Commands whose bodies are being reshaped on another branch at the same time as this check:
+expected to fail here until that work lands."""
 
 
 def _commands() -> Iterator[tuple[str, Callable[..., Any]]]:
@@ -138,7 +139,16 @@ def test_every_command_is_checked() -> None:
     assert names >= ELSEWHERE
 
 
-@pytest.mark.parametrize(("name", "callback"), [c for c in COMMANDS if c[0] not in ELSEWHERE])
+def _case(name: str, callback: Callable[..., Any]) -> Any:
+    """A command as a test case; one reshaped elsewhere is expected to fail until it lands (strict:
+    once it passes, the mark must go)."""
+    if name not in ELSEWHERE:
+        return pytest.param(name, callback, id=name)
+    mark = pytest.mark.xfail(strict=True, reason="its body is being reshaped on another branch")
+    return pytest.param(name, callback, id=name, marks=mark)
+
+
+@pytest.mark.parametrize(("name", "callback"), [_case(name, callback) for name, callback in COMMANDS])
 def test_a_command_body_calls_one_library_function(name: str, callback: Callable[..., Any]) -> None:
     called, positional = library_calls(callback)
     work = sorted(called - PARSING_AND_RENDERING)
