@@ -5,9 +5,10 @@ model-signing's ``_cli.py`` only chains a ``Config`` and calls ``.verify()``: th
 call whose result is data, callable and testable without the CLI. This check reads each command's
 source (its callback, and the helpers of its own module that the callback calls), resolves every
 called name to the object it names, and counts the distinct library functions it calls (those of
-``hubrelease`` outside ``hubrelease.cli``, and of the loopback Hub's ``hubrelease_loopback``). Calls on returned values (``report.to_dict()``) are
-rendering and not counted; constructing a library class is not a call of the library, but an
-options object is built by keyword (``PublishOptions(message=...)``), never by position.
+``hubrelease`` outside ``hubrelease.cli``, and of the loopback Hub's ``hubrelease_loopback``).
+Calls on returned values (``report.to_dict()``) are rendering and not counted; constructing a
+library class is not a call of the library, but an options object is built by keyword
+(``PublishOptions(message=...)``), never by position.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import ast
 import importlib
 import importlib.util
 import inspect
+import pkgutil
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -24,10 +26,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import typer
 
-from hubrelease.cli import app as cli_app
-from hubrelease.cli.build import BuildGroup
-from hubrelease.cli.groups import registered
+import hubrelease.cli
 
 PARSING_AND_RENDERING = frozenset(
     {
@@ -51,11 +52,14 @@ expected to fail here until that work lands."""
 
 
 def _commands() -> Iterator[tuple[str, Callable[..., Any]]]:
-    modules = {entry.module for entry in cli_app.COMMANDS.values()}
-    modules |= {entry.module for entry in BuildGroup.table.values()}
-    for module_name in sorted(modules):
-        app = registered(module_name)
-        groups = [app] + [g.typer_instance for g in app.registered_groups if g.typer_instance is not None]
+    """Every command a module of the CLI registers (``register(app)``), groups' commands included."""
+    for found in pkgutil.iter_modules(hubrelease.cli.__path__):
+        module = importlib.import_module(f"hubrelease.cli.{found.name}")
+        if not hasattr(module, "register"):
+            continue
+        scratch = typer.Typer()
+        module.register(scratch)
+        groups = [scratch] + [g.typer_instance for g in scratch.registered_groups if g.typer_instance]
         for group in groups:
             for info in group.registered_commands:
                 if info.callback is not None:
