@@ -23,7 +23,7 @@ def _release(root: Path, revision: str) -> Path:
     ck = write_checkpoint(root / "ck")
     build_safetensors_drafter(ck, root / "rel")
     files = {p.name: p.read_bytes() for p in sorted((root / "rel").iterdir())}
-    pin = {"repo_id": "acme/target", "revision": revision, "license": "apache-2.0"}
+    pin: dict[str, object] = {"repo_id": "acme/target", "revision": revision, "license": "apache-2.0"}
     if revision == "main":
         pin["unpinned"] = True
     manifest = write_release(root / "rel", files, extra_manifest={"pins": {"targets": [pin]}})
