@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from hubrelease.errors import CheckFailed
+from hubrelease.fsutil import atomic_write_text
 from hubrelease.hub.plan import build_plan, check_limits, read_remote
 from hubrelease.hub.published import Published, against_published
 from hubrelease.hub.remote_verify import pin_findings
@@ -118,8 +119,25 @@ def check_release(
     preview: bool = True,
     progress: Progress = NULL_PROGRESS,
     inputs: Sequence[Path] = (),
+    summary: Path | None = None,
 ) -> GateReport:
-    """Run every check of the pull-request gate on the manifest at ``manifest_path`` (``directory``: ``--dir``)."""
+    """Run every check of the pull-request gate on the manifest at ``manifest_path`` (``directory``: ``--dir``);
+    with ``summary``, also write the report there as Markdown (a CI job summary), atomically."""
+    report = _gate(api, manifest_path, directory, preview=preview, progress=progress, inputs=inputs)
+    if summary is not None:
+        atomic_write_text(summary, markdown(report))
+    return report
+
+
+def _gate(
+    api: HfApi,
+    manifest_path: Path,
+    directory: Path | None,
+    *,
+    preview: bool,
+    progress: Progress,
+    inputs: Sequence[Path],
+) -> GateReport:
     manifest = load_manifest(manifest_path)
     root = release_root(manifest, manifest_path, directory)
     release = manifest.release

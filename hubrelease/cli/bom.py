@@ -43,40 +43,16 @@ def bom(
 ) -> None:
     """Write a CycloneDX 1.6 JSON ML-BOM: files with digests, pins, engines, hardware, evaluation results
     with confidence intervals (model card), recipes (formulation)."""
-    from hubrelease.bom.document import bom_text, release_bom
-    from hubrelease.bom.validate import validate_bom
-    from hubrelease.errors import CheckFailed, InputError
-    from hubrelease.fsutil import atomic_write_text, relative_inside
-    from hubrelease.hashing import sha256_file
-    from hubrelease.manifest import load_manifest, release_root
-    from hubrelease.manifest.record import ArtifactRecorder
+    from hubrelease.bom.write import write_bom
 
-    if (add or check) and out is None:
-        raise InputError("--add and --check need --out FILE")
-    release = load_manifest(manifest)
-    root = release_root(release, manifest, directory)
-    inside = relative_inside(out, root.resolve()) if out is not None else None
-    recorder = ArtifactRecorder.prepare(manifest, out) if add and out is not None else None
-    text = bom_text(release_bom(release, root, skip={inside} if inside else set()))
-    validate_bom(text)
-    if out is None:
-        output.stdout.out(text, end="", highlight=False)
-        return
-    if check:
-        if not out.is_file() or out.read_text(encoding="utf-8") != text:
-            raise CheckFailed(f"{out} is not the BOM of {manifest}: run `hubrelease bom {manifest} -o {out}`")
+    result = write_bom(manifest, out=out, directory=directory, add=add, check=check)
+    if result.action == "shown":
+        output.stdout.out(result.text, end="", highlight=False)
+    elif result.action == "current":
         output.info_line(f"{out}: up to date")
-        return
-    atomic_write_text(out, text)
-    if recorder is not None:
-        entry = {
-            "size": out.stat().st_size,
-            "sha256": sha256_file(out),
-            "role": "doc",
-            "description": "CycloneDX ML-BOM",
-        }
-        recorder.record([(out, entry)])
-    output.info_line(f"wrote {out}: CycloneDX {len(text.encode())} bytes, valid against the 1.6 schema")
+    else:
+        size = len(result.text.encode())
+        output.info_line(f"wrote {out}: CycloneDX {size} bytes, valid against the 1.6 schema")
 
 
 def register(app: typer.Typer) -> None:

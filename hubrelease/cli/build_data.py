@@ -20,16 +20,19 @@ Examples:
   hubrelease build eval bench/results-retrain-ab.csv bench/results-m1q4.csv --hardware 'NVIDIA GB10' \\
       --target org/target-GGUF --baseline A --treatment B --primary n_max=3 --fit-range 1:12 --out evaluation.json
 
-  # everything else (engine commit, labels, design, notes) from a spec
+  # everything else (engine commit, labels, design, notes) from a spec; recorded in the release
   hubrelease build eval autoregressive=runs/ar.jsonl dflash2=runs/dflash2.jsonl \\
-      --spec eval-spec.yaml --prompts prompts.jsonl --out spark-evaluation.json
+      --spec eval-spec.yaml --prompts prompts.jsonl --out spark-evaluation.json --manifest hubrelease.yaml
+
+  # the rows' drafter/server sha columns checked against a release, nothing recorded
+  hubrelease build eval bench/results.csv --spec eval-spec.yaml --out e.json --check-digests hubrelease.yaml
 
 Exit codes: 0 written, 2 invalid input (malformed runs, spec errors, a refused server_info, grid or
 digest); nothing is written unless the whole evaluation validates.
 """
 
 
-def build_eval(
+def build_eval_command(
     sources: Annotated[
         list[str],
         typer.Argument(
@@ -109,80 +112,50 @@ def build_eval(
     manifest: Annotated[
         Path | None,
         typer.Option(
-            "--manifest", help="Check the rows' drafter/server sha columns against this release's digests."
+            "--manifest",
+            help="Record the written file in this release manifest's evaluations: size, sha256 and the "
+            "recipe `hubrelease rebuild` re-runs (the rows' drafter/server sha columns are checked against it).",
         ),
     ] = None,
-    record: Annotated[
-        bool,
+    check_digests: Annotated[
+        Path | None,
         typer.Option(
-            "--record",
-            help="Record the written file in --manifest's evaluations: size, sha256 and the recipe "
-            "`hubrelease rebuild` re-runs.",
+            "--check-digests",
+            help="Check the rows' drafter/server sha columns against this release's digests; record nothing.",
         ),
-    ] = False,
+    ] = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Compute an evaluation JSON (cells, paired comparisons, sweeps) from raw benchmark runs."""
-    from hubrelease.builders.evaluation import (
-        Source,
-        build_evaluation,
-        evaluation_json,
-        llama_options,
-        write_evaluation,
-    )
     from hubrelease.evaluation.infer import SpecOptions
     from hubrelease.evaluation.ingest import ServingOptions
-    from hubrelease.evaluation.spec import EvaluationSpec, load_spec
+    from hubrelease.recipes.eval_build import EvalBuildOptions, build_eval
 
-    recorder = None
-    if record:
-        from hubrelease.manifest.record import EvaluationRecorder
-
-        if manifest is None:
-            raise typer.BadParameter("--record needs --manifest (the release to record the file in)")
-        recorder = EvaluationRecorder.prepare(manifest, out)
-    parsed = [Source.parse(text) for text in sources]
-    plan = load_spec(spec) if spec is not None else EvaluationSpec()
-    spec_options = SpecOptions(
-        hardware=hardware,
-        target=target,
-        title=title,
-        baseline=baseline,
-        treatment=treatment,
-        primary=primary,
-        fit_range=fit_range,
-    )
-    serving_options = ServingOptions(
-        concurrency_if_unset=concurrency_if_unset,
-        flushed_cache=flushed_cache,
-        allow_incomplete=allow_incomplete,
+    options = EvalBuildOptions(
+        sources=tuple(sources),
+        out=out,
+        spec=spec,
+        prompts=prompts,
+        spec_options=SpecOptions(
+            hardware=hardware,
+            target=target,
+            title=title,
+            baseline=baseline,
+            treatment=treatment,
+            primary=primary,
+            fit_range=fit_range,
+        ),
+        serving_options=ServingOptions(
+            concurrency_if_unset=concurrency_if_unset,
+            flushed_cache=flushed_cache,
+            allow_incomplete=allow_incomplete,
+        ),
+        columns=columns,
+        manifest=manifest,
+        check_digests=check_digests,
     )
     with output.progress(json_mode) as progress:
-        evaluation = build_evaluation(
-            parsed,
-            plan,
-            spec_options=spec_options,
-            prompts=prompts,
-            relative_to=out.parent,
-            serving_options=serving_options,
-            llama_options=llama_options(columns, allow_incomplete, manifest),
-            progress=progress,
-        )
-    write_evaluation(evaluation, out)
-    if recorder is not None:
-        from hubrelease.recipes.record import eval_recipe
-
-        recipe = eval_recipe(
-            recorder.root,
-            out,
-            parsed,
-            spec,
-            prompts,
-            spec_options=spec_options,
-            serving_options=serving_options,
-            columns=columns,
-        )
-        recorder.record(evaluation_json(evaluation).encode("utf-8"), recipe)
+        evaluation = build_eval(options, progress=progress)
     warnings = evaluation.provenance.warnings
     if json_mode:
         output.emit_document(
@@ -231,7 +204,11 @@ def build_dataset_card_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Card to write (README.md).")],
     manifest: Annotated[
         Path | None,
-        typer.Option("--manifest", help="Dataset release manifest: title, licence, sources, credit."),
+        typer.Option(
+            "--manifest",
+            help="Dataset release manifest: record the card there as its card (size, sha256, recipe); "
+            "title, licence, sources and credit are read from it.",
+        ),
     ] = None,
     tokenizer: Annotated[
         Path | None,
@@ -304,5 +281,5 @@ def build_dataset_card_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("eval", epilog=EVAL_EXAMPLES)(build_eval)
+    app.command("eval", epilog=EVAL_EXAMPLES)(build_eval_command)
     app.command("dataset-card", epilog=DATASET_CARD_EXAMPLES)(build_dataset_card_command)

@@ -47,47 +47,17 @@ def build_eval_results(
     json_mode: JsonOpt = False,
 ) -> None:
     """Write each pinned evaluation file's numbers as .eval_results entries (huggingface_hub's EvalResultEntry)."""
-    from hubrelease.builders.safetensors_drafter import BuiltFile
-    from hubrelease.evaluation.eval_results import BUILDER, FOLDER, benchmark_yaml, eval_results_path, render
-    from hubrelease.fsutil import atomic_write_bytes
-    from hubrelease.manifest import load_manifest
-    from hubrelease.manifest.record import ArtifactRecorder
-    from hubrelease.manifest.root import release_root
-    from hubrelease.recipes.inputs import file_inputs
-    from hubrelease.recipes.record import make_recipe
+    from hubrelease.recipes.eval_results_build import build_eval_results as write_eval_results
 
-    recorder = ArtifactRecorder.prepare(manifest, release_root(load_manifest(manifest), manifest) / FOLDER)
-    release = recorder.target.manifest
-    root = recorder.root
-    pinned = [e for e in release.evaluation_files if e.sha256]
-    for skipped in (e for e in release.evaluation_files if not e.sha256):
-        output.warn_line(
-            f"{skipped.path}: not pinned by sha256 (`hubrelease add`); no eval results written for it"
-        )
-    rendered = [(root / eval_results_path(e.path), e, render(release, e, root, dataset)) for e in pinned]
-    declared = benchmark_yaml(release, root, dataset) if benchmark_dir is not None else None
-    built = []
-    for path, evaluation, data in rendered:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, data)
-        options = {"dataset": dataset} if dataset else {}
-        inputs = file_inputs([root / evaluation.path], root)
-        recipe = make_recipe(
-            BUILDER, root, source=root / evaluation.path, out=path, options=options, inputs=inputs
-        )
-        built.append((BuiltFile.of(path), {"recipe": recipe, "role": "doc"}))
-    recorder.record([(b.path, {"size": b.size, "sha256": b.sha256, **fields}) for b, fields in built])
-    shown = [b for b, _ in built]
-    if benchmark_dir is not None and declared is not None:
-        benchmark_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(benchmark_dir / "eval.yaml", declared)
-        shown.append(BuiltFile.of(benchmark_dir / "eval.yaml"))
+    result = write_eval_results(manifest, dataset=dataset, benchmark_dir=benchmark_dir)
+    for warning in result.warnings:
+        output.warn_line(warning)
     if json_mode:
         output.emit_document(
-            None, files=[{"path": str(b.path), "size": b.size, "sha256": b.sha256} for b in shown]
+            None, files=[{"path": str(b.path), "size": b.size, "sha256": b.sha256} for b in result.files]
         )
     else:
-        for b in shown:
+        for b in result.files:
             output.stdout.print(f"{b.sha256}  {b.path}  ({b.size} bytes)", markup=False)
 
 

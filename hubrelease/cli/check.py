@@ -61,16 +61,13 @@ def check(
     json_mode: JsonOpt = False,
 ) -> None:
     """Check a release as a pull request proposes it, and plan its push against the published release."""
-    from hubrelease.fsutil import atomic_write_text
-    from hubrelease.gate import check_release, markdown
+    from hubrelease.gate import check_release
 
     api = hub_session(endpoint, token, quiet)
     with output.progress(json_mode) as progress:
         report = check_release(
-            api, manifest, directory, preview=preview, progress=progress, inputs=inputs or ()
+            api, manifest, directory, preview=preview, progress=progress, inputs=inputs or (), summary=summary
         )
-    if summary is not None:
-        atomic_write_text(summary, markdown(report))
     if json_mode:
         output.emit_document("check", manifest=str(manifest), **report.to_dict())
     else:

@@ -9,8 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import ManifestArg
-from hubrelease.errors import InputError
-from hubrelease.fsutil import atomic_write_text
 
 EXAMPLES = """
 Examples:
@@ -28,22 +26,13 @@ def checksums(
     ] = None,
 ) -> None:
     """Print `sha256sum -c` lines for every artifact with a pinned digest (paths relative to the release folder)."""
-    from hubrelease.hashing import format_sums
-    from hubrelease.manifest import load_manifest
+    from hubrelease.verify.checksums import release_checksums
 
-    release = load_manifest(manifest)
-    unpinned = [a.path for a in release.artifacts if a.sha256 is None]
-    if unpinned:
-        raise InputError(f"artifact {unpinned[0]} has no sha256 to write", path=manifest, field="artifacts")
-    # Evaluation files are the source of every number in the card: their digests belong here too.
-    pinned = [(a.local_path, a.sha256) for a in release.artifacts if a.sha256 is not None]
-    pinned += [(e.path, e.sha256) for e in release.evaluation_files if e.sha256 is not None]
-    text = format_sums(pinned)
+    sums = release_checksums(manifest, out)
     if out is None:
-        output.stdout.out(text, end="", highlight=False)
+        output.stdout.out(sums.text, end="", highlight=False)
     else:
-        atomic_write_text(out, text)
-        output.info_line(f"wrote {len(pinned)} checksums to {out}")
+        output.info_line(f"wrote {sums.count} checksums to {out}")
 
 
 def register(app: typer.Typer) -> None:

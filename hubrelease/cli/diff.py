@@ -8,7 +8,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import EndpointOpt, JsonOpt, QuietOpt, TokenOpt, hub_session
-from hubrelease.errors import InputError
 
 EXAMPLES = """
 Examples:
@@ -47,20 +46,16 @@ def diff(
     quiet: QuietOpt = False,
 ) -> None:
     """Files, pins, architecture (from headers), evaluation cells, licence and signer that changed."""
-    from hubrelease.diff.compare import diff_specs, needs_hub, record_changes
+    from hubrelease.diff.compare import RecordedChanges, diff_or_record
 
     output.set_quiet(quiet)
-    if record:
-        if new is not None:
-            raise InputError("--record takes one manifest: it compares it with release.supersedes")
-        recorded = record_changes(hub_session(endpoint, token, quiet), old)
+    result = diff_or_record(old, new, hub=lambda: hub_session(endpoint, token, quiet), record=record)
+    if isinstance(result, RecordedChanges):
         output.info_line(
-            f"recorded {recorded.count} change(s) since {recorded.since} in {recorded.path} "
-            f"(pinned, sha256 {recorded.sha256[:16]})"
+            f"recorded {result.count} change(s) since {result.since} in {result.path} "
+            f"(pinned, sha256 {result.sha256[:16]})"
         )
         return
-    api = hub_session(endpoint, token, quiet) if needs_hub(old, new) else None
-    result = diff_specs(api, old, new)
     if json_mode:
         output.emit_document("diff", **result.to_dict())
     else:

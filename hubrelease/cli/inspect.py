@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.options import EndpointOpt, JsonOpt, hub_session, is_hub_uri
+from hubrelease.cli.options import EndpointOpt, JsonOpt, hub_session
 
 EXAMPLES = """
 Examples:
@@ -45,15 +44,9 @@ def inspect(
     json_mode: JsonOpt = False,
 ) -> None:
     """Read a GGUF or safetensors header (never the tensor data) and show what the file really holds."""
-    summary: dict[str, Any]
-    if is_hub_uri(file):
-        from hubrelease.hub.remote_headers import summarize as summarize_remote
+    from hubrelease.hub.remote_headers import summarize_location
 
-        summary = summarize_remote(hub_session(endpoint), file)
-    else:
-        from hubrelease.formats.summary import summarize
-
-        summary = summarize(Path(file))
+    summary = summarize_location(file, lambda: hub_session(endpoint))
     if json_mode:
         output.emit_document(None, **summary)
         return

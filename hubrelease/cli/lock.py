@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import EndpointOpt, JsonOpt, ManifestArg, QuietOpt, TokenOpt, hub_session
-
-if TYPE_CHECKING:
-    from huggingface_hub import HfApi
 
 EXAMPLES = """
 Examples:
@@ -55,12 +51,11 @@ def lock(
     quiet: QuietOpt = False,
 ) -> None:
     """Resolve each pin's branch or tag to a commit and fill file sizes and sha256 (comments are kept)."""
-    from hubrelease.hub import lock_manifest
+    from hubrelease.hub.lock import lock_release
 
-    api = hub_session(endpoint, token, quiet)
-    result = lock_manifest(manifest, api, dry_run=dry_run, pin=pin or ())
-    if not dry_run:
-        _remember_target(manifest, api)
+    result = lock_release(manifest, hub_session(endpoint, token, quiet), dry_run=dry_run, pin=pin or ())
+    for warning in result.warnings:
+        output.warn_line(warning)
     if json_mode:
         output.emit_document(
             "lock",
@@ -95,20 +90,6 @@ def lock(
         output.info_line(f"locked {len(result.changes)} value(s) in {manifest}")
     else:
         output.info_line(f"dry run: {len(result.changes)} value(s) would change")
-
-
-def _remember_target(manifest_path: Path, api: HfApi) -> None:
-    """Read the now pinned target's depth and width into the release folder, for lint in a local verify."""
-    from hubrelease.errors import HubReleaseError
-    from hubrelease.hub.target_facts import fetch_target
-    from hubrelease.manifest import load_manifest
-    from hubrelease.manifest.root import release_root
-
-    manifest = load_manifest(manifest_path)
-    try:
-        fetch_target(api, manifest, release_root(manifest, manifest_path))
-    except HubReleaseError as exc:
-        output.warn_line(f"the pinned target's header was not read ({exc}): lint runs without its depth")
 
 
 def register(app: typer.Typer) -> None:

@@ -82,7 +82,10 @@ def pull(
     quiet: QuietOpt = False,
 ) -> None:
     """Download what one engine loads from a release, each file checked against its pinned sha256."""
+    from hubrelease.pull.moved import MovedReport
     from hubrelease.pull.resolve import parse_ref
+    from hubrelease.pull.run import PullOptions
+    from hubrelease.pull.run import pull as pull_release
 
     parsed = parse_ref(ref)
     if check and (directory is not None or cache_dir is not None or run):
@@ -91,22 +94,18 @@ def pull(
     # (hub.bounds) would end them, so they run unbounded, as push's uploads do; each file is bounded
     # by its pinned size instead (pull.fetch). --check reads only metadata and configs: bounded.
     api = hub_session(endpoint, token, quiet, writes=not check)
-    if check:
-        from hubrelease.pull.moved import check_moved
-
-        moved = check_moved(api, parsed, target)
-        _render_moved(moved, json_mode)
-        raise typer.Exit(1 if moved.moved else 0)
     signer = None
     if public_key is not None:
         from hubrelease.signing.verifiers import SignaturePolicy
 
         signer = SignaturePolicy(public_key=public_key, anchor="--public-key")
-    from hubrelease.pull.release import pull_release
-
-    report = pull_release(
-        api, parsed, engine=engine, target=target, directory=directory, cache_dir=cache_dir, signer=signer
+    options = PullOptions(
+        engine=engine, target=target, directory=directory, cache_dir=cache_dir, signer=signer, check=check
     )
+    report = pull_release(api, parsed, options)
+    if isinstance(report, MovedReport):
+        _render_moved(report, json_mode)
+        raise typer.Exit(1 if report.moved else 0)
     _render(report, json_mode)
     if run:
         raise typer.Exit(_run(report))

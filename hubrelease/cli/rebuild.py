@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import threading
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -12,8 +10,6 @@ from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, EndpointOpt, InputsOpt, JsonOpt, ManifestArg, TokenOpt, hub_session
 
 if TYPE_CHECKING:
-    from huggingface_hub import HfApi
-
     from hubrelease.recipes.rebuild import OutputResult, RebuildReport
 
 EXAMPLES = """
@@ -36,10 +32,6 @@ Exit codes: 0 every rebuilt file identical (or without --check: the report was p
 a difference, 2 an input is missing, a recipe names a path it may not read or write, or the manifest
 is invalid, 4 the Hub could not be reached.
 """
-
-
-def _hub(endpoint: str | None, token: str | None) -> HfApi:
-    return hub_session(endpoint, token)
 
 
 def _reason(result: OutputResult) -> str:
@@ -113,31 +105,21 @@ def rebuild(
     bytes with the manifest: sizes, sha256 and, for evaluations, every figure."""
     from hubrelease.manifest import load_manifest, release_root
     from hubrelease.recipes.rebuild import rebuild as run_rebuild
-    from hubrelease.recipes.rebuild import report_json
 
     release = load_manifest(manifest)
     root = release_root(release, manifest, directory)
-    lock = threading.Lock()
-    clients: list[HfApi] = []
-
-    def hub() -> HfApi:
-        with lock:  # recipes run on threads: one client, made once
-            if not clients:
-                clients.append(_hub(endpoint, token))
-            return clients[0]
-
     with output.progress(json_mode) as progress:
         report = run_rebuild(
             release,
             manifest,
             root,
-            jobs=jobs or os.cpu_count() or 1,
-            hub=hub,
+            jobs=jobs,
+            hub=lambda: hub_session(endpoint, token),
             progress=progress,
             inputs=inputs or (),
         )
     if json_mode:
-        output.emit_document(None, **report_json(report))
+        output.emit_document(None, **report.to_dict())
     else:
         _print(report)
     code = report.exit_code

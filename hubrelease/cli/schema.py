@@ -29,14 +29,9 @@ def schema(
     ] = False,
 ) -> None:
     """Print the JSON Schema of the release manifest (or of evaluation files, or of build eval specs)."""
-    from hubrelease.evaluation import evaluation_json_schema
-    from hubrelease.evaluation.schema import evaluation_spec_json_schema
-    from hubrelease.manifest import manifest_json_schema
+    from hubrelease.evaluation.schema import json_schema
 
-    if eval_spec:
-        output.emit_json(evaluation_spec_json_schema())
-    else:
-        output.emit_json(evaluation_json_schema() if evaluation else manifest_json_schema())
+    output.emit_json(json_schema("eval-spec" if eval_spec else "evaluation" if evaluation else "manifest"))
 
 
 def register(app: typer.Typer) -> None:

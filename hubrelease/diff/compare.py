@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -264,3 +265,15 @@ def record_changes(api: HfApi, manifest_path: str) -> RecordedChanges:
     )
     editor.save()
     return RecordedChanges(target, since, len(kept), sha256)
+
+
+def diff_or_record(
+    old: str, new: str | None, *, hub: Callable[[], HfApi], record: bool = False
+) -> ReleaseDiff | RecordedChanges:
+    """``hubrelease diff``: ``diff_specs``, the Hub client made (``hub``) only when a side is on the
+    Hub; with ``record``, ``record_changes`` of the one manifest ``old`` instead."""
+    if record:
+        if new is not None:
+            raise InputError("--record takes one manifest: it compares it with release.supersedes")
+        return record_changes(hub(), old)
+    return diff_specs(hub() if needs_hub(old, new) else None, old, new)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from hubrelease.evaluation import models
 from hubrelease.evaluation.models import Evaluation
@@ -28,3 +28,15 @@ def evaluation_spec_json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://hubrelease.dev/schema/evaluation-spec-v1.json"
     return schema
+
+
+def json_schema(kind: Literal["manifest", "evaluation", "eval-spec"]) -> dict[str, Any]:
+    """The JSON Schema ``hubrelease schema`` prints: the manifest's, the evaluation file's, or the
+    ``build eval --spec`` file's."""
+    if kind == "eval-spec":
+        return evaluation_spec_json_schema()
+    if kind == "evaluation":
+        return evaluation_json_schema()
+    from hubrelease.manifest import manifest_json_schema
+
+    return manifest_json_schema()

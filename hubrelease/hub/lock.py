@@ -13,7 +13,7 @@ The manifest is rewritten through ``manifest.editor``: only the pins section, co
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,8 @@ class LockResult:
     """Pins marked ``unpinned: true`` and left exactly as they are (``--pin`` converts one)."""
     removed_comments: tuple[tuple[str, str], ...] = ()
     """(repo id, text) of the comment above each pin ``--pin`` converted: it described the pin as unpinned."""
+    warnings: tuple[str, ...] = ()
+    """What was locked but could not be followed up (the pinned target's header not read)."""
 
 
 def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False, pin: Sequence[str] = ()) -> LockResult:
@@ -112,6 +114,26 @@ def lock_manifest(path: Path, api: HfApi, *, dry_run: bool = False, pin: Sequenc
     return LockResult(
         tuple(changes), tuple(size_only), written, tuple(no_header), tuple(kept), tuple(removed)
     )
+
+
+def lock_release(path: Path, api: HfApi, *, dry_run: bool = False, pin: Sequence[str] = ()) -> LockResult:
+    """``lock_manifest``, then (unless ``dry_run``) the now pinned target's depth and width read into
+    the release folder, so that a local verify lints against them without the Hub."""
+    from hubrelease.errors import HubReleaseError
+    from hubrelease.hub.target_facts import fetch_target
+    from hubrelease.manifest import load_manifest
+    from hubrelease.manifest.root import release_root
+
+    result = lock_manifest(path, api, dry_run=dry_run, pin=pin)
+    if dry_run:
+        return result
+    manifest = load_manifest(path)
+    try:
+        fetch_target(api, manifest, release_root(manifest, path))
+    except HubReleaseError as exc:
+        warning = f"the pinned target's header was not read ({exc}): lint runs without its depth"
+        return replace(result, warnings=(warning,))
+    return result
 
 
 def _pin_nodes(pins: object) -> list[tuple[YamlMap, str, str, int]]:

@@ -292,3 +292,13 @@ def header_findings(repo: RemoteRepo, item: PinnedFile, label: str) -> list[Find
 
 def _counts(composition: dict[str, int]) -> str:
     return ", ".join(f"{n} {t}" for t, n in sorted(composition.items(), key=lambda i: (-i[1], i[0])))
+
+
+def summarize_location(location: str, hub: Callable[[], HfApi]) -> dict[str, Any]:
+    """What ``inspect`` shows: a local file's header summary, or an ``hf://`` one's from header
+    bytes only (``hub`` makes the client, called only then)."""
+    if location.startswith("hf://"):
+        return summarize(hub(), location)
+    from hubrelease.formats.summary import summarize as summarize_file
+
+    return summarize_file(Path(location))

@@ -10,8 +10,10 @@ digest and every recipe can run in parallel. Results are listed in manifest orde
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -89,6 +91,14 @@ class RebuildReport:
         if self.count("input-missing"):
             return 2
         return 1 if any(r.status not in ("identical", "skipped") for r in self.results) else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The body of the ``--json`` document (docs/manual/recipes.md: `hubrelease rebuild`)."""
+        return {
+            "manifest": self.manifest,
+            "summary": {status: self.count(status) for status in STATUSES},
+            "results": [_result_json(r) for r in self.results],
+        }
 
 
 def _digest(item: Input | RecipeInput) -> str:
@@ -232,21 +242,24 @@ def rebuild(
     manifest_path: Path,
     root: Path,
     *,
-    jobs: int = 1,
+    jobs: int | None = None,
     hub: Callable[[], HfApi] | None = None,
     progress: Progress = NULL_PROGRESS,
     inputs: Sequence[Path] = (),
 ) -> RebuildReport:
     """Re-run every recipe of ``manifest`` (release folder ``root``) into a temporary folder, removed after.
 
-    Recipes read only from ``root`` and the folders ``inputs`` (``recipes.confine``).
+    Recipes read only from ``root`` and the folders ``inputs`` (``recipes.confine``); ``jobs`` of
+    them run at once (default: one per core). ``hub`` makes the client for ``hf://`` inputs: it is
+    called once, when a recipe first needs it, and the client is shared by every recipe.
     """
+    jobs = jobs or os.cpu_count() or 1
     planned = plan_jobs(manifest)
     release = Release(
         root.resolve(),
         manifest_path,
         manifest,
-        hub,
+        _made_once(hub) if hub is not None else None,
         1 if jobs > 1 and len(planned) > 1 else jobs,
         tuple(p.resolve() for p in inputs),
     )
@@ -268,17 +281,22 @@ def rebuild(
     return RebuildReport(str(manifest_path), tuple(results))
 
 
+def _made_once(make: Callable[[], HfApi]) -> Callable[[], HfApi]:
+    """``make`` called on first use only: recipes run on threads, and share one client."""
+    lock = threading.Lock()
+    made: list[HfApi] = []
+
+    def client() -> HfApi:
+        with lock:
+            if not made:
+                made.append(make())
+            return made[0]
+
+    return client
+
+
 def _manifest_order(manifest: Manifest) -> list[Output]:
     return [o for job in plan_jobs(manifest) for o in job.outputs]
-
-
-def report_json(report: RebuildReport) -> dict[str, Any]:
-    """The body of the ``--json`` document (docs/manual/recipes.md: `hubrelease rebuild`)."""
-    return {
-        "manifest": report.manifest,
-        "summary": {status: report.count(status) for status in STATUSES},
-        "results": [_result_json(r) for r in report.results],
-    }
 
 
 def _result_json(result: OutputResult) -> dict[str, Any]:

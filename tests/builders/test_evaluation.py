@@ -266,7 +266,7 @@ def test_seed_001_layout_end_to_end_with_one_line_of_input(tmp_path: Path) -> No
         "build", "eval", str(seed / "results-retrain-ab-20260809.csv"), str(seed / "results-m1q4-20260809.csv"),
         "--hardware", "NVIDIA GB10", "--target", "paragon-of-brah/Ornith-1.0-397B-DFLASH-GGUF",
         "--baseline", "A", "--treatment", "B", "--primary", "n_max=3", "--fit-range", "1:12",
-        "--manifest", str(manifest), "--out", str(out), "--json",
+        "--check-digests", str(manifest), "--out", str(out), "--json",
     ]  # fmt: skip
     result = invoke(args)
     assert result.exit_code == 0, result.stderr

@@ -196,7 +196,7 @@ def test_swapped_arm_labels_are_refused_against_the_arms_the_spec_names_by_file_
         _swapped(tmp_path),
         "--spec",
         _seed_spec(tmp_path),
-        "--manifest",
+        "--check-digests",
         SEED_MANIFEST,
     ]
     code, _, err = run_cli(*args, "--out", out)

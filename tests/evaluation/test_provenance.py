@@ -223,13 +223,13 @@ def test_build_eval_refuses_a_drafter_named_only_by_a_foreign_name(tmp_path: Pat
     )
     spec_path = write_spec(tmp_path / "spec.json", spec)
     args: list[str | Path] = ["build", "eval", runs, "--spec", spec_path, "--out", tmp_path / "e.json"]
-    code, _, err = run_cli(*args, "--manifest", manifest)
+    code, _, err = run_cli(*args, "--check-digests", manifest)
     assert code == 2, err
     assert "configurations[dflash2].drafter is named only 'Qwen3.5 DFlash': name a file of the release" in err
     assert run_cli(*args)[0] == 0  # without a release there is nothing it should have named
     spec["configurations"][1]["drafter"] = {"name": "Tiny drafter"}  # the release's own title
     write_spec(tmp_path / "spec.json", spec)
-    assert run_cli(*args, "--manifest", manifest)[0] == 0
+    assert run_cli(*args, "--check-digests", manifest)[0] == 0
 
 
 def _transcribed(tmp_path: Path, sha256: str, lines: list[int]) -> Path:

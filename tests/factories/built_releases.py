@@ -87,13 +87,13 @@ def write_built_release(root: Path) -> Path:
     _ok(
         "build", "eval", f"autoregressive={bench / 'ar.jsonl'}", bench / "df.jsonl",
         "--spec", bench / "serving-spec.json", "--flushed-cache",
-        "--out", release / "serving-evaluation.json", *m, "--record",
+        "--out", release / "serving-evaluation.json", *m,
     )  # fmt: skip
     write_csv(bench / "ab.csv", ab_rows())
     _ok(
         "build", "eval", bench / "ab.csv", "--hardware", "Test GPU", "--target", "acme/target",
         "--baseline", "A", "--treatment", "B", "--primary", "n_max=3",
-        "--out", release / "ab-evaluation.json", *m, "--record",
+        "--out", release / "ab-evaluation.json", *m,
     )  # fmt: skip
     return manifest
 

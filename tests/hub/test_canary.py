@@ -107,7 +107,7 @@ def test_debug_traceback_of_an_internal_error_is_redacted_and_exits_3(
         except ValueError:
             raise RuntimeError(f"a bug near {FLAG_CANARY}") from None
 
-    monkeypatch.setattr("hubrelease.hashing.format_sums", broken, raising=False)
+    monkeypatch.setattr("hubrelease.verify.checksums.format_sums", broken)
     from hubrelease import redaction
 
     redaction.remember(FLAG_CANARY)

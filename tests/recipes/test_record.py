@@ -1,4 +1,4 @@
-"""What `build ... --manifest` records as a recipe, and where `build eval --record` may write."""
+"""What `build ... --manifest` records as a recipe, and where `build eval --manifest` may write."""
 
 from __future__ import annotations
 
@@ -35,16 +35,27 @@ def _eval(tmp_path: Path, *extra: str) -> tuple[int, str]:
     return code, err
 
 
-def test_record_needs_a_manifest(tmp_path: Path) -> None:
-    code, err = _eval(tmp_path, "--record")
-    assert code == 2 and "--record needs --manifest" in err
+def test_manifest_records_and_check_digests_only_checks(tmp_path: Path) -> None:
+    manifest = tmp_path / "hubrelease.yaml"
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    code, err = _eval(tmp_path, "--check-digests", str(manifest))
+    assert code == 0, err
+    assert (tmp_path / "evaluation.json").is_file()
+    assert manifest.read_text(encoding="utf-8") == MANIFEST
+
+
+def test_manifest_and_check_digests_together_are_refused(tmp_path: Path) -> None:
+    manifest = tmp_path / "hubrelease.yaml"
+    manifest.write_text(MANIFEST, encoding="utf-8")
+    code, err = _eval(tmp_path, "--manifest", str(manifest), "--check-digests", str(manifest))
+    assert code == 2 and "error: --manifest already checks the sha columns" in err
     assert not (tmp_path / "evaluation.json").exists()
 
 
 def test_record_pins_the_file_with_its_recipe_and_keeps_stated_deviations(tmp_path: Path) -> None:
     manifest = tmp_path / "hubrelease.yaml"
     manifest.write_text(MANIFEST, encoding="utf-8")
-    code, err = _eval(tmp_path, "--manifest", str(manifest), "--record")
+    code, err = _eval(tmp_path, "--manifest", str(manifest))
     assert code == 0, err
     [entry] = load_manifest(manifest).evaluation_files
     assert entry.size == (tmp_path / "evaluation.json").stat().st_size
@@ -58,7 +69,7 @@ def test_record_refuses_an_output_outside_the_release_folder(tmp_path: Path) -> 
     (tmp_path / "rel").mkdir()
     manifest = tmp_path / "rel" / "hubrelease.yaml"
     manifest.write_text(MANIFEST, encoding="utf-8")
-    code, err = _eval(tmp_path, "--manifest", str(manifest), "--record")
+    code, err = _eval(tmp_path, "--manifest", str(manifest))
     assert code == 2 and "is outside the release folder" in err
     assert not (tmp_path / "evaluation.json").exists()  # refused before anything was read
 
