@@ -61,8 +61,8 @@ def check(
     json_mode: JsonOpt = False,
 ) -> None:
     """Check a release as a pull request proposes it, and plan its push against the published release."""
+    from hubrelease.ci_gate import check_release, markdown
     from hubrelease.fsutil import atomic_write_text
-    from hubrelease.gate import check_release, markdown
 
     api = hub_session(endpoint, token, quiet)
     with output.progress(json_mode) as progress:

@@ -74,7 +74,7 @@ class LoopbackHub:
         self.idle_timeout = idle_timeout
         """Seconds a kept-alive connection may wait for its next request before it is closed."""
         self.header_timeout = header_timeout
-        """Seconds a request head (request line and headers) may take to arrive whole (``gate.py``)."""
+        """Seconds a request head (request line and headers) may take to arrive whole (``connections.py``)."""
         self.request_timeout = request_timeout
         """Seconds a request body may go without sending a byte (a stalled upload, a malformed chunk)."""
         self.min_upload_rate = min_upload_rate

@@ -107,10 +107,10 @@ def logged(hub: LoopbackHub, route: str, count: int) -> list[RequestRecord]:
     """``route``'s records (a route name or a pattern such as ``FILE_ROUTES``) once ``count`` are in the
     log and the server is serving nothing: it logs a request after sending its answer, so a client can
     be done before its last request is logged; a request counts as served once a worker gave its
-    connection back (``Gate.active``), so no later record of what the client sent can still arrive."""
+    connection back (``Admission.active``), so no later record of what the client sent can still arrive."""
 
     def settled() -> bool:
-        idle = all(server.gate.active == 0 for server in (hub._httpd, hub._cdn))
+        idle = all(server.admission.active == 0 for server in (hub._httpd, hub._cdn))
         return idle and len(hub.requests.on(route)) >= count
 
     wait_until(settled)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hubrelease.gate import GateCheck, GateReport, markdown
+from hubrelease.ci_gate import GateCheck, GateReport, markdown
 from hubrelease_loopback import LoopbackHub, RepoKey
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_files
