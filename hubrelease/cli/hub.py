@@ -9,7 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.groups import CommandGroup
-from hubrelease.errors import InputError
 
 EXAMPLES = """
 Examples:
@@ -123,39 +122,19 @@ def serve(
     ] = None,
 ) -> None:
     """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
-    from hubrelease.hub.client import require_loopback
+    from hubrelease.local_hub import ServeOptions, server
 
-    require_loopback()
-    from hubrelease_loopback import LoopbackHub
-    from hubrelease_loopback.auth import EVERYTHING, Grant, TokenFileError, read_token_file
-    from hubrelease_loopback.oidc import TrustedPublishing, TrustFileError, read_trust_file
-
-    tokens: dict[str, Grant] = {}
-    if token_file is not None:
-        try:
-            tokens.update(read_token_file(token_file))
-        except (OSError, UnicodeDecodeError, TokenFileError) as exc:
-            raise InputError(f"cannot read the token file: {exc}", path=token_file) from None
-    if token:
-        tokens[token] = EVERYTHING
-    trusted = TrustedPublishing()
-    if trusted_publishers is not None:
-        try:
-            trusted = read_trust_file(trusted_publishers)
-        except (OSError, UnicodeDecodeError, TrustFileError) as exc:
-            raise InputError(f"cannot read the trusted publishers: {exc}", path=trusted_publishers) from None
-    if not tokens and not allow_anonymous:
-        raise InputError("hub serve needs --token, --token-file or --allow-anonymous", field="token")
-    hub = LoopbackHub(
-        root,
+    options = ServeOptions(
         port=port,
         storage_port=storage_port,
-        access_log=output.info_line,
-        tokens=tokens,
+        token=token,
+        token_file=token_file,
         allow_anonymous=allow_anonymous,
         anonymous_reads=anonymous_reads,
+        trusted_publishers=trusted_publishers,
+        access_log=output.info_line,
     )
-    hub.oidc = trusted
+    hub = server(root, options)
     output.info_line(f"loopback Hub at {hub.url} (root {root}; LFS/Xet files redirect to {hub.cdn_url})")
     output.info_line(f"use: HF_ENDPOINT={hub.url}, or --endpoint {hub.url}; pages: {hub.url}/NS/NAME")
     try:

@@ -10,11 +10,14 @@ import sys
 import urllib.error
 import urllib.request
 import uuid
+from importlib.metadata import EntryPoint, EntryPoints, entry_points
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
+from hubrelease.local_hub import GROUP, LocalHub
 from hubrelease_loopback import LoopbackHub
 from hubrelease_loopback.faults import RequestRecord
 from tests.factories.waiting import CEILING_S, wait_until
@@ -31,9 +34,19 @@ def unique_repo(prefix: str = "drafter") -> str:
     return f"acme/{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def api_for(hub: LoopbackHub) -> HfApi:
+def api_for(hub: LocalHub) -> HfApi:
     """A client with the server's own write token (any hub, the embedded one included)."""
     return HfApi(endpoint=hub.url, token=hub.owner_token)
+
+
+def hide_local_hub(monkeypatch: pytest.MonkeyPatch, *registered: EntryPoint) -> None:
+    """The client as installed without the loopback Hub: its entry-point group holds only ``registered``."""
+    import hubrelease.local_hub
+
+    def found(*, group: str) -> EntryPoints:
+        return EntryPoints(registered) if group == GROUP else entry_points(group=group)
+
+    monkeypatch.setattr(hubrelease.local_hub, "entry_points", found)
 
 
 def raw_request(
