@@ -1,9 +1,9 @@
-"""The input screen (``hubrelease.screen``) against plain ``json.loads`` on the same text, in one run.
+"""The input screen (``hubrelease.safe_parse``) against plain ``json.loads`` on the same text, in one run.
 
 Times, best of R, in this process:
   - the cost on good input: a bench_serving-like JSONL file (N lines, each with per-request arrays
     of integers and floats, as ``--output-details`` writes them) parsed line by line by
-    ``json.loads`` (the peer) and by ``screen.parse_json`` (digit hook, depth, key and surrogate walk);
+    ``json.loads`` (the peer) and by ``safe_parse.parse_json`` (digit hook, depth, key and surrogate walk);
   - the cost of refusing hostile input: a 5,000-digit integer, 100,000-deep nesting, a lone
     surrogate (``parse_json``), and a safetensors header of 3,000 shape dimensions of 4,200 digits
     (``parse_safetensors_header``); the peer is ``json.loads`` of the same text, which is how main
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from hubrelease.errors import HubReleaseError
 from hubrelease.formats.safetensors_header import parse_safetensors_header
-from hubrelease.screen import parse_json
+from hubrelease.safe_parse import parse_json
 
 
 def best(repeat: int, call: Callable[[], object]) -> float:

@@ -5,8 +5,8 @@ loopback Hub in a temporary folder on 127.0.0.1, so the page a reader would see 
 before anything is published; nothing leaves the machine and the pinned repos are not looked up
 (``check_pins`` needs the real Hub). The embedded Hub lets a browser read without a token but
 writes only with the token this process minted. The page's problems (front matter the Hub's
-validate-yaml would refuse, broken links and images) are the loopback page's own
-(``loopback.pages.page_parts``); the card is committed even when the Hub would refuse it, so it
+validate-yaml would refuse, broken links and images) are the local Hub's page's own
+(``LocalHub.page_problems``); the card is committed even when the Hub would refuse it, so it
 can be seen, and the refusal is reported.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -25,26 +26,25 @@ from huggingface_hub import HfApi
 
 from hubrelease.errors import InputError
 from hubrelease.hub import build_plan, push_release, read_remote
-from hubrelease.hub.client import require_loopback
+from hubrelease.local_hub import provider
 from hubrelease.manifest import load_manifest, release_root
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.verify.preflight import preflight
 
 if TYPE_CHECKING:
     from hubrelease.hub.plan import PushPlan
-    from hubrelease_loopback import LoopbackHub
-    from hubrelease_loopback.pages import Problem
+    from hubrelease.local_hub import LocalHub, PageProblem
 
 
 @dataclass
 class Preview:
     """A running embedded Hub holding the release; ``close()`` stops it and removes its folder."""
 
-    hub: LoopbackHub
+    hub: LocalHub
     folder: Path
     plan: PushPlan
     commit: str
-    problems: list[Problem]
+    problems: Sequence[PageProblem]
 
     @property
     def url(self) -> str:
@@ -82,22 +82,17 @@ def open_preview(
     manifest_path: Path, directory: Path | None = None, port: int = 0, progress: Progress = NULL_PROGRESS
 ) -> Preview:
     """Preflight the release as push does, publish it to a new embedded Hub, and read its page's problems."""
-    require_loopback()
-    from hubrelease_loopback import LoopbackHub
-    from hubrelease_loopback.pages import page_parts
-    from hubrelease_loopback.store import RepoKey
-
+    local = provider()
     manifest = load_manifest(manifest_path)
     root = release_root(manifest, manifest_path, directory)
     preflight(manifest, manifest_path, root, progress)
     folder = Path(tempfile.mkdtemp(prefix="hubrelease-preview-"))
     try:
-        hub = LoopbackHub(folder / "hub", port=port, allow_anonymous=False, anonymous_reads=True).start()
+        hub = local.start(folder / "hub", port=port, anonymous_reads=True, refuse_invalid_cards=False)
     except OSError as exc:  # --port taken (or not ours to bind)
         shutil.rmtree(folder, ignore_errors=True)
         raise InputError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}", field="--port") from None
     try:
-        hub.refuse_invalid_cards = False
         api = HfApi(endpoint=hub.url, token=hub.owner_token)
         plan = build_plan(manifest, manifest_path, root, read_remote(api, manifest))
         with warnings.catch_warnings():  # validate-yaml's warnings: reported below as problems
@@ -105,8 +100,7 @@ def open_preview(
             result = push_release(
                 api, plan, message=f"Preview of {plan.repo_id}", create_pr=False, tag=None, private=False
             )
-        key = RepoKey(plan.repo_type, plan.repo_id)
-        _, _, problems = page_parts(hub, key, result.commit)
+        problems = hub.page_problems(plan.repo_type, plan.repo_id, result.commit)
     except BaseException:
         hub.stop()
         shutil.rmtree(folder, ignore_errors=True)

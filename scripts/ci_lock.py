@@ -1,4 +1,4 @@
-"""Write the CI lock of a release repository: hubrelease's wheel and every dependency, pinned by sha256.
+"""Write the CI lock of a release repository: hubrelease's wheels and every dependency, pinned by sha256.
 
     python scripts/ci_lock.py RELEASE_REPO              # the wheel from this checkout's HEAD commit
     python scripts/ci_lock.py RELEASE_REPO --commit REV # ... from another commit of this checkout
@@ -6,7 +6,9 @@
 
 hubrelease is not on PyPI and pip cannot hash a git checkout, so the pinned source is a wheel
 built from one commit of this checkout, committed into the release repository next to the lock:
-``RELEASE_REPO/.github/hubrelease/hubrelease-<version>+g<commit>-py3-none-any.whl`` and
+``RELEASE_REPO/.github/hubrelease/hubrelease-<version>+g<commit>-py3-none-any.whl``, the loopback
+Hub's beside it (``hubrelease_loopback-...``, from ``loopback-hub/`` at the same commit: ``check``
+previews the page on it, and skips that check without it) and
 ``RELEASE_REPO/.github/hubrelease/requirements.txt`` (the example workflow installs it with
 ``pip install --require-hashes --only-binary :all: -r``). The dependencies are the wheels pip picks
 for the workflow's runner (Linux x86_64, CPython 3.11: ``--platform``/``--python-version``, so the
@@ -19,9 +21,11 @@ The wheel is reproducible, so a reviewer can check what the publish job installs
 time, the build backend is pinned (``BUILD_BACKEND``), and the archive is then rewritten with
 sorted entries (``.dist-info`` last, as PEP 427 recommends), the commit time on every entry, mode
 0644 (0755 where git records an executable) and no compression (deflate output differs between
-zlib and zlib-ng, which some distributions ship). ``--check`` reads the commit from the committed
+zlib and zlib-ng, which some distributions ship). ``--check`` reads the commit from each committed
 wheel's name, rebuilds it and exits 1 naming the first difference; it also exits 1 when a line of
-the lock is not pinned by sha256 or the lock's hash is not the committed wheel's.
+the lock is not pinned by sha256, the lock's hash is not the committed wheel's, or the two wheels
+name different commits. A lock written before the loopback wheel was locked (the client's alone)
+still checks.
 """
 
 from __future__ import annotations
@@ -50,7 +54,9 @@ PLATFORM = [
 ]
 BUILD_BACKEND = "setuptools==80.9.0"
 """The backend every build uses (pip's isolated build env, constrained): METADATA and WHEEL name it."""
-WHEEL_VERSION = re.compile(r"^hubrelease-[^-]+\+g([0-9a-f]{12})-py3-none-any\.whl$")
+PROJECTS = {"hubrelease": "", "hubrelease_loopback": "loopback-hub"}
+"""Each locked wheel's name (as in its file name) and the folder of its pyproject.toml in the checkout."""
+WHEEL_VERSION = re.compile(r"^(hubrelease|hubrelease_loopback)-[^-]+\+g([0-9a-f]{12})-py3-none-any\.whl$")
 ZIP_EPOCH = 315532800  # 1980-01-01: the earliest time a zip entry can hold
 
 
@@ -90,8 +96,10 @@ def normalize(wheel: Path, epoch: int, executables: frozenset[str]) -> None:
     wheel.write_bytes(buffer.getvalue())
 
 
-def build_wheel(commit: str, dest: Path) -> Path:
-    """The wheel of ``commit`` (any revision of this checkout) in ``dest``, byte-identical on every run."""
+def build_wheel(commit: str, dest: Path, name: str = "hubrelease") -> Path:
+    """The wheel ``name`` (a key of ``PROJECTS``) of ``commit`` (any revision of this checkout) in
+    ``dest``, byte-identical on every run."""
+    folder = PROJECTS[name]
     full = git("rev-parse", "--verify", f"{commit}^{{commit}}")
     epoch = int(git("show", "-s", "--format=%ct", full))
     listing = git("ls-tree", "-r", full).splitlines()
@@ -103,7 +111,7 @@ def build_wheel(commit: str, dest: Path) -> Path:
         ).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(source, filter="data")
-        project = source / "pyproject.toml"
+        project = source / folder / "pyproject.toml"
         text, count = re.subn(
             r'^version = "([^"+]+)"$',
             rf'version = "\1+g{full[:12]}"',
@@ -112,16 +120,19 @@ def build_wheel(commit: str, dest: Path) -> Path:
             flags=re.M,
         )
         if count != 1:
-            fail(f"{full[:12]}: pyproject.toml has no static 'version = \"...\"' line")
+            fail(f"{full[:12]}: {folder or '.'}/pyproject.toml has no static 'version = \"...\"' line")
         project.write_text(text)
         constraint = Path(tmp) / "build-constraint.txt"
         constraint.write_text(BUILD_BACKEND + "\n")
         env = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch)}
         out = Path(tmp) / "out"
         build = ("--build-constraint", str(constraint))  # pip >= 25.3; PIP_CONSTRAINT no longer reaches it
-        pip("wheel", "--quiet", "--no-deps", *build, "--wheel-dir", str(out), str(source), env=env)
-        [built] = out.glob("hubrelease-*.whl")
-        packaged = frozenset(name for name in executables if name.startswith("hubrelease/"))
+        pip("wheel", "--quiet", "--no-deps", *build, "--wheel-dir", str(out), str(source / folder), env=env)
+        [built] = out.glob(f"{name}-*.whl")
+        package = f"{folder}/{name}/" if folder else f"{name}/"
+        packaged = frozenset(
+            path.removeprefix(f"{folder}/") for path in executables if path.startswith(package)
+        )
         normalize(built, epoch, packaged)
         dest.mkdir(parents=True, exist_ok=True)
         os.replace(built, dest / built.name)
@@ -152,62 +163,78 @@ def differences(committed: Path, rebuilt: Path) -> list[str]:
 
 
 def check(target: Path) -> list[str]:
-    """Problems of the lock in ``target`` (empty: every line pinned, the wheel rebuilt byte for byte)."""
+    """Problems of the lock in ``target`` (empty: every line pinned, each wheel rebuilt byte for byte)."""
     lock = target / "requirements.txt"
     lines = [
         line for line in lock.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")
     ]
     problems = [f"{lock}: not pinned by sha256: {line}" for line in lines if " --hash=sha256:" not in line]
-    wheels = [line for line in lines if line.startswith(f"./{LOCK_DIR.as_posix()}/hubrelease-")]
-    if len(wheels) != 1:
-        return [*problems, f"{lock}: expected one line for hubrelease's committed wheel, found {len(wheels)}"]
-    path, _, pinned = wheels[0].partition(" --hash=sha256:")
-    committed = target.parents[1] / re.sub(r"\[[^]]*\]$", "", path)
-    found = WHEEL_VERSION.match(committed.name)
-    if found is None:
-        return [
-            *problems,
-            f"{committed.name}: no commit in its version (written before ci_lock.py stamped one)",
-        ]
-    if not committed.is_file():
-        return [*problems, f"{committed}: the lock names it, it is not there"]
-    if sha256(committed) != pinned.strip():
-        problems.append(f"{lock}: the hash pinned for {committed.name} is not the committed wheel's")
-    with tempfile.TemporaryDirectory(prefix="ci-lock-check-") as tmp:
-        rebuilt = build_wheel(found.group(1), Path(tmp))
-        if rebuilt.name != committed.name:
-            problems.append(f"the rebuild is {rebuilt.name}, the lock's {committed.name}")
-        else:
-            problems += [
-                f"{committed.name} differs from its rebuild: {d}" for d in differences(committed, rebuilt)
+    committed: dict[str, tuple[Path, str]] = {}  # name -> (the wheel, the commit its version names)
+    for name in PROJECTS:
+        wheels = [line for line in lines if line.startswith(f"./{LOCK_DIR.as_posix()}/{name}-")]
+        if name != "hubrelease" and not wheels:
+            continue  # a lock of the client alone: check skips its page check
+        if len(wheels) != 1:
+            return [*problems, f"{lock}: expected one line for {name}'s committed wheel, found {len(wheels)}"]
+        path, _, pinned = wheels[0].partition(" --hash=sha256:")
+        wheel = target.parents[1] / re.sub(r"\[[^]]*\]$", "", path)
+        found = WHEEL_VERSION.match(wheel.name)
+        if found is None:
+            return [
+                *problems,
+                f"{wheel.name}: no commit in its version (written before ci_lock.py stamped one)",
             ]
+        if not wheel.is_file():
+            return [*problems, f"{wheel}: the lock names it, it is not there"]
+        if sha256(wheel) != pinned.strip():
+            problems.append(f"{lock}: the hash pinned for {wheel.name} is not the committed wheel's")
+        committed[name] = (wheel, found.group(2))
+    if len({commit for _, commit in committed.values()}) > 1:  # the loopback Hub built for another client
+        names = ", ".join(wheel.name for wheel, _ in committed.values())
+        return [*problems, f"{lock}: the wheels are built from different commits: {names}"]
+    for name, (wheel, commit) in committed.items():
+        with tempfile.TemporaryDirectory(prefix="ci-lock-check-") as tmp:
+            rebuilt = build_wheel(commit, Path(tmp), name)
+            if rebuilt.name != wheel.name:
+                problems.append(f"the rebuild is {rebuilt.name}, the lock's {wheel.name}")
+            else:
+                problems += [
+                    f"{wheel.name} differs from its rebuild: {d}" for d in differences(wheel, rebuilt)
+                ]
     return problems
 
 
 def write_lock(release_repo: Path, commit: str, extras: str) -> None:
     target = release_repo / LOCK_DIR
-    for old in target.glob("hubrelease-*.whl"):
-        old.unlink()
-    wheel = build_wheel(commit, target)
+    for name in PROJECTS:
+        for old in target.glob(f"{name}-*.whl"):
+            old.unlink()
+    wheels = {name: build_wheel(commit, target, name) for name in PROJECTS}
+    client, loopback = wheels["hubrelease"], wheels["hubrelease_loopback"]
     with tempfile.TemporaryDirectory(prefix="ci-lock-") as tmp:
-        spec = f"hubrelease[{extras}] @ {wheel.resolve().as_uri()}" if extras else str(wheel)
-        pip("download", "--quiet", "--only-binary", ":all:", *PLATFORM, "--dest", tmp, spec)
+        # Both by URL, so the loopback wheel's requirement on hubrelease is the client's wheel here.
+        specs = [
+            f"hubrelease{f'[{extras}]' if extras else ''} @ {client.resolve().as_uri()}",
+            f"hubrelease-loopback @ {loopback.resolve().as_uri()}",
+        ]
+        pip("download", "--quiet", "--only-binary", ":all:", *PLATFORM, "--dest", tmp, *specs)
         lines = []
         for path in sorted(Path(tmp).glob("*.whl"), key=lambda p: p.name.lower()):
             name, version = path.name.split("-")[:2]
-            if name.lower() != "hubrelease":
+            if name.lower() not in PROJECTS:
                 lines.append(f"{name.replace('_', '-').lower()}=={version} --hash=sha256:{sha256(path)}")
     suffix = f"[{extras}]" if extras else ""
-    lines.append(f"./{(LOCK_DIR / wheel.name).as_posix()}{suffix} --hash=sha256:{sha256(wheel)}")
+    lines.append(f"./{(LOCK_DIR / client.name).as_posix()}{suffix} --hash=sha256:{sha256(client)}")
+    lines.append(f"./{(LOCK_DIR / loopback.name).as_posix()} --hash=sha256:{sha256(loopback)}")
     header = (
-        "# Written by hubrelease's scripts/ci_lock.py: hubrelease (the wheel beside this file, built\n"
-        "# reproducibly from the commit its version names) and every dependency, pinned by sha256, for\n"
-        "# Linux x86_64 / CPython 3.11. Install with\n"
+        "# Written by hubrelease's scripts/ci_lock.py: hubrelease and its loopback Hub (the wheels beside\n"
+        "# this file, built reproducibly from the commit their version names) and every dependency,\n"
+        "# pinned by sha256, for Linux x86_64 / CPython 3.11. Install with\n"
         "# pip install --require-hashes --only-binary :all: -r .github/hubrelease/requirements.txt\n"
-        "# Check the wheel: python scripts/ci_lock.py THIS_REPO --check (from a hubrelease checkout)\n"
+        "# Check the wheels: python scripts/ci_lock.py THIS_REPO --check (from a hubrelease checkout)\n"
     )
     (target / "requirements.txt").write_text(header + "\n".join(lines) + "\n", encoding="utf-8")
-    print(f"{target / 'requirements.txt'}: {len(lines)} pinned files, hubrelease {wheel.name}")
+    print(f"{target / 'requirements.txt'}: {len(lines)} pinned files, {client.name}, {loopback.name}")
 
 
 def main() -> None:
@@ -230,7 +257,7 @@ def main() -> None:
         print(f"error: {problem}", file=sys.stderr)
     if problems:
         raise SystemExit(1)
-    print(f"{target / 'requirements.txt'}: every line pinned by sha256; the wheel rebuilds byte for byte")
+    print(f"{target / 'requirements.txt'}: every line pinned by sha256; each wheel rebuilds byte for byte")
 
 
 if __name__ == "__main__":

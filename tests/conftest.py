@@ -87,6 +87,14 @@ def hub(loopback_hub: LoopbackHub) -> Iterator[LoopbackHub]:
 
 
 @pytest.fixture
+def without_local_hub(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The client installed alone: no local Hub is registered (``tests.factories.hub.hide_local_hub``)."""
+    from tests.factories.hub import hide_local_hub
+
+    hide_local_hub(monkeypatch)
+
+
+@pytest.fixture
 def lfs_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """The client speaks plain git LFS (HF_HUB_DISABLE_XET) for tests that pin the LFS routes."""
     from huggingface_hub import constants

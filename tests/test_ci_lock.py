@@ -1,4 +1,4 @@
-"""scripts/ci_lock.py: the committed hubrelease wheel rebuilds byte for byte from the commit it names."""
+"""scripts/ci_lock.py: the committed hubrelease wheels rebuild byte for byte from the commit they name."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import time
 import zipfile
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 from tests.factories.cli import run_program
 
@@ -55,28 +57,39 @@ def test_two_builds_at_one_commit_are_byte_identical_and_name_the_commit(tmp_pat
     assert {info.external_attr >> 16 for info in infos} == {0o100644}
 
 
-def _lock_repo(root: Path, wheel: Path, dependency: str) -> None:
-    """A release repository's lock: the wheel and requirements.txt pinning it (and one dependency line)."""
+def _lock_repo(root: Path, wheel: Path, dependency: str, *others: Path) -> None:
+    """A release repository's lock: the wheels and requirements.txt pinning them (and one dependency line)."""
     target = root / ".github" / "hubrelease"
     target.mkdir(parents=True)
-    (target / wheel.name).write_bytes(wheel.read_bytes())
-    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    (target / "requirements.txt").write_text(
-        f"# lock\n{dependency}\n./.github/hubrelease/{wheel.name}[sign,bom] --hash=sha256:{digest}\n"
-    )
+    lines = ["# lock", dependency]
+    for extras, built in [("[sign,bom]", wheel), *(("", other) for other in others)]:
+        (target / built.name).write_bytes(built.read_bytes())
+        digest = hashlib.sha256(built.read_bytes()).hexdigest()
+        lines.append(f"./.github/hubrelease/{built.name}{extras} --hash=sha256:{digest}")
+    (target / "requirements.txt").write_text("\n".join(lines) + "\n")
 
 
 def _check(root: Path) -> subprocess.CompletedProcess[str]:
     return run_program([sys.executable, str(SCRIPT), str(root), "--check"])
 
 
-def test_check_rebuilds_the_committed_wheel_and_names_what_differs(tmp_path: Path) -> None:
-    wheel = _ci_lock().build_wheel("HEAD", tmp_path / "built")
+@pytest.fixture(scope="module")
+def head_wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The client's and the loopback Hub's wheels at HEAD, built once."""
+    built = tmp_path_factory.mktemp("head-wheels")
+    ci_lock = _ci_lock()
+    return ci_lock.build_wheel("HEAD", built), ci_lock.build_wheel("HEAD", built, "hubrelease_loopback")
+
+
+def test_check_rebuilds_the_committed_wheel_and_names_what_differs(
+    tmp_path: Path, head_wheels: tuple[Path, Path]
+) -> None:
+    wheel, _ = head_wheels
     pinned = "pyyaml==6.0.2 --hash=sha256:" + "0" * 64
     _lock_repo(tmp_path / "good", wheel, pinned)
     passed = _check(tmp_path / "good")
     assert passed.returncode == 0, passed.stderr
-    assert "the wheel rebuilds byte for byte" in passed.stdout
+    assert "each wheel rebuilds byte for byte" in passed.stdout
 
     # The same files, archived the way a plain build does (its own clock on every entry).
     restamped_wheel = tmp_path / "restamped-build" / wheel.name
@@ -94,3 +107,32 @@ def test_check_rebuilds_the_committed_wheel_and_names_what_differs(tmp_path: Pat
     unpinned = _check(tmp_path / "unpinned")
     assert unpinned.returncode == 1
     assert unpinned.stderr.splitlines()[0].endswith("not pinned by sha256: pyyaml==6.0.2")
+
+
+def test_the_loopback_wheel_is_locked_beside_the_client_from_the_same_commit(
+    tmp_path: Path, head_wheels: tuple[Path, Path]
+) -> None:
+    """The gate's page check needs the loopback Hub: its wheel is built, pinned and checked like the
+    client's, and registers the local Hub the client loads (a wheel of another commit is refused)."""
+    client, loopback = head_wheels
+    commit, _ = _head()
+    assert loopback.name == f"hubrelease_loopback-0.1.0+g{commit[:12]}-py3-none-any.whl"
+    with zipfile.ZipFile(loopback) as wheel:
+        info = f"hubrelease_loopback-0.1.0+g{commit[:12]}.dist-info"
+        registered = wheel.read(f"{info}/entry_points.txt").decode()
+        assert "Requires-Dist: hubrelease\n" in wheel.read(f"{info}/METADATA").decode()
+        assert {n.split("/")[0] for n in wheel.namelist()} == {"hubrelease_loopback", info}
+    assert "[hubrelease.local_hub]\nloopback = hubrelease_loopback.provider:PROVIDER" in registered
+    pinned = "pyyaml==6.0.2 --hash=sha256:" + "0" * 64
+    _lock_repo(tmp_path / "both", client, pinned, loopback)
+    passed = _check(tmp_path / "both")
+    assert passed.returncode == 0, passed.stderr
+
+    older = _ci_lock().build_wheel("HEAD~1", tmp_path / "older", "hubrelease_loopback")
+    _lock_repo(tmp_path / "mixed", client, pinned, older)
+    mixed = _check(tmp_path / "mixed")
+    assert mixed.returncode == 1
+    assert mixed.stderr.splitlines() == [
+        f"error: {tmp_path / 'mixed' / '.github' / 'hubrelease' / 'requirements.txt'}: the wheels are built "
+        f"from different commits: {client.name}, {older.name}"
+    ]

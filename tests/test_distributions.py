@@ -3,7 +3,6 @@ that start the loopback Hub say in one line how to install it when it is missing
 
 from __future__ import annotations
 
-import sys
 from importlib.metadata import requires
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from hubrelease.hub.client import LOOPBACK_MISSING
+from hubrelease.local_hub import MISSING
 from tests.factories.cli import run_cli
 from tests.factories.releases import write_hand_written_release
 
@@ -49,16 +48,6 @@ def test_the_client_requires_none_of_the_loopback_hubs_dependencies() -> None:
     }
 
 
-@pytest.fixture
-def without_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The client as installed alone: ``import hubrelease_loopback`` finds nothing."""
-    for name in [
-        m for m in sys.modules if m == "hubrelease_loopback" or m.startswith("hubrelease_loopback.")
-    ]:
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "hubrelease_loopback", None)
-
-
 @pytest.mark.parametrize(
     "command",
     [
@@ -67,7 +56,7 @@ def without_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
         ["push", "{manifest}", "--endpoint", "local"],
     ],
 )
-@pytest.mark.usefixtures("without_loopback")
+@pytest.mark.usefixtures("without_local_hub")
 def test_a_command_that_starts_the_loopback_hub_says_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
 ) -> None:
@@ -75,5 +64,5 @@ def test_a_command_that_starts_the_loopback_hub_says_how_to_install_it(
     manifest = write_hand_written_release(tmp_path / "release", "# Card\n")
     code, _, err = run_cli(*(arg.format(manifest=manifest, root=tmp_path / "hub") for arg in command))
     assert code == 2
-    assert err == f"error: {LOOPBACK_MISSING}\n"
+    assert err == f"error: {MISSING}\n"
     assert "pip install ./loopback-hub" in err

@@ -1,6 +1,6 @@
 """The import contracts (pyproject ``[tool.importlinter]``, run by scripts/check.sh) hold on the packages
-and fail on a copy of them given a deliberate upward import, a cycle inside a room, ruamel in hub/, or
-the loopback Hub checking cards by the client's constants."""
+and fail on a copy of them given a deliberate upward import, a cycle inside a room, ruamel in hub/, the
+loopback Hub checking cards by the client's constants, or the client importing the loopback Hub."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ def test_the_package_keeps_every_contract(clean_copy: Path) -> None:
         ("hubrelease/manifest/models.py", "import hubrelease.manifest.editor", "no import cycle"),
         ("hubrelease/hub/publish.py", "import ruamel.yaml", "ruamel"),
         ("hubrelease_loopback/cardcheck.py", "import hubrelease.hub_licenses", "own copy of the Hub's rules"),
+        ("hubrelease/preview.py", "import hubrelease_loopback.pages", "no module of the loopback Hub"),
     ],
 )
 def test_a_deliberate_violation_breaks_its_contract(

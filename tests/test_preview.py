@@ -7,6 +7,7 @@ import json
 import shutil
 import socket
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -30,7 +31,8 @@ def test_the_example_previews_as_pushed_with_no_problem(repo_root: Path, tmp_pat
         published = {f.path for f in shown.plan.files}
         assert published >= {"README.md", "hubrelease.yaml", "model.safetensors", "evaluation.json"}
         assert all(f'data-path="{path}"' in page for path in published)
-        port = shown.hub.port
+        port = urlsplit(shown.hub.url).port
+        assert port is not None
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
         pass  # closed: nothing is served any more
 

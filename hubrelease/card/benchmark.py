@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hubrelease.card.locator import Locator
-from hubrelease.screen import ScreenError, parse_yaml
+from hubrelease.safe_parse import ScreenError, parse_yaml
 
 if TYPE_CHECKING:
     from hubrelease.manifest.models import Manifest

@@ -61,7 +61,7 @@ def check(
     json_mode: JsonOpt = False,
 ) -> None:
     """Check a release as a pull request proposes it, and plan its push against the published release."""
-    from hubrelease.gate import check_release
+    from hubrelease.ci_gate import check_release
 
     api = hub_session(endpoint, token, quiet)
     with output.progress(json_mode) as progress:

@@ -122,19 +122,19 @@ def serve(
     ] = None,
 ) -> None:
     """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
-    from hubrelease.hub.serving import ServeOptions, served_hub
+    from hubrelease.local_hub import ServeOptions, server
 
     options = ServeOptions(
-        root=root,
         port=port,
         storage_port=storage_port,
         token=token,
         token_file=token_file,
-        trusted_publishers=trusted_publishers,
         allow_anonymous=allow_anonymous,
         anonymous_reads=anonymous_reads,
+        trusted_publishers=trusted_publishers,
+        access_log=output.info_line,
     )
-    hub = served_hub(options, access_log=output.info_line)
+    hub = server(root, options)
     output.info_line(f"loopback Hub at {hub.url} (root {root}; LFS/Xet files redirect to {hub.cdn_url})")
     output.info_line(f"use: HF_ENDPOINT={hub.url}, or --endpoint {hub.url}; pages: {hub.url}/NS/NAME")
     try:

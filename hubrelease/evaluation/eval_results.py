@@ -31,7 +31,7 @@ import yaml
 
 from hubrelease.errors import InputError
 from hubrelease.evaluation.load import load_evaluation
-from hubrelease.screen import ScreenError, parse_yaml
+from hubrelease.safe_parse import ScreenError, parse_yaml
 
 if TYPE_CHECKING:
     from huggingface_hub import EvalResultEntry

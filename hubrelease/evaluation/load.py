@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 from hubrelease.errors import InputError
 from hubrelease.evaluation.models import Evaluation
 from hubrelease.evaluation.records import read_text
-from hubrelease.screen import load_json
+from hubrelease.safe_parse import load_json
 from hubrelease.validation import first_error
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

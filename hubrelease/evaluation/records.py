@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hubrelease.errors import FormatError, InputError
-from hubrelease.screen import load_json
+from hubrelease.safe_parse import load_json
 
 
 @dataclass(frozen=True)

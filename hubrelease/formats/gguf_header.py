@@ -23,7 +23,7 @@ from pathlib import Path
 
 from hubrelease.errors import FormatError, InputError
 from hubrelease.formats.ggml_types import GGML_TYPES, type_name
-from hubrelease.screen import bounded_product, name_problem
+from hubrelease.safe_parse import bounded_product, name_problem
 
 GGUF_MAGIC = b"GGUF"
 DEFAULT_ALIGNMENT = 32
@@ -269,7 +269,7 @@ class _Cursor:
             raise self.fail(f"{what} is not valid UTF-8", at=start) from exc
 
     def name(self, what: str) -> str:
-        """A key or tensor name: a string that is also a name (no NUL, ``screen.name_problem``)."""
+        """A key or tensor name: a string that is also a name (no NUL, ``safe_parse.name_problem``)."""
         start = self.pos
         name = self.string(what)
         problem = name_problem(name)

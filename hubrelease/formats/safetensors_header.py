@@ -16,7 +16,14 @@ from typing import Any
 
 from hubrelease.errors import FormatError, InputError
 from hubrelease.printable import shown
-from hubrelease.screen import U64_DIGITS, ScreenError, bounded_product, load_json, name_problem, parse_json
+from hubrelease.safe_parse import (
+    U64_DIGITS,
+    ScreenError,
+    bounded_product,
+    load_json,
+    name_problem,
+    parse_json,
+)
 
 MAX_HEADER = 100 * 1024 * 1024
 """The safetensors format caps the JSON header at 100 MB; a larger length field is a lie."""

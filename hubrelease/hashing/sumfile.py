@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hubrelease.errors import InputError
-from hubrelease.screen import name_problem
+from hubrelease.safe_parse import name_problem
 
 _GNU = re.compile(r"^(\\?)([0-9a-fA-F]{64}) [ *](.+)$")
 _BSD = re.compile(r"^(\\?)SHA256 \((.+)\) = ([0-9a-fA-F]{64})$")

@@ -1,7 +1,7 @@
 """Everything that talks to the Hub: client factory, lock, remote verify, push plan and push.
 
-The loopback Hub server is a package apart (``hubrelease_loopback``), which none of these modules imports
-at module level; the CLI needs only these calls. Exports load lazily (``hubrelease.lazy``): a command that
+The loopback Hub server is a distribution apart, which none of these modules imports: ``--endpoint local``
+finds it through ``hubrelease.local_hub``. The CLI needs only these calls. Exports load lazily (``hubrelease.lazy``): a command that
 reads one file's header from the Hub (``hub.remote_headers``) does not load push, lock and the plan.
 """
 

@@ -1,4 +1,4 @@
-"""One place that builds ``HfApi`` objects, for a real Hub URL or the embedded loopback Hub.
+"""One place that builds ``HfApi`` objects, for a real Hub URL or the embedded local Hub.
 
 The token is left to huggingface_hub's usual sources (``HF_TOKEN``, ``hf auth login``); this module
 never reads, prints or logs it. ``--endpoint local`` starts (once per process) a loopback Hub on a
@@ -9,7 +9,6 @@ so the user needs none and nothing else on the machine can read or write it.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import logging
 import os
 import threading
@@ -33,9 +32,7 @@ from huggingface_hub.utils import parse_ratelimit_headers
 from hubrelease.errors import HubError, HubReleaseError, HubUnavailable, InputError, NotFoundError
 
 if TYPE_CHECKING:
-    # Imported when the embedded Hub starts (``embedded_hub``): a command against the real Hub
-    # never loads the server (blake3, lz4, numpy); tests/hub/test_client.py checks it.
-    from hubrelease_loopback import LoopbackHub
+    from hubrelease.local_hub import LocalHub
 
 T = TypeVar("T")
 log = logging.getLogger("hubrelease.hub")
@@ -52,11 +49,7 @@ sleep: Callable[[float], None] = time.sleep
 """Module-level so tests can replace the wait (they assert on what was asked, never on timing)."""
 
 LOCAL = "local"
-LOOPBACK_MISSING = (
-    "the loopback Hub is a distribution of its own and is not installed here: "
-    "run `pip install ./loopback-hub` in the hubrelease repository"
-)
-_embedded: dict[Path, LoopbackHub] = {}
+_embedded: dict[Path, LocalHub] = {}
 _embedded_lock = threading.Lock()
 
 
@@ -69,31 +62,19 @@ def local_hub_root() -> Path:
     return Path(cache) / "hubrelease" / "local-hub"
 
 
-def require_loopback() -> None:
-    """Refuse with how to install it when the loopback Hub (``hubrelease-loopback``) is missing.
+def embedded_hub() -> LocalHub:
+    """The process-wide embedded local Hub, started on first use.
 
-    The client installs without the server and its dependencies, so ``hub serve``, ``preview`` and
-    ``--endpoint local`` check before they import it: one line and exit 2, never a traceback.
+    Found through ``local_hub`` when first asked for: a command against the real Hub never loads
+    the server (blake3, lz4, numpy); tests/hub/test_client.py checks it.
     """
-    if not loopback_installed():
-        raise InputError(LOOPBACK_MISSING)
-
-
-def loopback_installed() -> bool:
-    """Whether the loopback Hub (``hubrelease-loopback``) can be imported here."""
-    return importlib.util.find_spec("hubrelease_loopback") is not None
-
-
-def embedded_hub() -> LoopbackHub:
-    """The process-wide embedded loopback Hub, started on first use."""
-    require_loopback()
-    from hubrelease_loopback import LoopbackHub
+    from hubrelease.local_hub import provider
 
     root = local_hub_root().resolve()
     with _embedded_lock:
         hub = _embedded.get(root)
         if hub is None:
-            hub = LoopbackHub(root, allow_anonymous=False, anonymous_reads=False).start()
+            hub = provider().start(root)
             _embedded[root] = hub
         return hub
 

@@ -28,7 +28,7 @@ from hubrelease.formats.safetensors_header import read_json_object
 from hubrelease.fsutil import STATE_DIR, atomic_write_text
 from hubrelease.lint.findings import RuleFinding, error
 from hubrelease.revisions import is_commit
-from hubrelease.screen import ScreenError, parse_json
+from hubrelease.safe_parse import ScreenError, parse_json
 
 if TYPE_CHECKING:
     from hubrelease.manifest.models import Manifest

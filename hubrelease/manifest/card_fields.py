@@ -14,7 +14,7 @@ import yaml
 from pydantic import TypeAdapter, ValidationError
 
 from hubrelease.manifest.models import BaseModelRelation, is_repo_id
-from hubrelease.screen import ScreenError, parse_yaml
+from hubrelease.safe_parse import ScreenError, parse_yaml
 
 _RELATION: TypeAdapter[str] = TypeAdapter(BaseModelRelation)
 _OTHER_LICENSE_KEYS = ("license_name", "license_link")

@@ -4,10 +4,10 @@ This is the only module that catches YAML and pydantic errors. Loading parses wi
 (PyYAML's C parser) and keeps its node tree, whose marks give every error its line; ruamel.yaml's
 round-trip loader is used for what needs comments (``manifest.roundtrip``) and for the exact wording of
 YAML syntax errors. Either way, before anything walks the data, ``_check_shape`` refuses what would
-make walking it expensive or impossible: aliases that expand past ``screen.MAX_NODES`` (a 3 KB
-"billion laughs" file grows without bound in pydantic), nesting deeper than ``screen.MAX_DEPTH``,
-non-scalar keys; integers past ``screen.MAX_INT_DIGITS`` are refused where they are read. The limits
-are ``hubrelease.screen``'s, the same for every JSON and YAML reader.
+make walking it expensive or impossible: aliases that expand past ``safe_parse.MAX_NODES`` (a 3 KB
+"billion laughs" file grows without bound in pydantic), nesting deeper than ``safe_parse.MAX_DEPTH``,
+non-scalar keys; integers past ``safe_parse.MAX_INT_DIGITS`` are refused where they are read. The limits
+are ``hubrelease.safe_parse``'s, the same for every JSON and YAML reader.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 from hubrelease.errors import ManifestError
 from hubrelease.manifest.models import Manifest
 from hubrelease.manifest.text import read_text
-from hubrelease.screen import (
+from hubrelease.safe_parse import (
     MAX_INT_DIGITS,
     TOO_DEEP,
     content_problem,
@@ -102,7 +102,7 @@ SCHEMA_COMMAND = "hubrelease schema"
 
 
 def _check_shape(data: dict[Any, Any], path: Path, line_for: Callable[[list[str | int]], int | None]) -> None:
-    """Refuse alias bombs, deep nesting and complex keys (``screen.yaml_shape_problem``), naming the
+    """Refuse alias bombs, deep nesting and complex keys (``safe_parse.yaml_shape_problem``), naming the
     top-level field that holds them."""
     memo: dict[int, tuple[int, int]] = {}  # id -> (values once expanded, depth)
     for key, value in data.items():

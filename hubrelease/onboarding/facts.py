@@ -14,7 +14,7 @@ from hubrelease.errors import HubReleaseError
 from hubrelease.hashing import HashJob, StatCache, hash_files
 from hubrelease.onboarding.scan import ScannedFile, Skipped
 from hubrelease.progress import NULL_PROGRESS, Progress
-from hubrelease.screen import ScreenError, parse_json
+from hubrelease.safe_parse import ScreenError, parse_json
 
 # Keys every evaluation JSON has at the top level; a JSON file with all of them is meant to be one.
 _EVALUATION_KEYS = frozenset({"schema_version", "run", "provenance"})

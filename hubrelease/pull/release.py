@@ -21,7 +21,7 @@ from hubrelease.pull.fetch import Fetched, fetch_files, pinned
 from hubrelease.pull.pairing import Pairing, PairingRefused, check_pairing
 from hubrelease.pull.resolve import Published, Ref, read_published
 from hubrelease.pull.select import EngineName, config_paths, engine_files, engine_of
-from hubrelease.screen import ScreenError, parse_json
+from hubrelease.safe_parse import ScreenError, parse_json
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi

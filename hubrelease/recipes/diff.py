@@ -15,7 +15,7 @@ from typing import Any
 
 from hubrelease.errors import HubReleaseError
 from hubrelease.evaluation.figures import figures
-from hubrelease.screen import ScreenError, parse_json
+from hubrelease.safe_parse import ScreenError, parse_json
 
 _CHUNK = 1 << 20
 

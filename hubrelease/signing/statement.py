@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from hubrelease.errors import CheckFailed, InputError
 from hubrelease.fsutil import STATE_DIR
 from hubrelease.release_files import SIGNATURE_NAME
-from hubrelease.screen import ScreenError, parse_json
+from hubrelease.safe_parse import ScreenError, parse_json
 from hubrelease.signing.extra import required
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from hubrelease import __version__
 from hubrelease.fsutil import STATE_DIR, atomic_write_text
-from hubrelease.screen import ScreenError, parse_json
+from hubrelease.safe_parse import ScreenError, parse_json
 from hubrelease.signing.statement import SignedFiles
 
 CACHE_NAME = "signatures.json"

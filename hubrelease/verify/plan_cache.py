@@ -31,7 +31,7 @@ from hubrelease import __version__
 from hubrelease.findings import VerifyReport
 from hubrelease.fsutil import STATE_DIR, atomic_write_text
 from hubrelease.progress import NULL_PROGRESS, Progress
-from hubrelease.screen import ScreenError, parse_json
+from hubrelease.safe_parse import ScreenError, parse_json
 from hubrelease.verify.compare import ExpectedFile
 from hubrelease.verify.local import VerifyOptions, VerifyPlan, verify_manifest, verify_plan
 

@@ -15,7 +15,7 @@ Without ``tokens`` every client is anonymous (tests); with them, ``allow_anonymo
 writes without a token (``hub serve``); public repos stay readable without one, as on the Hub,
 unless ``anonymous_reads=False``. Gated repos need an accepted access request (``gating.py``). A
 token reads the private repos of its scope only (``auth.py``), and a stored object is reachable
-only through a repo that holds it (``reach.py``).
+only through a repo that holds it (``tenancy.py``).
 
 Large files are served as the Hub serves them: ``resolve`` answers an LFS or Xet file with 302
 to a signed URL on a second listener, the storage origin (``cdn_url``, another port on 127.0.0.1:

@@ -94,7 +94,7 @@ EVERYTHING = Grant("write")
 
 def covers(grant: Grant | None, key: RepoKey) -> bool:
     """Whether a token's scope names ``key``: decided from the grant alone, without reading the store,
-    so the answer costs the same whether or not the repo exists (``reach.py``)."""
+    so the answer costs the same whether or not the repo exists (``tenancy.py``)."""
     return grant is not None and grant.covers(key)
 
 

@@ -20,14 +20,14 @@ from huggingface_hub.errors import HFValidationError
 from huggingface_hub.repocard import REGEX_YAML_BLOCK
 from huggingface_hub.utils import validate_repo_id
 
-from hubrelease.screen import ScreenError, parse_yaml
+from hubrelease.safe_parse import ScreenError, parse_yaml
 from hubrelease_loopback.hubrules import BASE_MODEL_RELATIONS, LICENSE_IDS
 
 
 def parse_card(content: str, repo_type: str) -> tuple[dict[str, Any], str]:
     """Front matter and body, parsed by huggingface_hub as the Hub reads them; ValueError says why not.
 
-    The YAML goes through the input screen first (``screen.parse_yaml``): RepoCard's own
+    The YAML goes through the input screen first (``safe_parse.parse_yaml``): RepoCard's own
     ``yaml.safe_load`` would expand an alias bomb of a few hundred bytes into millions of values.
     """
     block = REGEX_YAML_BLOCK.search(content)

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from hubrelease_loopback import auth, gating, gguf_manifest, lfs, oidc_routes, pages, routes, xet
+from hubrelease_loopback.connections import Admission, Body, ConnReader
 from hubrelease_loopback.faults import Fault, RequestRecord
-from hubrelease_loopback.gate import Body, ConnReader, Gate
 from hubrelease_loopback.store import StoreError
 from hubrelease_loopback.wire import Request, Response, error_response, json_response
 from hubrelease_loopback.xetstore import MAX_SHARD_BYTES
@@ -227,9 +227,9 @@ def body_limit(name: str, hub: ServedHub) -> int:
 class HubHTTPServer(ThreadingHTTPServer):
     """HTTP server that knows the hub it serves (``served.ServedHub``).
 
-    Accepted connections wait in the ``Gate`` (one thread, no worker) until a whole request head
+    Accepted connections wait in the ``Admission`` (one thread, no worker) until a whole request head
     has arrived; then a worker of a bounded pool serves that one request and gives a kept-alive
-    connection back to the gate. A thread per connection let 300 slow clients hold 302 threads
+    connection back to the admission thread. A thread per connection let 300 slow clients hold 302 threads
     and a pool holding idle connections let them starve everyone else.
     """
 
@@ -250,7 +250,7 @@ class HubHTTPServer(ThreadingHTTPServer):
         bodies, they hold these workers only, never ``pool``'s."""
         self.closing = threading.Event()
         # Before the bind: a port in use makes socketserver call server_close(), which closes it.
-        self.gate = Gate(
+        self.admission = Admission(
             self._dispatch,
             header_timeout=hub.header_timeout,
             idle_timeout=hub.idle_timeout,
@@ -266,7 +266,7 @@ class HubHTTPServer(ThreadingHTTPServer):
         return connection, address
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        self.gate.admit(request)
+        self.admission.admit(request)
 
     def _dispatch(self, sock: socket.socket, head: bytes) -> None:
         pool = self.pool if self._credentialed(head) else self.anonymous_pool
@@ -275,7 +275,7 @@ class HubHTTPServer(ThreadingHTTPServer):
     def _credentialed(self, head: bytes) -> bool:
         """Whether a request head carries a credential this server issued: a Hub token it knows, a
         live Xet token, or a signature on a signed-URL route (checked by the view before a byte of
-        the body is read, so a forged one is refused at once). Read in the gate thread from the head
+        the body is read, so a forged one is refused at once). Read in the admission thread from the head
         alone; anything else, anonymous or unknown, is served by ``anonymous_pool``."""
         line = head.split(b"\n", 1)[0].decode("latin-1").split()
         if len(line) != 3:
@@ -304,14 +304,14 @@ class HubHTTPServer(ThreadingHTTPServer):
         except Exception:
             self.handle_error(sock, None)
         if handler is not None and not handler.close_connection and not self.closing.is_set():
-            self.gate.admit(sock, bytes(handler.rfile.pending), returning=True)
+            self.admission.admit(sock, bytes(handler.rfile.pending), returning=True)
         else:
-            self.gate.done(sock)
+            self.admission.done(sock)
 
     def server_close(self) -> None:
         self.closing.set()
         super().server_close()
-        self.gate.close()
+        self.admission.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
         self.anonymous_pool.shutdown(wait=False, cancel_futures=True)
 
@@ -353,12 +353,12 @@ class HubHandler(BaseHTTPRequestHandler):
         self.wfile = _Writer(self.connection)  # type: ignore[assignment]
 
     def handle(self) -> None:
-        """Exactly one request: between requests the connection waits in the gate, not here."""
+        """Exactly one request: between requests the connection waits in the admission thread, not here."""
         self.close_connection = True
         self.handle_one_request()
 
     def finish(self) -> None:
-        """Nothing to close: the server gives the socket back to the gate, or closes it."""
+        """Nothing to close: the server gives the socket back to the admission thread, or closes it."""
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: tests and the embedded hub must not write to the terminal."""
@@ -379,7 +379,7 @@ class HubHandler(BaseHTTPRequestHandler):
         self._handle()
 
     def _body(self, counted: Callable[[int], None], limit: int, corrupt: bool = False) -> Body:
-        """The request body (Content-Length or chunked), as ``gate.Body`` reads and bounds it."""
+        """The request body (Content-Length or chunked), as ``connections.Body`` reads and bounds it."""
         hub = self.server.hub
         length: int | None = None
         if self.headers.get("Transfer-Encoding", "").lower() != "chunked":

@@ -4,7 +4,7 @@ Upload hrefs point back at this server (``/__lfs/...``) instead of a bucket. Eve
 hashed while it streams in and stored only when its sha256 and size match the batch request,
 so a corrupted upload is rejected before any commit can reference it. Hrefs are signed for the
 repo whose batch handed them out, and an upload makes the object reachable through that repo
-only (``reach.py``); the batch answers "already stored" only for objects the repo holds, so it
+only (``tenancy.py``); the batch answers "already stored" only for objects the repo holds, so it
 never tells whether another repo has one.
 """
 
@@ -56,7 +56,9 @@ def batch(request: Request) -> Response:
             error = {"code": 422, "message": "bad oid or size"}
             objects.append({"oid": str(oid), "size": size if isinstance(size, int) else 0, "error": error})
             continue
-        if hub.store.reach.has("lfs", oid, tenant) and hub.store.has_lfs(oid, size):  # reach first (reach.py)
+        if hub.store.tenancy.has("lfs", oid, tenant) and hub.store.has_lfs(
+            oid, size
+        ):  # tenancy first (tenancy.py)
             objects.append({"oid": oid, "size": size})
             continue
         verify = {"href": f"{hub.url}/__lfs/verify?{repo}&sig={hub.access.sign(tenant)}"}
@@ -110,7 +112,7 @@ def put_object(request: Request) -> Response:
     oid = request.arg("oid")
     tenant = _signed_tenant(request, f"|{oid}:{_size(request)}")
     request.hub.store.put_lfs(oid, _size(request), request.chunks)
-    request.hub.store.reach.add("lfs", oid, tenant)
+    request.hub.store.tenancy.add("lfs", oid, tenant)
     return Response(200)
 
 
@@ -134,7 +136,7 @@ def complete(request: Request) -> Response:
     for part in parts:
         part["partNumber"] = request.number(part.get("partNumber"), "partNumber")
     request.hub.store.complete_multipart(oid, _size(request), request.arg("upload"), parts)
-    request.hub.store.reach.add("lfs", oid, tenant)
+    request.hub.store.tenancy.add("lfs", oid, tenant)
     return json_response({})
 
 
@@ -143,8 +145,8 @@ def verify(request: Request) -> Response:
     body = request.json()
     oid, size = str(body.get("oid")), body.get("size")
     store = request.hub.store
-    if not (isinstance(size, int) and _OID.match(oid) and store.reach.has("lfs", oid, tenant)) or not (
-        store.has_lfs(oid, size)  # asked only once reach said yes: one lookup for all outsiders
+    if not (isinstance(size, int) and _OID.match(oid) and store.tenancy.has("lfs", oid, tenant)) or not (
+        store.has_lfs(oid, size)  # asked only once the tenancy index said yes: one lookup for all outsiders
     ):
         raise StoreError(404, f"LFS object {oid} not found")
     return json_response({})

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 from urllib.parse import quote, urlencode
 
-from hubrelease.screen import ScreenError, parse_json, parse_yaml
+from hubrelease.safe_parse import ScreenError, parse_json, parse_yaml
 from hubrelease_loopback import cardcheck, gating
 from hubrelease_loopback.auth import covers
 from hubrelease_loopback.gitpatterns import GitAttributes, GitIgnore
@@ -258,7 +258,7 @@ def _object_id(key: RepoKey) -> str:
 
 def _front_matter(content: str) -> dict[str, Any] | None:
     """A card's YAML front matter as a mapping (None without one), read through the input screen
-    (``screen.parse_yaml``: aliases measured before anything expands them); ValueError says why it is invalid."""
+    (``safe_parse.parse_yaml``: aliases measured before anything expands them); ValueError says why it is invalid."""
     if not content.startswith("---"):
         return None
     end = content.find("\n---", 3)
@@ -972,9 +972,9 @@ def duplicate_lfs_files(request: Request) -> Response:
     failed = []
     for item in body["files"]:
         sha256 = str(item.get("sha256") if isinstance(item, dict) else "")
-        if not re.fullmatch(r"[0-9a-f]{64}", sha256) or not store.reach.has("lfs", sha256, source_tenant):
+        if not re.fullmatch(r"[0-9a-f]{64}", sha256) or not store.tenancy.has("lfs", sha256, source_tenant):
             failed.append({"sha256": sha256, "error": "file not found in the source repository"})
             continue
-        store.reach.add("lfs", sha256, target_tenant)
+        store.tenancy.add("lfs", sha256, target_tenant)
         request.hub.xet.share_xorbs(sha256, target_tenant)
     return json_response({"failed": failed})

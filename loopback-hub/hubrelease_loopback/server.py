@@ -19,6 +19,7 @@ from hubrelease_loopback.xetstore import XetStore
 
 if TYPE_CHECKING:
     from hubrelease_loopback.handler import HubHTTPServer
+    from hubrelease_loopback.pages import Problem
 
 MAX_ERRORS = 100
 CDN_URL_TTL = 3600
@@ -74,7 +75,7 @@ class LoopbackHub:
         self.idle_timeout = idle_timeout
         """Seconds a kept-alive connection may wait for its next request before it is closed."""
         self.header_timeout = header_timeout
-        """Seconds a request head (request line and headers) may take to arrive whole (``gate.py``)."""
+        """Seconds a request head (request line and headers) may take to arrive whole (``connections.py``)."""
         self.request_timeout = request_timeout
         """Seconds a request body may go without sending a byte (a stalled upload, a malformed chunk)."""
         self.min_upload_rate = min_upload_rate
@@ -125,6 +126,13 @@ class LoopbackHub:
         expires = int(time.time()) + self.cdn_ttl
         sig = self.access.sign(f"cdn|{sha256}|{size}|{expires}|{name}")
         return f"{self.cdn_url}/{sha256}/{quote(name, safe='')}?size={size}&expires={expires}&sig={sig}"
+
+    def page_problems(self, repo_type: str, repo_id: str, revision: str) -> list[Problem]:
+        """The problems of the repo's page at ``revision`` (``pages.page_parts``): what ``preview`` reports."""
+        from hubrelease_loopback.pages import page_parts
+        from hubrelease_loopback.store import RepoKey
+
+        return page_parts(self, RepoKey(repo_type, repo_id), revision)[2]
 
     def _serve_in_thread(self, server: HubHTTPServer, name: str) -> None:
         thread = threading.Thread(target=server.serve_forever, name=name, daemon=True)

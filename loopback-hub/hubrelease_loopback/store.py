@@ -40,7 +40,7 @@ from hubrelease.fsutil import atomic_open, atomic_write_bytes, atomic_write_text
 from hubrelease.revisions import is_commit
 from hubrelease_loopback.gitpatterns import GitAttributes
 from hubrelease_loopback.ingest import Chunks, Readable, ingest
-from hubrelease_loopback.reach import Kind, Reach
+from hubrelease_loopback.tenancy import Kind, Tenancy
 
 REPO_TYPES = ("model", "dataset", "space")
 CHUNK = 1 << 20
@@ -174,7 +174,7 @@ class HubStore:
         for sub in ("lfs", "git", "repos", "tmp"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.clean_stale_tmp()
-        self.reach = Reach(self.root)
+        self.tenancy = Tenancy(self.root)
         self.sizes_elsewhere: Callable[[str], int | None] = lambda sha256: None
         """Size of an object stored outside ``lfs/`` (a Xet file, ``XetStore`` sets it), or None."""
         self._thread_lock = threading.RLock()
@@ -348,7 +348,7 @@ class HubStore:
             return True
 
     def tenant(self, key: RepoKey) -> str:
-        """The repo's name in ``reach.py``: a random id given at creation, then its path, so a repo
+        """The repo's name in ``tenancy.py``: a random id given at creation, then its path, so a repo
         deleted and created again under the same name reaches none of the old one's objects."""
         return f"{self.refs(key).get('uid', 'legacy')} {key.holder}"
 
@@ -364,7 +364,7 @@ class HubStore:
         """Whether ``digest`` is reachable through ``tenant``'s repo or a live one the caller's token
         ``covers``. The one lookup decides for an outsider: a holder is read only once the token
         names it, so another tenant's object costs what a missing one costs (no timing oracle)."""
-        holders = self.reach.holders(kind, digest)
+        holders = self.tenancy.holders(kind, digest)
         return tenant in holders or any(
             covers(key := RepoKey.from_holder(t.partition(" ")[2])) and self.holds(t) == key for t in holders
         )
@@ -463,7 +463,7 @@ class HubStore:
             for commit in self._repo_file(target, "commits").glob("*.json"):
                 for entry in json.loads(commit.read_text())["tree"].values():
                     if entry["lfs"]:
-                        self.reach.add("lfs", entry["lfs"], tenant)
+                        self.tenancy.add("lfs", entry["lfs"], tenant)
             redirects = self._redirects()
             redirects = {
                 old: target.holder if new == source.holder else new for old, new in redirects.items()
@@ -500,7 +500,7 @@ class HubStore:
             tenant = self.tenant(target)
             objects = sorted({entry["lfs"] for entry in copied.values() if entry["lfs"]})
             for sha256 in objects:
-                self.reach.add("lfs", sha256, tenant)
+                self.tenancy.add("lfs", sha256, tenant)
             self._write_refs(target, refs)
             return objects
 
@@ -524,7 +524,7 @@ class HubStore:
         """Land ``ops`` as one commit on ``revision`` (or on a new PR); returns (commit id, PR number).
 
         An ``lfsFile`` line may name only an object uploaded through this repo or held by one the
-        committer's token ``covers`` (a copy); any other is answered as never uploaded (``reach.py``).
+        committer's token ``covers`` (a copy); any other is answered as never uploaded (``tenancy.py``).
         """
         for op in ops:
             check_repo_path(op.path, folder=op.kind == "deletedFolder")
@@ -564,7 +564,7 @@ class HubStore:
             else:
                 refs["branches"][revision] = commit_id
             for sha256 in sizes:
-                self.reach.add("lfs", str(sha256), self.tenant(key))
+                self.tenancy.add("lfs", str(sha256), self.tenant(key))
             self._write_refs(key, refs)
             return commit_id, pr_num
 
@@ -690,7 +690,7 @@ class HubStore:
         ):
             sha256 = hashlib.sha256(data).hexdigest()
             self.put_lfs(sha256, len(data), Chunks([data]))
-            self.reach.add("lfs", sha256, self.tenant(key))
+            self.tenancy.add("lfs", sha256, self.tenant(key))
             op = FileOp("lfsFile", path, sha256=sha256, size=len(data))
         else:
             op = FileOp("file", path, blob=self.put_git_blob(data), size=len(data))

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote
 
-from hubrelease.screen import ScreenError, parse_json
+from hubrelease.safe_parse import ScreenError, parse_json
 from hubrelease_loopback.auth import may_read
 from hubrelease_loopback.store import REPO_TYPES, RepoKey, StoreError
 
 if TYPE_CHECKING:
     from hubrelease_loopback.auth import Grant
-    from hubrelease_loopback.gate import Body
+    from hubrelease_loopback.connections import Body
     from hubrelease_loopback.served import ServedHub
 
 
@@ -32,7 +32,7 @@ class Request:
     query: dict[str, list[str]]
     headers: dict[str, str]
     chunks: Body
-    """The body (``gate.Body``, capped at the route's limit): ``readinto`` it, or iterate it for copies."""
+    """The body (``connections.Body``, capped at the route's limit): ``readinto`` it, or iterate it for copies."""
     grant: Grant | None = None
     """The caller's token grant; None = anonymous (``auth.py``)."""
     writes: bool = False
@@ -55,7 +55,7 @@ class Request:
         return self.query.get(name, [""])[0].lower() in ("1", "true")
 
     def json(self) -> dict[str, Any]:
-        """The JSON object body, read through the input screen (``screen.parse_json``: nesting,
+        """The JSON object body, read through the input screen (``safe_parse.parse_json``: nesting,
         digits, surrogates); anything else is the client's error (400), not the server's (500)."""
         try:
             data = parse_json(self.body or b"{}")

@@ -99,7 +99,7 @@ def xorb_grant(request: Request) -> Response:
         raise StoreError(413, f"xorb larger than {MAX_XORB_BYTES} bytes")
     xet = request.hub.xet
     if xet.reaches("xorb", xorb, caller) and xet.has_xorb(xorb):  # reach first: one lookup for all
-        xet.store.reach.add("xorb", xorb, caller.tenant)
+        xet.store.tenancy.add("xorb", xorb, caller.tenant)
         return json_response({"was_inserted": False})
     grant_id = secrets.token_hex(16)
     xet.grants.put(grant_id, (caller.tenant, xorb, length, False))

@@ -27,10 +27,10 @@ shard that registered the chunk, not only the one holding it. hf_xet probes a fi
 then one chunk in ~1,024 (``file_deduplication.rs``), so a file spanning several xorbs, re-uploaded
 without the first client's local shard cache, is deduplicated whole only with the whole shard.
 
-Tenancy (``reach.py``): a xorb is reachable through the repo whose Xet token uploaded it, and a
+Tenancy (``tenancy.py``): a xorb is reachable through the repo whose Xet token uploaded it, and a
 file and its xorbs through the repo that registered or committed it. Dedup probes, reconstructions
 and shards answer only for what the token's repo reaches, exactly as for a missing object, and ask
-the reach index before anything else, so both cost the same lookup.
+the tenancy index before anything else, so both cost the same lookup.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ import hf_xet
 from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
 from hubrelease_loopback import xetformat
 from hubrelease_loopback.auth import Grant, covers
-from hubrelease_loopback.reach import Kind
 from hubrelease_loopback.store import HubStore, RepoKey, StoreError
+from hubrelease_loopback.tenancy import Kind
 from hubrelease_loopback.xetformat import Segment, XetFormatError, XorbChunk
 
 MAX_XORB_BYTES = 80 * 1024 * 1024  # MAX_XORB_BYTES (64 MiB) of chunk data plus headers and footer
@@ -171,7 +171,7 @@ class XetStore:
         file_hash = self.xet_hash_for(sha256)
         record = None if file_hash is None else self.file_record(file_hash)
         for xorb, *_ in record["segments"] if record else []:
-            self.store.reach.add("xorb", xorb, tenant)
+            self.store.tenancy.add("xorb", xorb, tenant)
 
     def reaches(self, kind: Kind, digest: str, caller: Caller) -> bool:
         """Whether ``caller`` may see ``digest``: held by its token's repo or one its grant covers."""
@@ -286,7 +286,7 @@ class XetStore:
             actual = xetformat.hash_hex(xetformat.aggregated_hash([(c.hash, c.size) for c in index]))
             if actual != xorb:
                 raise StoreError(400, f"xorb body hashes to {actual}, not {xorb}")
-            self.store.reach.add("xorb", xorb, tenant)  # the upload proved the bytes are the uploader's
+            self.store.tenancy.add("xorb", xorb, tenant)  # the upload proved the bytes are the uploader's
             if self.has_xorb(xorb):
                 return False
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -314,9 +314,9 @@ class XetStore:
         self._check_work(files, caller)
         new = sum(self._prove(item, caller) for item in files)
         for item in files:
-            self.store.reach.add("lfs", str(item.sha256), caller.tenant)
+            self.store.tenancy.add("lfs", str(item.sha256), caller.tenant)
             for segment in item.segments:
-                self.store.reach.add("xorb", segment.xorb, caller.tenant)
+                self.store.tenancy.add("xorb", segment.xorb, caller.tenant)
         firsts: dict[str, set[int]] = {}
         for item in files:
             if item.segments:
@@ -329,7 +329,7 @@ class XetStore:
                 for n, chunk in enumerate(xorb.chunk_hashes):
                     if n in firsts.get(xorb.xorb, ()) or xetformat.is_dedup_eligible(chunk):
                         atomic_write_text(self._path("chunks", xetformat.hash_hex(chunk)), shard)
-                        self.store.reach.add("chunk", xetformat.hash_hex(chunk), caller.tenant)
+                        self.store.tenancy.add("chunk", xetformat.hash_hex(chunk), caller.tenant)
         return new
 
     def _check_work(self, files: list[xetformat.ShardFile], caller: Caller) -> None:
@@ -391,7 +391,7 @@ class XetStore:
     def _check_terms(self, item: xetformat.ShardFile, caller: Caller) -> None:
         """Refuse a file whose terms do not give its Xet hash from xorbs ``caller`` reaches, with one
         message whatever the cause (another tenant's or a missing xorb, a bad range, other chunks):
-        the answer must not tell what the CAS holds. Reach is asked first, so another tenant's xorb
+        the answer must not tell what the CAS holds. The tenancy index is asked first, so another tenant's xorb
         is refused after the same lookup as a missing one."""
         refused = StoreError(400, f"shard file {item.file_hash} does not match the xorbs it names")
         if item.size > self.max_file:

@@ -1,7 +1,7 @@
 """Hostile local input through the commands that read it: one ``error:`` line, exit 2.
 
 Each case ended in exit 3 (an internal error) or exit 0 on main before the input screen
-(hubrelease/screen.py): 5,000-digit integers in ``build eval`` and ``render-card --check`` inputs,
+(hubrelease/safe_parse.py): 5,000-digit integers in ``build eval`` and ``render-card --check`` inputs,
 a NUL in a safetensors index, a sum file or a GGUF key, a lone surrogate in an evaluation file,
 3,000 safetensors shape dimensions of 4,200 digits (minutes of CPU, then exit 3), shapes whose
 element count overflows 64 bits.

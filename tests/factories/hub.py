@@ -10,11 +10,14 @@ import sys
 import urllib.error
 import urllib.request
 import uuid
+from importlib.metadata import EntryPoint, EntryPoints, entry_points
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from huggingface_hub import CommitOperationAdd, HfApi
 
+from hubrelease.local_hub import GROUP, LocalHub
 from hubrelease_loopback import LoopbackHub
 from hubrelease_loopback.faults import RequestRecord
 from tests.factories.waiting import CEILING_S, wait_until
@@ -31,9 +34,19 @@ def unique_repo(prefix: str = "drafter") -> str:
     return f"acme/{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def api_for(hub: LoopbackHub) -> HfApi:
+def api_for(hub: LocalHub) -> HfApi:
     """A client with the server's own write token (any hub, the embedded one included)."""
     return HfApi(endpoint=hub.url, token=hub.owner_token)
+
+
+def hide_local_hub(monkeypatch: pytest.MonkeyPatch, *registered: EntryPoint) -> None:
+    """The client as installed without the loopback Hub: its entry-point group holds only ``registered``."""
+    import hubrelease.local_hub
+
+    def found(*, group: str) -> EntryPoints:
+        return EntryPoints(registered) if group == GROUP else entry_points(group=group)
+
+    monkeypatch.setattr(hubrelease.local_hub, "entry_points", found)
 
 
 def raw_request(
@@ -107,10 +120,10 @@ def logged(hub: LoopbackHub, route: str, count: int) -> list[RequestRecord]:
     """``route``'s records (a route name or a pattern such as ``FILE_ROUTES``) once ``count`` are in the
     log and the server is serving nothing: it logs a request after sending its answer, so a client can
     be done before its last request is logged; a request counts as served once a worker gave its
-    connection back (``Gate.active``), so no later record of what the client sent can still arrive."""
+    connection back (``Admission.active``), so no later record of what the client sent can still arrive."""
 
     def settled() -> bool:
-        idle = all(server.gate.active == 0 for server in (hub._httpd, hub._cdn))
+        idle = all(server.admission.active == 0 for server in (hub._httpd, hub._cdn))
         return idle and len(hub.requests.on(route)) >= count
 
     wait_until(settled)

@@ -119,7 +119,7 @@ def test_a_forged_shard_reaches_no_other_tenants_file(scene: Scene, data: st.Dat
     assert hub.server_errors == []
     attacker = hub.store.tenant(RepoKey("model", "beta/own"))
     for sha in scene.victim_shas:
-        assert not hub.store.reach.has("lfs", sha, attacker)
+        assert not hub.store.tenancy.has("lfs", sha, attacker)
         assert commit_line(hub, "beta/own", sha, None, ATTACKER)[0] == 422
     plan = raw_request(f"{hub.url}/__xet/v1/reconstructions/{scene.victim_xet_hash}", headers=scene.read)
     assert plan[0] == 404

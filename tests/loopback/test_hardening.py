@@ -15,9 +15,9 @@ import httpx2
 import pytest
 from huggingface_hub import CommitOperationAdd
 
-from hubrelease_loopback import LoopbackHub, RepoKey, gate
+from hubrelease_loopback import LoopbackHub, RepoKey, connections
+from hubrelease_loopback.connections import Body, ConnReader
 from hubrelease_loopback.faults import RequestLog, RequestRecord
-from hubrelease_loopback.gate import Body, ConnReader
 from hubrelease_loopback.lfs import upload_href
 from hubrelease_loopback.server import MAX_ERRORS
 from hubrelease_loopback.store import StoreError
@@ -123,7 +123,9 @@ def test_worker_threads_are_bounded(tmp_path: Path) -> None:
     with LoopbackHub(tmp_path / "root", max_workers=3) as hub:  # idle ones give way to queued ones
         idle = [socket.create_connection(("127.0.0.1", hub.port), timeout=CEILING_S) for _ in range(12)]
         try:
-            assert wait_until(lambda: hub._httpd.gate.open_connections == 12)  # the server holds them all
+            assert wait_until(
+                lambda: hub._httpd.admission.open_connections == 12
+            )  # the server holds them all
             assert serving() - before <= 3
             assert raw_request(f"{hub.url}/api/models/acme/none")[0] == 404  # served: idle ones gave way
         finally:
@@ -198,7 +200,7 @@ def test_past_the_connection_cap_the_longest_held_connection_is_closed(tmp_path:
         finally:
             for conn in slow:
                 conn.close()
-        assert hub._httpd.gate.open_connections <= 10
+        assert hub._httpd.admission.open_connections <= 10
 
 
 def test_a_request_head_must_arrive_within_the_header_deadline(tmp_path: Path) -> None:
@@ -210,11 +212,11 @@ def test_a_request_head_must_arrive_within_the_header_deadline(tmp_path: Path) -
 
 
 def test_a_body_slower_than_the_minimum_rate_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    """On the gate's own clock, not the machine's: a loaded test process that pauses between bytes
+    """On the admission thread's own clock, not the machine's: a loaded test process that pauses between bytes
     must not turn the rate refusal into a silence timeout. A ``StoreError`` reaches the wire as its
     status (the 413 above goes the same way)."""
     now = [0.0]
-    monkeypatch.setattr(gate, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(connections, "time", SimpleNamespace(monotonic=lambda: now[0]))
     ours, theirs = socket.socketpair()
     with ours, theirs:
         theirs.sendall(b"x" * 10)

@@ -13,7 +13,7 @@ import pytest
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, RepoFolder, constants
 from huggingface_hub.errors import HfHubHTTPError
 
-from hubrelease.screen import parse_yaml
+from hubrelease.safe_parse import parse_yaml
 from hubrelease_loopback import LoopbackHub
 from tests.factories.cards import alias_bomb
 from tests.factories.cli import run_program

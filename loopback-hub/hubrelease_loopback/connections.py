@@ -42,7 +42,7 @@ class _Held:
     """When the first byte of the current request head arrived (None: idle)."""
 
 
-class Gate:
+class Admission:
     """Holds connections until their request head is complete, then hands them to ``dispatch``."""
 
     def __init__(
@@ -69,7 +69,7 @@ class Gate:
         self._wake_r.setblocking(False)
         self._selector.register(self._wake_r, selectors.EVENT_READ)
         self._closing = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="loopback-hub-gate", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="loopback-hub-admission", daemon=True)
         self._thread.start()
 
     @property
@@ -194,11 +194,11 @@ def _close(sock: socket.socket) -> None:
 
 
 class ConnReader:
-    """The request side of one connection: what the gate already read, then the socket.
+    """The request side of one connection: what the admission thread already read, then the socket.
 
     Reads straight into the caller's buffer when nothing is pending (``readinto``), so an upload
     body is copied once from the kernel. ``pending`` is what was read past the current request (a
-    pipelined next request), given back to the gate with the connection.
+    pipelined next request), given back to the admission thread with the connection.
     """
 
     def __init__(self, sock: socket.socket, prefix: bytes) -> None:

@@ -11,7 +11,8 @@ index first, and answers an unreachable object exactly as a missing one, after t
 
 Layout under the Hub's root: ``reach/<kind>/<h[:2]>/<h>``, one line ``<repo uid> <type>s/<ns>/<name>``
 per holder (``HubStore.tenant``), appended with ``O_APPEND`` (one short write: lines from several processes never mix).
-A root written before this index existed is indexed once from its commits at start.
+A root written before this index existed is indexed once from its commits at start. (The folder keeps
+the index's first name, ``reach/``: a root written since is read as it is, not indexed again.)
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ Kind = Literal["lfs", "xorb", "chunk"]
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
 
 
-class Reach:
+class Tenancy:
     """The holders of each object; safe for many threads and processes (append-only files)."""
 
     def __init__(self, root: Path) -> None:

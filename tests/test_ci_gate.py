@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hubrelease.gate import GateCheck, GateReport, markdown
+from hubrelease.ci_gate import GateCheck, GateReport, markdown
 from hubrelease_loopback import LoopbackHub, RepoKey
 from tests.factories.cli import invoke
 from tests.factories.hub import api_for, unique_repo, upload_files
@@ -202,16 +202,16 @@ def test_a_broken_link_on_the_page_fails(hub: LoopbackHub, tmp_path: Path) -> No
     assert _problems(report, "preview") == ["link: link docs/notes.md: no file docs/notes.md in the repo"]
 
 
+@pytest.mark.usefixtures("without_local_hub")
 def test_without_the_loopback_hub_the_page_check_is_skipped_and_said(
-    hub: LoopbackHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    hub: LoopbackHub, tmp_path: Path
 ) -> None:
-    """A CI runner that installed the client alone (the lock's wheel) still gets every other check."""
+    """A runner that installed the client alone still gets every other check."""
     card = "---\nlicense: mit\n---\n# Drafter\n\nSee [the notes](docs/notes.md).\n"
     manifest = write_hand_written_release(tmp_path / "rel", card)
     data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
     data["release"]["repo_id"] = unique_repo("links")
     manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    monkeypatch.setattr("hubrelease.hub.client.loopback_installed", lambda: False)
     code, report = _check(hub, manifest)
     assert (code, _verdicts(report)["card"], _verdicts(report)["preview"]) == (0, "pass", "skipped")
     [preview] = [c for c in report["checks"] if c["name"] == "preview"]

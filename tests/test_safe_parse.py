@@ -11,7 +11,7 @@ import pytest
 
 import hubrelease.manifest.load as manifest_load
 from hubrelease.errors import FormatError
-from hubrelease.screen import (
+from hubrelease.safe_parse import (
     LONE_SURROGATE,
     MAX_DEPTH,
     MAX_INT_DIGITS,

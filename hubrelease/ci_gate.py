@@ -252,12 +252,12 @@ def _published_line(published: Published) -> str:
 
 
 def _preview(manifest_path: Path, directory: Path | None, progress: Progress) -> GateCheck:
-    """The card's page on an embedded loopback Hub: broken links and images, front matter the Hub refuses."""
-    from hubrelease.hub.client import LOOPBACK_MISSING, loopback_installed
+    """The card's page on an embedded local Hub: broken links and images, front matter the Hub refuses."""
+    from hubrelease.local_hub import MISSING, installed
     from hubrelease.preview import open_preview
 
-    if not loopback_installed():  # a CI runner with the client alone: said in the summary, not a failure
-        return GateCheck("preview", "skipped", f"not previewed: {LOOPBACK_MISSING}")
+    if not installed():  # a runner with the client alone: said in the summary, not a failure
+        return GateCheck("preview", "skipped", f"not previewed: {MISSING}")
     try:
         with open_preview(manifest_path, directory, progress=progress) as page:
             problems = [f"{p.kind}: {p.message}" for p in page.problems]
