@@ -99,6 +99,21 @@ def split_target(folder: Path, stem: str, *, source: Path = EXAMPLE_TARGET / TAR
     return paths
 
 
+def shallower_target(folder: Path, stem: str, drop: int = 2) -> list[Path]:
+    """The example target without its last ``drop`` layers, split as ``split_target`` splits: another
+    model whose shards have other sizes (a wrong target for seed 001)."""
+    source = EXAMPLE_TARGET / TARGET_GGUF
+    header = read_gguf(source).shards[0]
+    layers = int(str(header.value("qwen3.block_count")))
+    deeper = tuple(f"blk.{n}." for n in range(layers - drop, layers))
+    dropped = [t.name for t in header.tensors if t.name.startswith(deeper)]
+    folder.mkdir(parents=True, exist_ok=True)
+    whole = mutate_gguf(
+        source, folder / "whole.gguf", set_kv={"qwen3.block_count": layers - drop}, drop_tensors=dropped
+    )
+    return split_target(folder / "split", stem, source=whole)
+
+
 def _gguf_weights(folder: Path, scratch: Path, tokenizer_from: Path, seed: int) -> None:
     """The seed's f16, q8_0 and mixed ("q4") drafters and its rope-1e7 benchmark file, ik flavour."""
     checkpoint = write_checkpoint(scratch / "checkpoint", dflash2=False, seed=seed)

@@ -17,16 +17,13 @@ from hubrelease.manifest import load_manifest
 from hubrelease_loopback import LoopbackHub, RepoKey
 from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cli import invoke
-from tests.factories.drafters import mutate_gguf
 from tests.factories.seed_releases import (
-    EXAMPLE_TARGET,
     REPO_ROOT,
     SEED_SHAPED,
-    TARGET_GGUF,
     SeedName,
     SeedRelease,
     publish_seed_shaped,
-    split_target,
+    shallower_target,
 )
 
 WEIGHTS = (".safetensors", ".gguf")
@@ -139,12 +136,7 @@ def _wrong_target(seed: SeedRelease, folder: Path) -> tuple[Path, str]:
         config["num_hidden_layers"] = 6
         (target / "config.json").write_text(json.dumps(config), encoding="utf-8")
         return target, "error: target layers: the release pins 8, the target has 6"
-    source = EXAMPLE_TARGET / TARGET_GGUF
-    deeper = [t.name for t in read_gguf(source).shards[0].tensors if t.name.startswith(("blk.6.", "blk.7."))]
-    six = mutate_gguf(source, folder / "six.gguf", set_kv={"qwen3.block_count": 6}, drop_tensors=deeper)
-    shards = split_target(
-        folder / "target", seed.target.name.removesuffix("-00001-of-00005.gguf"), source=six
-    )
+    shards = shallower_target(folder, seed.target.name.removesuffix("-00001-of-00005.gguf"))
     pinned = ", ".join(str(f.size) for f in load_manifest(seed.manifest).pins.targets[0].files)
     found = ", ".join(str(p.stat().st_size) for p in shards)
     return shards[0], f"error: target GGUF shard sizes: the release pins {pinned}, the target has {found}"
