@@ -81,6 +81,11 @@ def test_the_stand_ins_keep_the_seeds_layout_config_keys_and_target_pins(
     q8, mixed = (read_gguf(ggufs / f"Ornith-DFLASH-m1-{kind}.gguf") for kind in ("q8_0", "q4"))
     assert q8.architecture == mixed.architecture == "dflash-draft"  # ik_llama.cpp's DFlash architecture
     assert [t.name for t in mixed.shards[0].tensors] == [t.name for t in q8.shards[0].tensors]
+    # the engine-relevant keys the seed's card states for its files (rope base 1e7, sliding window, pattern)
+    header = mixed.shards[0]
+    assert header.value("dflash-draft.rope.freq_base") == 1e7
+    assert header.value("dflash-draft.attention.sliding_window") is not None
+    assert header.value("dflash-draft.attention.sliding_window_pattern") is not None
     types = {t.type_name for t in mixed.shards[0].tensors}
     assert {"F32", "F16", "Q8_0"} <= types
 
