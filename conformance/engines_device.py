@@ -80,6 +80,10 @@ def _pulled_row(
 def _hf_row(url: str, server: Path, work: Path, target_repo: str, drafter_repo: str) -> Row:
     """Mainline's own downloader against the Hub: ``-hf`` / ``-hfd`` with the published tags."""
     started = time.monotonic()
+    if not server.is_file():
+        return _row(
+            "llama.cpp", "example", "-hf / -hfd", started, {"status": "not run", "error": f"no {server}"}, ""
+        )
     env = dict(os.environ, MODEL_ENDPOINT=f"{url}/", LLAMA_CACHE=str(work / "llama-cache"))
     env.pop("HF_TOKEN", None)
     args = ["-hf", f"{target_repo}:F16", "-hfd", f"{drafter_repo}:Q8_0", "--spec-type", "draft-dflash",

@@ -7,11 +7,18 @@
 # $OUT/engines-device.{json,md}.
 #
 # Needs: cmake, ninja, gcc, Python 3 with our wheels in .whl/ (hubrelease, hubrelease-loopback and
-# their dependencies; installed below with --no-index --no-deps into /tmp/site unless it exists).
+# their dependencies; installed below with --no-index --no-deps into /tmp/site unless it exists). The
+# run step imports (measured): huggingface_hub, hf_xet, httpx2, httpcore2, h11, anyio, idna, truststore,
+# filelock, tqdm, packaging, pydantic, pydantic_core, annotated_types, typing_inspection,
+# typing_extensions, typer, annotated_doc, shellingham, rich, markdown_it, mdurl, safetensors, gguf,
+# numpy, tokenizers, jinja2, markupsafe, ruamel.yaml, pyyaml, pathspec, nh3, blake3, lz4, matplotlib
+# (with pillow, fonttools, kiwisolver, cycler, pyparsing, python-dateutil): render-card draws the
+# seeds' charts. Not datasets or pyarrow.
 #
 # Usage: bash scripts/engines_device.sh [build|run|all]   (default all)
-#   build: unpack and build both servers into .device/build (ignored; kept between calls on a warm
-#          machine, so a later call skips it); ninja -j$JOBS (default: all cores), both at once
+#   build: unpack and build both servers into .device-build (ignored, and apart from the carried .device/:
+#          kept between calls on a warm machine, so a later call resumes or skips it); ninja -j$JOBS
+#          (default: all cores), both at once
 #   run:   the Hub, the pulls and the servers (results in $OUT, default .device/out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +27,7 @@ ROOT=$PWD
 . scripts/_engines.sh
 step=${1:-all}
 OUT=${OUT:-$ROOT/.device/out}
-BUILD=${ENGINES_BUILD:-$ROOT/.device/build}
+BUILD=${ENGINES_BUILD:-$ROOT/.device-build}
 JOBS=${JOBS:-$(nproc)}
 log() { printf '[engines-device] %s\n' "$*" >&2; }
 
@@ -32,8 +39,10 @@ build_one() {
     log "$name: $src/build/bin/llama-server is there"
     return
   fi
-  rm -rf "$src" && mkdir -p "$src"
-  tar -xzf "$ROOT/.device/$name-src.tar.gz" -C "$src"
+  if [ ! -f "$src/CMakeLists.txt" ]; then # a build a call's time limit cut short goes on where it stopped
+    mkdir -p "$src"
+    tar -xzf "$ROOT/.device/$name-src.tar.gz" -C "$src"
+  fi
   log "$name: building llama-server with ninja -j$JOBS (log: $BUILD/$name-build.log)"
   build_llama_server "$src" "$BUILD/$name" "$JOBS" -G Ninja "$@"
 }
