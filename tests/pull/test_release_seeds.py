@@ -18,6 +18,7 @@ from hubrelease_loopback import LoopbackHub, RepoKey
 from hubrelease_loopback.faults import FILE_ROUTES
 from tests.factories.cli import invoke
 from tests.factories.seed_releases import (
+    GGUF_STEM,
     REPO_ROOT,
     SEED_SHAPED,
     SeedName,
@@ -184,3 +185,26 @@ def test_a_tampered_weight_file_is_refused(
     code, _, err = _pull(hub, seed.repo, "--engine", seed.engine, "--dir", out)
     assert code == 1 and f"{weights}: the Hub lists {len(pinned)} bytes, sha256 " in err
     assert _weight_requests(hub) == set()
+
+
+def test_a_hub_target_pinned_by_shard_sizes_is_checked_against_its_listing(
+    hub: LoopbackHub, tmp_path: Path
+) -> None:
+    seed = publish_seed_shaped(hub, tmp_path, "ornith-1.0-dflash-gguf")
+    pulled = [f"{seed.repo}@{seed.commit}", "--engine", "ik", "--dir", tmp_path / "pulled"]
+    code, report, err = _pull(hub, *pulled, "--target", seed.target_repo)
+    assert code == 0, err
+    assert report is not None and report["pairing"]["ok"] is True
+    shard = seed.target.name.replace("00001-of", "00003-of")
+    moved = hub.store.replace_file(RepoKey("model", seed.target_repo), "main", shard, b"another model\n")
+    hub.requests.clear()
+    code, _, err = _pull(hub, *pulled, "--target", f"{seed.target_repo}@{moved}")
+    assert code == 1
+    pinned = [f.size for f in load_manifest(seed.manifest).pins.targets[0].files]
+    found = [*pinned[:2], len(b"another model\n"), *pinned[3:]]
+    assert (
+        f"error: target GGUF shard sizes: the release pins {', '.join(map(str, pinned))}, "
+        f"the target has {', '.join(map(str, found))}" in err.splitlines()
+    )
+    # the pairing reads the target's first shard header by range; no drafter GGUF is requested
+    assert {name for name in _weight_requests(hub) if name.startswith(GGUF_STEM)} == set()
