@@ -191,7 +191,7 @@ def test_a_hub_target_pinned_by_shard_sizes_is_checked_against_its_listing(
     hub: LoopbackHub, tmp_path: Path
 ) -> None:
     seed = publish_seed_shaped(hub, tmp_path, "ornith-1.0-dflash-gguf")
-    pulled = [f"{seed.repo}@{seed.commit}", "--engine", "ik", "--dir", tmp_path / "pulled"]
+    pulled: list[str | Path] = [f"{seed.repo}@{seed.commit}", "--engine", "ik", "--dir", tmp_path / "pulled"]
     code, report, err = _pull(hub, *pulled, "--target", seed.target_repo)
     assert code == 0, err
     assert report is not None and report["pairing"]["ok"] is True
