@@ -16,7 +16,7 @@ from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.manifest import load_manifest
 from hubrelease_loopback import LoopbackHub, RepoKey
 from hubrelease_loopback.faults import FILE_ROUTES
-from tests.factories.cli import invoke
+from tests.factories.published import files_below, pull_json
 from tests.factories.seed_releases import (
     GGUF_STEM,
     REPO_ROOT,
@@ -35,19 +35,6 @@ def seeds(loopback_hub: LoopbackHub, tmp_path_factory: pytest.TempPathFactory) -
     """Both seeds published once; tests pull them at their commit (a test that moves ``main`` harms none)."""
     folder = tmp_path_factory.mktemp("seeds")
     return {name: publish_seed_shaped(loopback_hub, folder, name) for name in SEED_SHAPED}
-
-
-def _pull(hub: LoopbackHub, *args: str | Path) -> tuple[int, dict[str, Any] | None, str]:
-    result = invoke(["pull", *map(str, args), "--endpoint", hub.url, "--json"])
-    return result.exit_code, json.loads(result.stdout) if result.exit_code == 0 else None, result.stderr
-
-
-def _files(folder: Path) -> set[str]:
-    return (
-        {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-        if folder.exists()
-        else set()
-    )
 
 
 def _weight_requests(hub: LoopbackHub) -> set[str]:
@@ -97,12 +84,12 @@ def test_pull_fetches_only_what_the_seeds_engine_loads_and_prints_its_command(
 ) -> None:
     seed = seeds[name]
     out = tmp_path / "pulled"
-    code, report, err = _pull(
+    code, report, err = pull_json(
         hub, f"{seed.repo}@{seed.commit}", "--engine", seed.engine, "--target", seed.target, "--dir", out
     )
     assert code == 0, err
     assert report is not None and report["pairing"]["ok"] is True
-    assert _files(out) == set(seed.loads)
+    assert files_below(out) == set(seed.loads)
     pins = {a.path: a.sha256 for a in load_manifest(seed.manifest).artifacts}
     for path in seed.loads:
         assert hashlib.sha256((out / path).read_bytes()).hexdigest() == pins[path]
@@ -129,7 +116,7 @@ def test_pull_fetches_only_what_the_seeds_engine_loads_and_prints_its_command(
 def test_an_engine_a_seed_has_no_files_for_is_refused_unfetched(
     hub: LoopbackHub, seeds: dict[str, SeedRelease], name: SeedName, engine: str
 ) -> None:
-    code, _, err = _pull(hub, f"{seeds[name].repo}@{seeds[name].commit}", "--engine", engine)
+    code, _, err = pull_json(hub, f"{seeds[name].repo}@{seeds[name].commit}", "--engine", engine)
     assert code == 2 and err.startswith(f"error: the release publishes no files {engine} loads")
     assert _weight_requests(hub) == set()
 
@@ -155,14 +142,14 @@ def test_a_wrong_target_is_refused_before_any_weight_request(
     seed = seeds[name]
     target, line = _wrong_target(seed, tmp_path)
     out = tmp_path / "pulled"
-    code, _, err = _pull(
+    code, _, err = pull_json(
         hub, f"{seed.repo}@{seed.commit}", "--engine", seed.engine, "--target", target, "--dir", out
     )
     assert code == 1
     lines = err.splitlines()
     assert lines[0] == f"error: {target}: the target does not pair with this release; nothing was downloaded"
     assert line in lines
-    assert _files(out) == set()
+    assert files_below(out) == set()
     assert _weight_requests(hub) == set()
 
 
@@ -175,14 +162,14 @@ def test_a_tampered_weight_file_is_refused(
     pinned = (seed.manifest.parent / weights).read_bytes()
     hub.store.lfs_path(hashlib.sha256(pinned).hexdigest()).write_bytes(pinned[:-1] + bytes([pinned[-1] ^ 1]))
     out = tmp_path / "pulled"
-    code, _, err = _pull(hub, f"{seed.repo}@{seed.commit}", "--engine", seed.engine, "--dir", out)
+    code, _, err = pull_json(hub, f"{seed.repo}@{seed.commit}", "--engine", seed.engine, "--dir", out)
     assert code == 1
     assert err.startswith(f"error: {seed.repo}@{seed.commit[:12]}:{weights}: the Hub sent bytes with sha256 ")
-    assert weights not in _files(out)
+    assert weights not in files_below(out)
     # replaced in place under the same name: refused from the listing, before any download
     hub.store.replace_file(RepoKey("model", seed.repo), "main", weights, b"\0" * len(pinned))
     hub.requests.clear()
-    code, _, err = _pull(hub, seed.repo, "--engine", seed.engine, "--dir", out)
+    code, _, err = pull_json(hub, seed.repo, "--engine", seed.engine, "--dir", out)
     assert code == 1 and f"{weights}: the Hub lists {len(pinned)} bytes, sha256 " in err
     assert _weight_requests(hub) == set()
 
@@ -192,13 +179,13 @@ def test_a_hub_target_pinned_by_shard_sizes_is_checked_against_its_listing(
 ) -> None:
     seed = publish_seed_shaped(hub, tmp_path, "ornith-1.0-dflash-gguf")
     pulled: list[str | Path] = [f"{seed.repo}@{seed.commit}", "--engine", "ik", "--dir", tmp_path / "pulled"]
-    code, report, err = _pull(hub, *pulled, "--target", seed.target_repo)
+    code, report, err = pull_json(hub, *pulled, "--target", seed.target_repo)
     assert code == 0, err
     assert report is not None and report["pairing"]["ok"] is True
     shard = seed.target.name.replace("00001-of", "00003-of")
     moved = hub.store.replace_file(RepoKey("model", seed.target_repo), "main", shard, b"another model\n")
     hub.requests.clear()
-    code, _, err = _pull(hub, *pulled, "--target", f"{seed.target_repo}@{moved}")
+    code, _, err = pull_json(hub, *pulled, "--target", f"{seed.target_repo}@{moved}")
     assert code == 1
     pinned = [f.size for f in load_manifest(seed.manifest).pins.targets[0].files]
     found = [*pinned[:2], len(b"another model\n"), *pinned[3:]]
