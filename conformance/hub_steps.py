@@ -33,6 +33,7 @@ from conformance.consumers import llama_server
 from conformance.records import Result, Variant, json_subprocess
 
 if TYPE_CHECKING:
+    from hubrelease_loopback import LoopbackHub
     from hubrelease_loopback.faults import RequestLog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,6 +57,8 @@ class Published:
     """The loopback Hub's request log: what a step's consumer downloaded."""
     owner_token: str
     """The token a step publishes another release with."""
+    hub: LoopbackHub
+    """The Hub itself, for a step that publishes with the test factories (the seed-shaped releases)."""
 
 
 def _hubrelease(env: dict[str, str], *args: str | Path) -> None:
@@ -94,6 +97,7 @@ def published_example(work: Path) -> Iterator[Published]:
             data["release"]["repo_id"],
             hub.requests,
             hub.owner_token,
+            hub,
         )
 
 

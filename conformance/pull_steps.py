@@ -8,8 +8,14 @@ mainline and ik ``llama-server`` with the pulled GGUF as ``--model-draft``. The 
 speculators folder, so vLLM's pull takes a speculators release of the same checkpoint published beside
 it. A release that publishes nothing an engine loads is that engine's ``n/a`` row, with pull's own
 refusal as the reason.
-The control: a target whose config is not the pinned one is refused before any weight is requested
-(the loopback Hub's request log counts the ``.safetensors`` / ``.gguf`` downloads).
+The seed-shaped releases (``tests/factories/seed_releases.py``: both seeds' layout with tiny real weights
+and target) go through the same rows, each paired with its own target: seed 000 (DFlash2 safetensors)
+into SGLang's loader, seed 001 (ik GGUFs, target a five-shard GGUF set pinned by sizes) into ik's
+``llama-server`` started with the command pull prints (the seed's own flags; ``--model`` is the local
+target pull paired with); every other engine is its ``n/a`` row with pull's refusal.
+The controls: a target whose config is not the pinned one, and a target set whose shard sizes are not
+the pinned ones, are refused before any weight is requested (the loopback Hub's request log counts the
+``.safetensors`` / ``.gguf`` downloads).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -82,15 +89,29 @@ def _weight_requests(published: Published, route: str = FILE_ROUTES) -> list[str
     return [r.path for r in published.requests.on(route) if r.path.endswith(WEIGHTS)]
 
 
+@dataclass(frozen=True)
+class Source:
+    """One release the rows pull: its variant name, ``REPO[@COMMIT]``, and the target each engine pairs
+    with (None: unpaired) and its loader starts (a folder for SGLang, a GGUF for the llama-servers)."""
+
+    variant: str
+    repo: str
+    paired: dict[str, Path | None]
+    target: Path
+    target_gguf: Path
+    run_command: bool = False
+    """The llama-server runs the command pull printed (a seed's own flags), not the tier's own."""
+
+
 def _load(
-    engine: str, folder: Path, files: list[str], target: Path, target_gguf: Path, endpoint: str
+    engine: str, folder: Path, report: dict[str, Any], source: Source, endpoint: str
 ) -> dict[str, Any] | str:
     """The consumer's verdict on what pull wrote, or why it was not run."""
     env = os.environ
     if engine == "sglang":
         if not env.get("SGLANG_PYTHON"):
             return "set SGLANG_PYTHON"
-        argv = [env["SGLANG_PYTHON"], str(CONSUMERS / "sglang_load.py"), str(folder), str(target)]
+        argv = [env["SGLANG_PYTHON"], str(CONSUMERS / "sglang_load.py"), str(folder), str(source.target)]
         return json_subprocess(argv, dict(env, SGLANG_USE_CPU_ENGINE="1"))
     if engine == "vllm":
         if not env.get("SPECULATORS_PYTHON"):
@@ -101,30 +122,29 @@ def _load(
     server = env.get(var, "")
     if not server or not Path(server).is_file():
         return f"set {var}"
-    gguf = folder / next(f for f in files if f.endswith(".gguf"))
     flavor = "mainline" if engine == "llama.cpp" else "ik"
     expect = ("DFlash extract_layers",) if flavor == "mainline" else ("DFlash context ready",)
-    return llama_server.run(flavor, Path(server), target_gguf, gguf, expect)  # type: ignore[arg-type]
+    if source.run_command:
+        argv = report["commands"][0]["argv"]
+        return llama_server.serve(Path(server), argv[1:], " ".join(argv[3:7]), expect)
+    gguf = folder / next(f["path"] for f in report["files"] if f["path"].endswith(".gguf"))
+    return llama_server.run(flavor, Path(server), source.target_gguf, gguf, expect)  # type: ignore[arg-type]
 
 
-def _engine_row(published: Published, engine: str, work: Path, target: Path, target_gguf: Path) -> Result:
-    consumer, artifact = f"pull -> {engine}", "pulled from the loopback Hub"
-    out = work / "pulled" / engine
+def _engine_row(published: Published, engine: str, work: Path, source: Source) -> Result:
+    consumer, artifact, variant = f"pull -> {engine}", "pulled from the loopback Hub", source.variant
+    out = work / "pulled" / variant / engine
     shutil.rmtree(out, ignore_errors=True)
-    if engine == "vllm":
-        repo, variant, paired = _speculators_release(published, work), "example-spec", None
-    else:
-        repo, variant = published.drafter_repo, "example"
-        paired = target_gguf if engine in ("llama.cpp", "ik") else target
+    paired = source.paired.get(engine)
     published.requests.clear()
-    code, report, err = _pull(published, repo, engine, paired, out)
+    code, report, err = _pull(published, source.repo, engine, paired, out)
     if code == 2 and "publishes no files" in err:
         return Result(consumer, variant, artifact, "n/a", err.removeprefix("error: "))
     if code != 0:
         return Result(consumer, variant, artifact, "fail", f"pull exited {code}: {err[-400:]}")
     files = [f["path"] for f in report["files"]]
     weights = _weight_requests(published, "resolve")  # before the loader: speculators fetches the verifier
-    loaded = _load(engine, out, files, target, target_gguf, published.url)
+    loaded = _load(engine, out, report, source, published.url)
     pulled = (
         f"pulled {', '.join(files)} at {report['commit'][:12]} ({len(weights)} weight file(s) resolved), "
         f"each = its pinned sha256; {'pairing ok' if paired else 'no target pinned, not paired'}"
@@ -136,31 +156,67 @@ def _engine_row(published: Published, engine: str, work: Path, target: Path, tar
     return Result(consumer, variant, artifact, status, f"{pulled}; {detail}")
 
 
-def _control(published: Published, work: Path, target: Path) -> Result:
+def _refused(published: Published, source: Source, engine: str, target: Path, variant: str) -> Result:
+    """``target`` must be refused before any weight is requested."""
+    published.requests.clear()
+    code, _, err = _pull(published, source.repo, engine, target, target.parent / "pulled-refused")
+    weights = _weight_requests(published)
+    lines = [line for line in err.splitlines() if line.startswith("error: ")] or [err[-200:]]
+    if code == 0 or weights:
+        return Result(
+            "pull (control)", variant, engine, "fail", f"exit {code}, weight requests {weights}: {lines[0]}"
+        )
+    return Result("pull (control)", variant, engine, "pass",
+                  f"refused (exit {code}) with 0 weight requests on the Hub: {' '.join(lines[:2])}")  # fmt: skip
+
+
+def _control(published: Published, work: Path, source: Source) -> Result:
     """A target with 4 more layers than the pin: pull must refuse it before any weight is requested."""
     folder = work / "pull-wrong-target"
     shutil.rmtree(folder, ignore_errors=True)
-    shutil.copytree(target, folder)
+    shutil.copytree(source.target, folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     config["num_hidden_layers"] = int(config["num_hidden_layers"]) + 4
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    published.requests.clear()
-    code, _, err = _pull(
-        published, published.drafter_repo, "sglang", folder, work / "pulled" / "wrong-target"
-    )
-    weights = _weight_requests(published)
-    first = next((line for line in err.splitlines() if line.startswith("error: ")), err[-200:])
-    if code == 0 or weights:
-        why = f"exit {code}, weight requests {weights}: {first}"
-        return Result("pull (control)", "wrong target", "sglang", "fail", why)
-    return Result("pull (control)", "wrong target", "sglang", "pass",
-                  f"refused (exit {code}) with 0 weight requests on the Hub: {first}")  # fmt: skip
+    return _refused(published, source, "sglang", folder, "wrong target")
+
+
+def _seed_control(work: Path, published: Published, source: Source) -> Result:
+    """Seed 001's target set without its last two layers (other shard sizes): refused before weights."""
+    from tests.factories.seed_releases import shallower_target
+
+    folder = work / "pull-wrong-shards"
+    shutil.rmtree(folder, ignore_errors=True)
+    shards = shallower_target(folder, source.target_gguf.name.removesuffix("-00001-of-00005.gguf"))
+    return _refused(published, source, "ik", shards[0], f"{source.variant} wrong target")
+
+
+def _seed_sources(published: Published, work: Path) -> list[Source]:
+    """Both seed-shaped releases published beside the example, each paired with its own target."""
+    from tests.factories.seed_releases import SEED_SHAPED, TARGET_GGUF, publish_seed_shaped
+
+    folder = work / "seeds"
+    shutil.rmtree(folder, ignore_errors=True)
+    sources = []
+    for index, name in enumerate(SEED_SHAPED):
+        seed = publish_seed_shaped(published.hub, folder, name)
+        gguf = seed.target if seed.engine == "ik" else seed.target / TARGET_GGUF
+        sources.append(Source(f"seed {index:03d}", f"{seed.repo}@{seed.commit}", {seed.engine: seed.target},
+                              seed.target if seed.engine == "sglang" else seed.target.parent, gguf,
+                              run_command=seed.engine == "ik"))  # fmt: skip
+    return sources
 
 
 def run_pull(published: Published, work: Path, target: Path, target_gguf: Path) -> list[Result]:
-    """One row per engine (pull, then its loader) and the wrong-target control."""
-    rows = []
-    for engine in ENGINES:
-        rows.append(_engine_row(published, engine, work, target, target_gguf))
-    rows.append(_control(published, work, target))
+    """One row per release x engine (pull, then its loader) and the wrong-target controls."""
+    example = Source("example", published.drafter_repo,
+                     {"sglang": target, "llama.cpp": target_gguf, "ik": target_gguf}, target, target_gguf)  # fmt: skip
+    rows = [_engine_row(published, engine, work, example) for engine in ENGINES if engine != "vllm"]
+    spec = Source("example-spec", _speculators_release(published, work), {}, target, target_gguf)
+    rows.insert(1, _engine_row(published, "vllm", work, spec))
+    seeds = _seed_sources(published, work)
+    for source in seeds:
+        rows += [_engine_row(published, engine, work, source) for engine in ENGINES]
+    rows.append(_control(published, work, example))
+    rows.append(_seed_control(work, published, seeds[1]))
     return rows

@@ -13,9 +13,12 @@
 #   (the sdist also carries convert_hf_to_gguf.py and gguf-py). Its CMakeLists.txt:195 ignores LLAMA_CURL:
 #   downloads (-hf) go through cpp-httplib, plain http included, so the `hf` step's `llama-server -hf`
 #   reaches the loopback Hub with this build (common/http.h:100, common/hf-cache.cpp)
-# Consumers that only exist as public repositories are not fetched or built by this script; point it at
-# your own checkout/build, or the consumer is reported "not run":
-#   IK_LLAMA_SERVER=/path/to/ik_llama.cpp/build/bin/llama-server   (ik_llama.cpp, CPU build)
+# Consumers that only exist as public repositories are not fetched by this script; point it at your own
+# checkout/build, or the consumer is reported "not run":
+#   IK_LLAMA_GIT=/path/to/ik_llama.cpp.git  a clone or bare mirror: its IK_LLAMA_REF (default HEAD) is
+#                                           archived into $CACHE/engines/ik-COMMIT and llama-server built
+#                                           there CPU-only, once (tens of minutes on 2 cores)
+#   IK_LLAMA_SERVER=/path/to/ik_llama.cpp/build/bin/llama-server   (or your own ik_llama.cpp CPU build)
 #   IK_LLAMA_SRC=/path/to/ik_llama.cpp                              (its convert_hf_to_gguf.py + gguf-py)
 #   ZLAB_DFLASH_SRC=/path/to/z-lab/dflash                           (the dflash package: dflash/model.py)
 # IK_LLAMA_COMMIT / ZLAB_DFLASH_COMMIT / LLAMA_COMMIT: the commits to record in RESULTS.md.
@@ -35,6 +38,8 @@ export PIP_CONSTRAINT="$CONSTRAINTS${PIP_CONSTRAINT:+ $PIP_CONSTRAINT}"
 [ -f /etc/xdg/pip/constraints.txt ] && PIP_CONSTRAINT="$PIP_CONSTRAINT /etc/xdg/pip/constraints.txt"
 
 log() { printf '[conformance] %s\n' "$*" >&2; }
+# shellcheck source=scripts/_engines.sh
+. scripts/_engines.sh
 
 # venv DIR STAMP PIP-ARGS...: create DIR once and install; STAMP records what was installed, so a
 # re-run with the same package list installs nothing.
@@ -103,11 +108,25 @@ if [ -z "${LLAMA_SERVER:-}" ]; then
   LLAMA_SERVER=$LLAMA_SRC/build/bin/llama-server
   if [ ! -x "$LLAMA_SERVER" ]; then
     log "building llama-server (CPU) in $LLAMA_SRC/build (log: $ENGINES/mainline-build.log)"
-    cmake -S "$LLAMA_SRC" -B "$LLAMA_SRC/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
-      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF >"$ENGINES/mainline-configure.log" 2>&1
-    nice -n 10 cmake --build "$LLAMA_SRC/build" --target llama-server -j "$(nproc)" \
-      >"$ENGINES/mainline-build.log" 2>&1
+    build_llama_server "$LLAMA_SRC" "$ENGINES/mainline" "$(nproc)" "${MAINLINE_CMAKE_ARGS[@]}"
   fi
+fi
+
+# ik_llama.cpp from a local git directory (IK_LLAMA_GIT), when no IK_LLAMA_SERVER is given.
+if [ -z "${IK_LLAMA_SERVER:-}" ] && [ -n "${IK_LLAMA_GIT:-}" ]; then
+  ik_commit=$(git --git-dir="$IK_LLAMA_GIT" rev-parse "${IK_LLAMA_REF:-HEAD}^{commit}")
+  IK_DIR=$ENGINES/ik-${ik_commit:0:8}
+  if [ ! -f "$IK_DIR/CMakeLists.txt" ]; then
+    log "archiving ik_llama.cpp $ik_commit into $IK_DIR"
+    rm -rf "$IK_DIR" && mkdir -p "$IK_DIR"
+    git_tree_tar "$IK_LLAMA_GIT" "$ik_commit" | tar -x -C "$IK_DIR"
+  fi
+  if [ ! -x "$IK_DIR/build/bin/llama-server" ]; then
+    log "building ik_llama.cpp llama-server (CPU) in $IK_DIR/build (log: $ENGINES/ik-build.log)"
+    build_llama_server "$IK_DIR" "$ENGINES/ik" "$(nproc)" "${IK_CMAKE_ARGS[@]}"
+  fi
+  IK_LLAMA_SERVER=$IK_DIR/build/bin/llama-server
+  : "${IK_LLAMA_SRC:=$IK_DIR}" "${IK_LLAMA_COMMIT:=${ik_commit:0:8}}"
 fi
 
 . scripts/_venv.sh ""

@@ -173,11 +173,15 @@ def serve(
     predicted = timings.get("predicted_n", reply.get("tokens_predicted"))
     detail = f"{predicted} tokens, timings.draft_n={drafted}, draft_n_accepted={accepted}"
     if not isinstance(drafted, int) or drafted <= 0:
-        return {"status": "fail", "error": f"no drafting: {detail}; log: {_log_excerpt(text)}"}
+        return {
+            "status": "fail",
+            "error": f"no drafting: {detail}; log: {_log_excerpt(text)}",
+            "timings": timings,
+        }
     checks = [label, detail]
     for expected in expect_log:
         found = next((line.strip() for line in text.splitlines() if expected in line), None)
         if found is None:
             return {"status": "fail", "error": f"the server never logged {expected!r}: {detail}"}
         checks.append(found[found.index(expected) :])
-    return {"status": "pass", "checks": checks}
+    return {"status": "pass", "checks": checks, "timings": timings}

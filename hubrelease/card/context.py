@@ -112,6 +112,8 @@ class DrafterRef:
     revision: str
     files: Mapping[str, str] = field(default_factory=dict)
     """Repo path -> the path the command names (absent: the repo path)."""
+    target_file: str | None = None
+    """The local target GGUF ``pull`` paired with: named instead of the pinned target's first file."""
 
 
 @dataclass(frozen=True)
@@ -285,7 +287,7 @@ def _flag_value(
         return target.revision
     if not target.files:
         raise where.error(f"target {target.repo_id} pins no files", loc)
-    return target.files[0].path
+    return drafter.target_file or target.files[0].path
 
 
 def _usage_target(usage: Usage, index: int, manifest: Manifest, where: Locator) -> PinnedRepo:

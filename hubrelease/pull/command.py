@@ -56,11 +56,13 @@ def engine_commands(
     files: Mapping[str, str] | None = None,
     *,
     engine: EngineName | None = None,
+    target_file: str | None = None,
 ) -> list[EngineCommand]:
     """The release's commands (those of ``engine`` when given), the drafter named as ``repo`` at ``commit``;
-    ``files`` maps repo paths to the local copies a command should name."""
+    ``files`` maps repo paths to the local copies a command should name, ``target_file`` is the local
+    target GGUF the user paired with (named where the command names the target's file)."""
     if manifest.card is None:
         return []
-    drafter = DrafterRef(repo, commit, dict(files or {}))
+    drafter = DrafterRef(repo, commit, dict(files or {}), target_file)
     commands = usage_commands(manifest, manifest.card, Locator(Path(label)), {}, (), drafter=drafter)
     return [c for c in map(_command, commands) if engine is None or c.engine == engine]

@@ -1,7 +1,8 @@
 """The target a user points at against the target the release pins, before any weights are fetched.
 
 What is compared, each with both values: the repo and commit (a target on the Hub), the bytes that
-identify the build (a config.json's sha256, a GGUF's header sha256, as pinned in ``pins.targets[].files``),
+identify the build (a config.json's sha256, a GGUF's header sha256, as pinned in ``pins.targets[].files``;
+a GGUF set pinned by its shards' sizes alone, as a publisher who recorded no commit pins it, by those),
 the target's depth, hidden size and vocabulary (``lint.target.TargetFacts``: from the pinned target on
 the Hub when its bytes are pinned), and the drafter's own claims about its target: the layers it taps
 and ``num_target_layers`` (``lint.target.target_findings``, the rule the engines enforce or silently
@@ -18,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from hubrelease.errors import CheckFailed, InputError
 from hubrelease.formats.dflash import DrafterConfig
-from hubrelease.formats.gguf_header import read_gguf
-from hubrelease.hub.metadata import resolve_commit
+from hubrelease.formats.gguf_header import read_gguf, split_shards
+from hubrelease.hub.metadata import list_files, resolve_commit
 from hubrelease.hub.target_facts import fetch_target, read_target_file
 from hubrelease.lint.target import TargetFacts, pinned_source, read_local_target, target_findings
 from hubrelease.manifest.models import Manifest, PinnedRepo
@@ -92,9 +93,19 @@ def _config_sha256(pin: PinnedRepo) -> str | None:
     return next((f.sha256 for f in pin.files if f.path == "config.json" and f.sha256), None)
 
 
+def _shard_sizes(pin: PinnedRepo, found: list[int | None]) -> list[PairingCheck]:
+    """The GGUF set's sizes, shard by shard, against the pinned ones (none when the pin has no sizes)."""
+    pinned = [f.size for f in sorted(pin.files, key=lambda f: f.path) if f.path.endswith(".gguf")]
+    if not pinned or None in pinned:
+        return []
+    return [_check("target GGUF shard sizes", ", ".join(map(str, pinned)), ", ".join(map(str, found)))]
+
+
 def _local(spec: Path, pin: PinnedRepo) -> tuple[TargetFacts, list[PairingCheck]]:
     facts = read_local_target(spec)
     checks = []
+    if spec.name.endswith(".gguf"):
+        checks += _shard_sizes(pin, [shard.stat().st_size for shard in split_shards(spec)])
     if spec.name.endswith(".gguf") and _gguf_headers(pin):
         header = read_gguf(spec).shards[0].header_sha256
         pinned = _gguf_headers(pin)
@@ -115,6 +126,10 @@ def _hub(api: HfApi, ref: Ref, pin: PinnedRepo) -> tuple[str, TargetFacts, list[
     if pin.revision and is_commit(pin.revision):
         checks.append(_check("target commit", pin.revision, commit))
     ggufs = [f for f in pin.files if f.path.endswith(".gguf")]
+    if ggufs:
+        listed = list_files(api, ref.repo_id, commit, pin.repo_type)
+        names = sorted(f.path for f in ggufs)
+        checks += _shard_sizes(pin, [listed[n].size if n in listed else None for n in names])
     path = ggufs[0].path if ggufs else "config.json"
     facts, header = read_target_file(api, ref.repo_id, commit, path, pin.repo_type)
     if header is not None and _gguf_headers(pin):

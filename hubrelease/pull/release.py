@@ -184,5 +184,8 @@ def pull_release(
     report.files = fetch_files(api, published, artifacts, directory, cache_dir, traffic=report.traffic)
     local = {f.path: str(f.local) for f in report.files}
     repo = str(directory) if directory is not None else published.repo_id
-    report.commands = engine_commands(manifest, published.label, repo, published.commit, local, engine=chosen)
+    paired = target if target is not None and target.endswith(".gguf") and Path(target).is_file() else None
+    report.commands = engine_commands(
+        manifest, published.label, repo, published.commit, local, engine=chosen, target_file=paired
+    )
     return report

@@ -266,16 +266,21 @@ def mutate_gguf(
     drop_kv: Sequence[str] = (),
     rename: dict[str, str] | None = None,
     drop_tensors: Sequence[str] = (),
+    take_from: Path | None = None,
+    take: Sequence[str] = (),
+    split_max_tensors: int = 0,
 ) -> Path:
     """Copy a GGUF (any type ids) with keys changed or dropped and tensors renamed or dropped.
 
     A changed key keeps its original GGUF type; a new key is typed like ``write_raw_gguf`` does.
+    The tensors named in ``take`` come from ``take_from`` instead (the same model in another type: a
+    mixed-precision file). ``split_max_tensors`` > 0 writes ``-0000N-of-0000M`` shards (``dst`` names the set).
     """
     from hubrelease.formats.gguf_header import read_gguf
 
     model = read_gguf(src, keep_key=lambda _: True)
     arch = set_kv.get("general.architecture", model.architecture) if set_kv else model.architecture
-    writer = gguf.GGUFWriter(str(dst), str(arch))
+    writer = gguf.GGUFWriter(str(dst), str(arch), split_max_tensors=split_max_tensors)
     changes = dict(set_kv or {})
     for key, entry in model.kv.items():
         if key in drop_kv or key == "general.architecture":
@@ -285,6 +290,9 @@ def mutate_gguf(
         writer.add_key_value(key, value, gguf.GGUFValueType(entry.value_type), sub_type=sub)
     changes.pop("general.architecture", None)
     kept = [(shard.path, t) for shard in model.shards for t in shard.tensors if t.name not in drop_tensors]
+    if take_from is not None:
+        other = {t.name: (shard.path, t) for shard in read_gguf(take_from).shards for t in shard.tensors}
+        kept = [other[t.name] if t.name in take else (path, t) for path, t in kept]
     for _, tensor in kept:
         name = (rename or {}).get(tensor.name, tensor.name)
         writer.add_tensor_info(

@@ -4,6 +4,7 @@ commit and by its files' digests: what ``pull``, ``pull --check`` and ``diff`` t
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ import yaml
 from hubrelease.formats.gguf_header import read_gguf
 from hubrelease.fsutil import STATE_DIR
 from hubrelease_loopback import LoopbackHub
-from tests.factories.cli import run_cli
+from tests.factories.cli import invoke, run_cli
 from tests.factories.hub import api_for, unique_repo, upload_files, upload_release
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -89,3 +90,19 @@ def publish_example(hub: LoopbackHub, tmp_path: Path, signing_key: Path | None =
             assert code == 0, err
         commit = api.repo_info(repo).sha or ""
     return PublishedExample(repo, commit, target_repo, target_commit, release, target)
+
+
+def pull_json(hub: LoopbackHub, *args: str | Path) -> tuple[int, dict[str, Any] | None, str]:
+    """``hubrelease pull ARGS --json`` against ``hub``: exit code, the report (when 0), stderr."""
+    result = invoke(["pull", *map(str, args), "--endpoint", hub.url, "--json"])
+    report = json.loads(result.stdout) if result.exit_code == 0 else None
+    return result.exit_code, report, result.stderr
+
+
+def files_below(folder: Path) -> set[str]:
+    """Every file below ``folder`` (relative POSIX paths; empty when it does not exist): what a pull wrote."""
+    return (
+        {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+        if folder.exists()
+        else set()
+    )

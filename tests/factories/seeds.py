@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from hubrelease.manifest import load_manifest
@@ -23,6 +24,15 @@ def small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) -> 
     re-pinned; ``unpinned`` marks are kept as committed)."""
     folder = tmp_path / name
     shutil.copytree(repo_root / "manifests" / name, folder)
+    return shrink_seed(folder, hub)
+
+
+def shrink_seed(
+    folder: Path, hub: LoopbackHub, repo_files: Mapping[str, dict[str, bytes]] | None = None
+) -> Path:
+    """``small_seed`` on a seed folder already copied: artifacts already in ``folder`` are kept, every
+    other one gets a small stand-in; a pinned repo named in ``repo_files`` gets those files (else small
+    ones at the pinned paths). Returns the manifest, re-pinned (``add``) and its card rendered."""
     manifest = folder / "hubrelease.yaml"
     seed = load_manifest(manifest)
     api = api_for(hub)
@@ -32,6 +42,7 @@ def small_seed(repo_root: Path, name: str, tmp_path: Path, hub: LoopbackHub) -> 
     for kind in ("targets", "base_drafters", "datasets"):
         for index, pin in enumerate(getattr(seed.pins, kind)):
             files = {f.path: f"{pin.repo_id}:{f.path}\n".encode() for f in getattr(pin, "files", [])}
+            files |= (repo_files or {}).get(pin.repo_id, {})
             repo_type = "dataset" if kind == "datasets" else pin.repo_type
             commit = upload_files(api, pin.repo_id, files or {"README.md": b"pinned\n"}, repo_type=repo_type)
             if not pin.unpinned:  # a commit of the real Hub cannot exist here: re-pinned to ours

@@ -4,18 +4,15 @@ engine loads, checked as pinned, a wrong target refused before any weights, a ta
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from huggingface_hub import try_to_load_from_cache
 
 from hubrelease_loopback import LoopbackHub, RepoKey
 from hubrelease_loopback.faults import FILE_ROUTES
-from tests.factories.cli import invoke
 from tests.factories.drafters import mutate_gguf
-from tests.factories.published import TARGET_GGUF, PublishedExample, publish_example
+from tests.factories.published import TARGET_GGUF, PublishedExample, files_below, publish_example, pull_json
 
 WEIGHTS = ("model.safetensors", "tiny-dflash2-q8_0.gguf")
 
@@ -25,20 +22,6 @@ def example(hub: LoopbackHub, tmp_path: Path) -> PublishedExample:
     published = publish_example(hub, tmp_path)
     hub.requests.clear()
     return published
-
-
-def _pull(hub: LoopbackHub, *args: str | Path) -> tuple[int, dict[str, Any] | None, str]:
-    result = invoke(["pull", *map(str, args), "--endpoint", hub.url, "--json"])
-    report = json.loads(result.stdout) if result.exit_code == 0 else None
-    return result.exit_code, report, result.stderr
-
-
-def _files(folder: Path) -> set[str]:
-    return (
-        {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-        if folder.exists()
-        else set()
-    )
 
 
 def _weight_requests(hub: LoopbackHub) -> list[str]:
@@ -53,11 +36,11 @@ def test_pull_fetches_exactly_what_the_engine_loads_checked_as_pinned(
     hub: LoopbackHub, example: PublishedExample, tmp_path: Path, engine: str, expected: set[str]
 ) -> None:
     out = tmp_path / "pulled"
-    code, report, err = _pull(hub, f"{example.repo}@main", "--engine", engine, "--dir", out)
+    code, report, err = pull_json(hub, f"{example.repo}@main", "--engine", engine, "--dir", out)
     assert code == 0, err
     assert report is not None
     assert report["commit"] == example.commit and report["revision"] == "main"
-    assert _files(out) == expected
+    assert files_below(out) == expected
     for name in expected:
         pinned = (example.release / name).read_bytes()
         assert hashlib.sha256((out / name).read_bytes()).hexdigest() == hashlib.sha256(pinned).hexdigest()
@@ -67,14 +50,14 @@ def test_pull_into_the_hf_cache_is_found_by_huggingface_hub_at_the_commit_and_br
     hub: LoopbackHub, example: PublishedExample, tmp_path: Path
 ) -> None:
     cache = tmp_path / "cache"
-    code, report, err = _pull(hub, example.repo, "--engine", "sglang", "--cache-dir", cache)
+    code, report, err = pull_json(hub, example.repo, "--engine", "sglang", "--cache-dir", cache)
     assert code == 0, err
     for revision in (example.commit, "main"):
         found = try_to_load_from_cache(example.repo, "model.safetensors", cache_dir=cache, revision=revision)
         assert isinstance(found, str)
         assert Path(found).read_bytes() == (example.release / "model.safetensors").read_bytes()
     again = hub.requests.count()
-    code, report, err = _pull(hub, example.repo, "--engine", "sglang", "--cache-dir", cache)
+    code, report, err = pull_json(hub, example.repo, "--engine", "sglang", "--cache-dir", cache)
     assert code == 0 and report is not None
     assert [f["fetched"] for f in report["files"]] == [False, False]
     assert not [r for r in hub.requests.on(FILE_ROUTES)[again:] if r.path.endswith(WEIGHTS)]
@@ -83,7 +66,7 @@ def test_pull_into_the_hf_cache_is_found_by_huggingface_hub_at_the_commit_and_br
 def test_sglang_command_names_the_drafter_and_target_at_their_commits(
     hub: LoopbackHub, example: PublishedExample, tmp_path: Path
 ) -> None:
-    code, report, err = _pull(hub, example.repo, "--engine", "sglang", "--dir", tmp_path / "d")
+    code, report, err = pull_json(hub, example.repo, "--engine", "sglang", "--dir", tmp_path / "d")
     assert code == 0, err
     assert report is not None
     commands = report["commands"]
@@ -98,7 +81,7 @@ def test_sglang_command_names_the_drafter_and_target_at_their_commits(
 def test_an_engine_the_release_has_no_files_for_is_exit_2(
     hub: LoopbackHub, example: PublishedExample
 ) -> None:
-    code, _, err = _pull(hub, example.repo, "--engine", "vllm")
+    code, _, err = pull_json(hub, example.repo, "--engine", "vllm")
     assert code == 2
     assert err.startswith("error: ") and "speculators" in err and "Traceback" not in err
 
@@ -107,7 +90,7 @@ def test_the_pinned_target_pairs_local_and_on_the_hub(
     hub: LoopbackHub, example: PublishedExample, tmp_path: Path
 ) -> None:
     for target in (example.target, example.target / TARGET_GGUF, example.target_repo):
-        code, report, err = _pull(
+        code, report, err = pull_json(
             hub, example.repo, "--engine", "llama.cpp", "--target", target, "--dir", tmp_path / "d"
         )
         assert code == 0, (target, err)
@@ -123,7 +106,7 @@ def test_a_target_with_other_layers_is_refused_before_any_weights(
         example.target / TARGET_GGUF, tmp_path / "other-target.gguf", set_kv={"qwen3.block_count": 6}
     )
     out = tmp_path / "pulled"
-    code, _, err = _pull(hub, example.repo, "--engine", "llama.cpp", "--target", other, "--dir", out)
+    code, _, err = pull_json(hub, example.repo, "--engine", "llama.cpp", "--target", other, "--dir", out)
     assert code == 1
     lines = err.splitlines()
     assert lines[0] == f"error: {other}: the target does not pair with this release; nothing was downloaded"
@@ -133,7 +116,7 @@ def test_a_target_with_other_layers_is_refused_before_any_weights(
         f"error: drafter target-layers: num_target_layers is 8 but the target ({other}) has 6 layers" in lines
     )
     assert any(line.startswith("error: GGUF header sha256: the release pins ") for line in lines)
-    assert _files(out) == set()
+    assert files_below(out) == set()
     assert _weight_requests(hub) == []
 
 
@@ -141,7 +124,7 @@ def test_a_target_at_another_commit_is_refused_naming_both(
     hub: LoopbackHub, example: PublishedExample, tmp_path: Path
 ) -> None:
     moved = hub.store.replace_file(RepoKey("model", example.target_repo), "main", "notes.md", b"moved\n")
-    code, _, err = _pull(
+    code, _, err = pull_json(
         hub, example.repo, "--engine", "sglang", "--target", f"{example.target_repo}@{moved}"
     )
     assert code == 1
@@ -154,11 +137,11 @@ def test_a_file_replaced_on_the_hub_is_refused_before_download(
 ) -> None:
     hub.store.replace_file(RepoKey("model", example.repo), "main", "model.safetensors", b"\0" * 204136)
     out = tmp_path / "pulled"
-    code, _, err = _pull(hub, example.repo, "--engine", "sglang", "--dir", out)
+    code, _, err = pull_json(hub, example.repo, "--engine", "sglang", "--dir", out)
     assert code == 1
     assert "model.safetensors: the Hub lists 204136 bytes" in err
     assert _weight_requests(hub) == []
-    assert _files(out) == set()
+    assert files_below(out) == set()
 
 
 def test_downloads_are_bounded_by_the_pinned_size_not_the_read_cap(
@@ -167,6 +150,6 @@ def test_downloads_are_bounded_by_the_pinned_size_not_the_read_cap(
     from hubrelease.hub import bounds
 
     monkeypatch.setattr(bounds, "MAX_BODY", 100_000)  # below model.safetensors (204,136 bytes)
-    code, _, err = _pull(hub, example.repo, "--engine", "sglang", "--dir", tmp_path / "d")
+    code, _, err = pull_json(hub, example.repo, "--engine", "sglang", "--dir", tmp_path / "d")
     assert code == 0, err
     assert (tmp_path / "d" / "model.safetensors").stat().st_size == 204_136
