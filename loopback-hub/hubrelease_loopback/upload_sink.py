@@ -16,7 +16,7 @@ import hashlib
 import os
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -34,6 +34,26 @@ class Readable(Protocol):
     """A body to take in: ``readinto`` fills (part of) a buffer and says how much, 0 at the end."""
 
     def readinto(self, view: memoryview, /) -> int: ...
+
+
+class Chunks:
+    """``Readable`` over pieces of bytes (a Xet file decoded chunk by chunk from its xorbs): the
+    pieces are produced on the calling thread while a consumer still hashes the last buffer."""
+
+    def __init__(self, pieces: Iterable[bytes]) -> None:
+        self._pieces = iter(pieces)
+        self._current = memoryview(b"")
+
+    def readinto(self, view: memoryview, /) -> int:
+        while not self._current:
+            piece = next(self._pieces, None)
+            if piece is None:
+                return 0
+            self._current = memoryview(piece)
+        count = min(len(view), len(self._current))
+        view[:count] = self._current[:count]
+        self._current = self._current[count:]
+        return count
 
 
 class FileWriter:

@@ -57,7 +57,7 @@ from hubrelease_loopback import xetformat
 from hubrelease_loopback.auth import Grant, covers
 from hubrelease_loopback.reach import Kind
 from hubrelease_loopback.store import HubStore, RepoKey, StoreError
-from hubrelease_loopback.upload_sink import BUFFER, FileWriter, Readable, sink
+from hubrelease_loopback.upload_sink import BUFFER, Chunks, FileWriter, Readable, sink
 from hubrelease_loopback.xetformat import Segment, XetFormatError, XorbChunk
 
 MAX_XORB_BYTES = 80 * 1024 * 1024  # MAX_XORB_BYTES (64 MiB) of chunk data plus headers and footer
@@ -410,10 +410,10 @@ class XetStore:
             raise refused
 
     def _register(self, item: xetformat.ShardFile) -> None:
-        # Hashed as decoded, never written: the xorbs stay the file's only copy.
+        # Hashed as decoded, never written: the xorbs stay the file's only copy. Decoding on this
+        # thread, sha256 on another (``upload_sink``): the check costs about the slower of the two.
         digest = hashlib.sha256()
-        for chunk in self.rebuild(item.segments):
-            digest.update(chunk)
+        sink(Chunks(self.rebuild(item.segments)), [digest.update], item.size)
         if digest.hexdigest() != item.sha256:
             raise StoreError(
                 400, f"shard file {item.file_hash}: its bytes do not hash to sha256 {item.sha256}"
