@@ -25,9 +25,32 @@ BUFFER = 4 << 20
 """Bytes per buffer: large enough that a hash update or a write costs one GIL hand-off per 4 MiB."""
 BUFFERS = 4
 """Buffers per upload: the receiver fills one while the consumers still work on the others."""
+KEPT = 16
+"""Full-size buffers kept between uploads: a fresh 4 MiB buffer costs its page faults on first
+fill, which for huggingface_hub's multipart upload (a request per 16 MiB part, every buffer filled
+once) is a zeroing pass over every byte received."""
+_kept: list[memoryview] = []
+_kept_lock = threading.Lock()
+
+
+def _buffer(size: int) -> memoryview:
+    if size == BUFFER:
+        with _kept_lock:
+            if _kept:
+                return _kept.pop()
+    return memoryview(bytearray(size))
+
+
+def _give_back(view: memoryview) -> None:
+    if len(view) == BUFFER:
+        with _kept_lock:
+            if len(_kept) < KEPT:
+                _kept.append(view)
+
 
 Consumer = Callable[[memoryview], object]
-"""Takes every received byte, in order, one buffer at a time (a digest's ``update``, a ``FileWriter``)."""
+"""Takes every received byte, in order, one buffer at a time (a digest's ``update``, a ``FileWriter``);
+it must not keep the view past the call: the buffer is filled again."""
 
 
 class Readable(Protocol):
@@ -123,8 +146,9 @@ def sink(source: Readable, consumers: Sequence[Consumer], most: int) -> int:
     A consumer's exception is raised here once every consumer has stopped; the source's (a
     dropped connection, a body over its cap) likewise, so nothing writes after ``sink`` returns."""
     free: queue.Queue[_Slot] = queue.Queue()
-    for _ in range(BUFFERS):
-        free.put(_Slot(memoryview(bytearray(max(1, min(BUFFER, most + 1))))))
+    slots = [_Slot(_buffer(max(1, min(BUFFER, most + 1)))) for _ in range(BUFFERS)]
+    for slot in slots:
+        free.put(slot)
     lanes = [_Lane(consume, free) for consume in consumers]
     received = 0
     try:
@@ -144,6 +168,8 @@ def sink(source: Readable, consumers: Sequence[Consumer], most: int) -> int:
             lane.filled.put(None)
         for lane in lanes:
             lane.thread.join()
+        for slot in slots:
+            _give_back(slot.view)
     for lane in lanes:
         if lane.error is not None:
             raise lane.error

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -140,3 +141,19 @@ def test_two_uploads_of_one_part_at_once_leave_no_running_sha256() -> None:
     first.update(b"one")
     digests.end("u", 1, first, True)
     assert digests.final("u", 1) is None
+
+
+def test_full_size_buffers_are_kept_for_the_next_upload() -> None:
+    """A part of huggingface_hub's multipart upload fills each buffer once: fresh ones would cost
+    a page fault per 4 KiB of every part."""
+    size = upload_sink.BUFFERS * upload_sink.BUFFER  # every buffer filled once
+    buffers: list[set[int]] = []
+    for _ in range(2):
+        seen: set[int] = set()
+        buffers.append(seen)
+        sink(Pieces(os.urandom(size), 1 << 20), [partial(_note_buffer, seen)], size)
+    assert len(buffers[0]) == upload_sink.BUFFERS and buffers[1] == buffers[0]
+
+
+def _note_buffer(seen: set[int], view: memoryview) -> None:
+    seen.add(id(view.obj))
