@@ -16,7 +16,8 @@ starts: the figures are transfer plus the Hub's checks. Peers, on the same file 
 cache: ``openssl dgst -sha256`` (one stream; LFS checks a sha256 of every byte, so that rate is
 the ceiling of ingest, the target is >= 0.6x of it) and a bare TCP socket on 127.0.0.1 whose
 receiver ``recv_into``s a 1 MiB buffer and writes it to a file in the same folder (no HTTP, no
-hashing). Best of ``--repeat``.
+hashing). Best of ``--repeat``; for the client rows, the CPU time the client and the Hub spent in
+the best round, which tells which side a machine's cores bound.
 
     python bench/hub_ingest_bench.py [--mib 1024] [--repeat 3]
 """
@@ -29,6 +30,7 @@ import http.client
 import json
 import os
 import platform
+import resource
 import shutil
 import socket
 import subprocess
@@ -134,8 +136,14 @@ def hub_put(hub: LoopbackHub, key: RepoKey, source: Path, sha: str, size: int) -
     return elapsed
 
 
-def hf_commit(hub: LoopbackHub, repo: str, source: Path, xet: bool, home: Path) -> float:
-    """Seconds huggingface_hub's ``create_commit`` of ``source`` takes, in its own process."""
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def hf_commit(hub: LoopbackHub, repo: str, source: Path, xet: bool, home: Path) -> tuple[float, float, float]:
+    """Seconds huggingface_hub's ``create_commit`` of ``source`` takes, in its own process, and the
+    CPU seconds the client process (start-up included) and the Hub (this process) spent meanwhile."""
     env = {
         **os.environ,
         "HF_HOME": str(home),
@@ -145,12 +153,14 @@ def hf_commit(hub: LoopbackHub, repo: str, source: Path, xet: bool, home: Path) 
     env.pop("HF_TOKEN", None)
     if not xet:
         env["HF_HUB_DISABLE_XET"] = "1"
+    client, server = _cpu(resource.RUSAGE_CHILDREN), _cpu(resource.RUSAGE_SELF)
     done = subprocess.run(
         [sys.executable, "-c", CLIENT, hub.url, repo, str(source)], env=env, capture_output=True, text=True
     )
     if done.returncode:
         raise RuntimeError(f"huggingface_hub upload failed: {done.stderr[-2000:]}")
-    return float(done.stdout.split()[-1])
+    used = (_cpu(resource.RUSAGE_CHILDREN) - client, _cpu(resource.RUSAGE_SELF) - server)
+    return float(done.stdout.split()[-1]), *used
 
 
 def _xet_token(hub: LoopbackHub, repo: str) -> str:
@@ -187,6 +197,7 @@ def main() -> None:
     times: dict[str, list[float]] = {
         name: [] for name in ("sha256", "raw socket", "hub LFS PUT", "hf LFS", "hf Xet", "hub xorb POST")
     }
+    cpu: dict[tuple[str, float], list[float]] = {}
     xorb_bytes = 0
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -204,11 +215,15 @@ def main() -> None:
                 times["raw socket"].append(raw_upload(source, folder, size))
                 times["hub LFS PUT"].append(hub_put(hub, key, source, sha, size))
                 hub.store.lfs_path(sha).unlink()
-                times["hf LFS"].append(hf_commit(hub, f"bench/lfs-{round_}", source, False, folder / "home"))
+                seconds, *used = hf_commit(hub, f"bench/lfs-{round_}", source, False, folder / "home")
+                times["hf LFS"].append(seconds)
+                cpu[("hf LFS", seconds)] = used
                 hub.store.lfs_path(sha).unlink()
                 with LoopbackHub(folder / f"xet-{round_}") as xet_hub:
                     home = folder / f"home-{round_}"
-                    times["hf Xet"].append(hf_commit(xet_hub, "bench/xet", source, True, home))
+                    seconds, *used = hf_commit(xet_hub, "bench/xet", source, True, home)
+                    times["hf Xet"].append(seconds)
+                    cpu[("hf Xet", seconds)] = used
                     shutil.rmtree(home)
                     stored = sorted(
                         p
@@ -234,6 +249,11 @@ def main() -> None:
     for name, seconds in best.items():
         print(f"{name:>14}: {seconds:7.3f} s  {rates[name] / 1e6:8.0f} MB/s")
     print(f"xorbs: {xorb_bytes} bytes in all ({xorb_bytes / size:.3f}x the file)")
+    for name in ("hf LFS", "hf Xet"):
+        client, hub_cpu = cpu[(name, best[name])]
+        print(
+            f"{name:>14}, best round: client {client:.2f} CPU s (start-up included), Hub {hub_cpu:.2f} CPU s"
+        )
     for name in ("hub LFS PUT", "hf LFS", "hf Xet", "hub xorb POST"):
         print(
             f"{name:>14} / sha256: {rates[name] / rates['sha256']:.2f}x  (target >= 0.6x)"
