@@ -337,6 +337,8 @@ class HubStore:
                 raise StoreError(400, f"multipart upload is missing part {part['partNumber']}")
             if record.read_text() != str(part["etag"]).strip('"'):
                 raise StoreError(400, f"ETag mismatch for part {part['partNumber']}")
+        if not assembled.is_file():  # removed as stale meanwhile (``clean_stale_tmp``)
+            raise StoreError(400, "the multipart upload's parts are gone: upload them again")
         try:
             known = self.part_digests.final(f"{upload.sha256}-{upload.upload_id}", upload.parts)
             got = (assembled.stat().st_size, known) if known is not None else sha256_file(assembled)

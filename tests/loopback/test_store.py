@@ -165,3 +165,13 @@ def test_a_put_the_client_abandons_leaves_nothing_on_the_hub(tmp_path: Path) -> 
         wait_until(lambda: hub.requests.count("lfs_upload") == 1)  # answered 400 to no one
         assert _leftovers(hub.store) == []
         assert hub.server_errors == []
+
+
+def test_a_completion_after_the_parts_were_cleaned_away_is_refused(tmp_path: Path) -> None:
+    data = os.urandom(100_000)
+    hub_store, upload = HubStore(tmp_path), _multipart(data, 64_000)
+    parts = [_put(hub_store, upload, data, n) for n in (1, 2)]
+    hub_store.multipart_path(upload.sha256, upload.upload_id).unlink()  # as clean_stale_tmp does
+    with pytest.raises(StoreError, match="parts are gone") as caught:
+        hub_store.complete_multipart(upload, parts)
+    assert caught.value.status == 400
