@@ -11,8 +11,9 @@ Every upload path the Hub has, on the same random file, interleaved round by rou
 - ``hub xorb POST``: the xorbs that upload stored, POSTed again one after another over raw HTTP to
   a fresh Hub: the Hub's xorb ingest without the client's chunking and compression.
 
-The clients' own sha256 of the file (huggingface_hub's ``UploadInfo``) is taken before the clock
-starts: the figures are transfer plus the Hub's checks. Peers, on the same file from the page
+The client's own sha256 of the file (huggingface_hub's ``UploadInfo``, which it otherwise
+computes lazily inside ``create_commit``, and which hf_xet then need not compute) is taken before
+the clock starts: the figures are the transfer plus the Hub's checks, not the client's hashing. Peers, on the same file from the page
 cache: ``openssl dgst -sha256`` (one stream; LFS checks a sha256 of every byte, so that rate is
 the ceiling of ingest, the target is >= 0.6x of it) and a bare TCP socket on 127.0.0.1 whose
 receiver ``recv_into``s a 1 MiB buffer and writes it to a file in the same folder (no HTTP, no
@@ -50,7 +51,8 @@ import os, sys, time
 from huggingface_hub import CommitOperationAdd, HfApi
 api = HfApi(endpoint=sys.argv[1], token=os.environ["BENCH_HUB_TOKEN"])
 api.create_repo(sys.argv[2])
-operation = CommitOperationAdd("weights.bin", sys.argv[3])  # hashes the file: before the clock
+operation = CommitOperationAdd("weights.bin", sys.argv[3])
+assert operation.upload_info.sha256  # huggingface_hub hashes lazily: its own pass, before the clock
 start = time.perf_counter()
 api.create_commit(sys.argv[2], [operation], commit_message="bench")
 print(time.perf_counter() - start)
