@@ -314,8 +314,9 @@ class HubStore:
             os.close(fd)
             self.part_digests.end(key, number, running, whole)
         etag = uuid.uuid4().hex
-        # Renamed into place without fsync: a part is temporary state, and an fsync here flushes the
-        # part's megabytes on some filesystems (ext4 data=ordered) at every part.
+        # Renamed into place without fsync (``atomic_write_text`` syncs): a part is temporary state,
+        # lost with the upload if the machine goes down, and an fsync would wait for the disk at
+        # every part of every upload.
         folder = self.multipart_path(upload.sha256, upload.upload_id, ".parts")
         folder.mkdir(exist_ok=True)
         written = folder / f"{number:06d}.{etag}"
