@@ -15,7 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from hubrelease_loopback.store import RepoKey, StoreError
+from hubrelease_loopback.store import MultipartUpload, RepoKey, StoreError
 from hubrelease_loopback.wire import Request, Response, json_response
 
 if TYPE_CHECKING:
@@ -64,12 +64,14 @@ def batch(request: Request) -> Response:
         verify = {"href": f"{hub.url}/__lfs/verify?{repo}&sig={hub.access.sign(tenant)}"}
         if size > hub.multipart_threshold:
             upload_id = uuid.uuid4().hex
-            chunk = max(hub.multipart_chunk, -(-size // MAX_PARTS))
-            parts = -(-size // chunk)
-            header: dict[str, str] = {"chunk_size": str(chunk)}
-            part_sig = hub.access.sign(f"{oid}:{upload_id}")
+            plan = MultipartUpload(oid, size, upload_id, part_size(hub, size))
+            header: dict[str, str] = {"chunk_size": str(plan.part_size)}
+            part_sig = hub.access.sign(f"{oid}:{upload_id}:{size}")
             header.update(
-                {str(n): f"{hub.url}/__lfs/{oid}/{upload_id}/{n}?sig={part_sig}" for n in range(1, parts + 1)}
+                {
+                    str(n): f"{hub.url}/__lfs/{oid}/{upload_id}/{n}?size={size}&sig={part_sig}"
+                    for n in range(1, plan.parts + 1)
+                }
             )
             done_sig = hub.access.sign(f"{tenant}|{oid}:{upload_id}:{size}")
             upload = {
@@ -116,11 +118,19 @@ def put_object(request: Request) -> Response:
     return Response(200)
 
 
+def part_size(hub: ServedHub, size: int) -> int:
+    """The part size of a multipart upload of ``size`` bytes (the batch's ``chunk_size``)."""
+    return max(hub.multipart_chunk, -(-size // MAX_PARTS))
+
+
+def _upload(request: Request) -> MultipartUpload:
+    oid, size = request.arg("oid"), _size(request)
+    return MultipartUpload(oid, size, request.arg("upload"), part_size(request.hub, size))
+
+
 def put_part(request: Request) -> Response:
-    _signed(request, f"{request.arg('oid')}:{request.arg('upload')}")
-    etag = request.hub.store.put_part(
-        request.arg("oid"), request.arg("upload"), int(request.arg("part")), request.chunks
-    )
+    _signed(request, f"{request.arg('oid')}:{request.arg('upload')}:{_size(request)}")
+    etag = request.hub.store.put_part(_upload(request), int(request.arg("part")), request.chunks)
     return Response(200, {"ETag": f'"{etag}"'})
 
 
@@ -135,7 +145,7 @@ def complete(request: Request) -> Response:
         raise StoreError(400, "parts must be a list of {partNumber, etag}")
     for part in parts:
         part["partNumber"] = request.number(part.get("partNumber"), "partNumber")
-    request.hub.store.complete_multipart(oid, _size(request), request.arg("upload"), parts)
+    request.hub.store.complete_multipart(_upload(request), parts)
     request.hub.store.tenancy.add("lfs", oid, tenant)
     return json_response({})
 

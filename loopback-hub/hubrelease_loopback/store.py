@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import re
@@ -26,7 +27,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,14 +37,13 @@ from huggingface_hub.errors import HFValidationError
 from huggingface_hub.utils import validate_repo_id
 from huggingface_hub.utils.sha import git_hash
 
-from hubrelease.fsutil import atomic_open, atomic_write_bytes, atomic_write_text
+from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
 from hubrelease.revisions import is_commit
 from hubrelease_loopback.gitpatterns import GitAttributes
-from hubrelease_loopback.ingest import Chunks, Readable, ingest
 from hubrelease_loopback.tenancy import Kind, Tenancy
+from hubrelease_loopback.upload_sink import Consumer, FileWriter, PartDigests, Readable, sha256_file, sink
 
 REPO_TYPES = ("model", "dataset", "space")
-CHUNK = 1 << 20
 # A new repo's .gitattributes, like (a part of) the Hub's default one: preupload sends what it
 # tracks to LFS whatever the size (``wants_lfs``); a commit may change it.
 GITATTRIBUTES = "".join(
@@ -63,6 +63,27 @@ class StoreError(Exception):
         self.status = status
         self.message = message
         self.code = code
+
+
+@dataclass(frozen=True)
+class MultipartUpload:
+    """One multipart LFS upload: the object's sha256 and size, the id the batch gave it, its part size."""
+
+    sha256: str
+    size: int
+    upload_id: str
+    part_size: int
+
+    @property
+    def parts(self) -> int:
+        return max(1, -(-self.size // self.part_size))
+
+    def span(self, number: int) -> tuple[int, int]:
+        """Where part ``number`` sits in the object: (offset, length); 400 for a part it has not."""
+        if not 1 <= number <= self.parts:
+            raise StoreError(400, f"part {number} is not one of the {self.parts} parts of this upload")
+        offset = (number - 1) * self.part_size
+        return offset, min(self.part_size, self.size - offset)
 
 
 @dataclass(frozen=True)
@@ -177,6 +198,7 @@ class HubStore:
         self.tenancy = Tenancy(self.root)
         self.sizes_elsewhere: Callable[[str], int | None] = lambda sha256: None
         """Size of an object stored outside ``lfs/`` (a Xet file, ``XetStore`` sets it), or None."""
+        self.part_digests = PartDigests()
         self._thread_lock = threading.RLock()
         self._file_lock = FileLock(str(self.root / ".refs.lock"), thread_local=False)
 
@@ -236,65 +258,95 @@ class HubStore:
         """Stream an LFS object to disk and keep it only if its sha256 and size are the claimed ones."""
         fd, tmp = tempfile.mkstemp(dir=self.tmp_dir(), prefix="lfs.")
         try:
+            digest = hashlib.sha256()
             try:
-                received, actual = ingest(source, fd, size)
+                received = sink(source, [digest.update, FileWriter(fd)], size)
             finally:
                 os.close(fd)
             if received > size:
                 raise StoreError(400, f"upload is longer than the {size} bytes of the LFS object")
-            if received != size or actual != sha256:
-                raise StoreError(
-                    400,
-                    f"uploaded bytes do not match the LFS object: got sha256 {actual} "
-                    f"and {received} bytes, expected {sha256} and {size} bytes",
-                )
-            target = self.lfs_path(sha256)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp, target)
+            self._keep_lfs(Path(tmp), sha256, size, (received, digest.hexdigest()))
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         return received
 
-    def multipart_dir(self, sha256: str, upload_id: str) -> Path:
-        return self.inside(self.root / "tmp" / f"multipart-{sha256}-{upload_id}")
+    def _keep_lfs(self, tmp: Path, sha256: str, size: int, got: tuple[int, str]) -> None:
+        """Move ``tmp`` into ``lfs/`` if ``got`` (its size, its sha256) is what was claimed, else 400."""
+        received, actual = got
+        if received != size or actual != sha256:
+            raise StoreError(
+                400,
+                f"uploaded bytes do not match the LFS object: got sha256 {actual} "
+                f"and {received} bytes, expected {sha256} and {size} bytes",
+            )
+        target = self.lfs_path(sha256)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, target)
 
-    def put_part(self, sha256: str, upload_id: str, number: int, chunks: Iterable[bytes]) -> str:
-        """Stream one multipart chunk to disk; returns its ETag (md5, as S3 does)."""
-        folder = self.multipart_dir(sha256, upload_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        digest = hashlib.md5(usedforsecurity=False)
-        with atomic_open(folder / f"{number:06d}", "wb", encoding=None) as handle:
-            for chunk in chunks:
-                digest.update(chunk)
-                handle.write(chunk)
-        return digest.hexdigest()
+    def multipart_path(self, sha256: str, upload_id: str, suffix: str = "") -> Path:
+        """The object being assembled (its parts written in place), or with ``.parts`` the folder of
+        the received parts' ETags."""
+        return self.inside(self.root / "tmp" / f"multipart-{sha256}-{upload_id}{suffix}")
 
-    def complete_multipart(self, sha256: str, size: int, upload_id: str, parts: list[dict[str, Any]]) -> None:
-        """Join the parts in ``partNumber`` order, check every ETag, then check the whole object."""
-        folder = self.multipart_dir(sha256, upload_id)
-        files = []
-        for part in sorted(parts, key=lambda p: int(p["partNumber"])):
-            path = folder / f"{int(part['partNumber']):06d}"
-            if not path.is_file():
-                raise StoreError(400, f"multipart upload is missing part {part['partNumber']}")
-            if hashlib.md5(path.read_bytes(), usedforsecurity=False).hexdigest() != str(part["etag"]).strip(
-                '"'
-            ):
-                raise StoreError(400, f"ETag mismatch for part {part['partNumber']}")
-            files.append(path)
+    def put_part(self, upload: MultipartUpload, number: int, source: Readable) -> str:
+        """Stream part ``number`` into its place in the object; returns its ETag.
 
-        def chunks() -> Iterator[bytes]:
-            for path in files:
-                yield path.read_bytes()
-
+        A part must be exactly its share of the object (the batch gave the part size), else 400. The
+        ETag names this upload of the part, as S3's do (the client only echoes it): the content is
+        checked once, by the whole object's sha256 at completion, taken here as the parts arrive in
+        order (``PartDigests``). A part cut short leaves no ETag.
+        """
+        offset, length = upload.span(number)
+        key = f"{upload.sha256}-{upload.upload_id}"
+        fd = os.open(self.multipart_path(upload.sha256, upload.upload_id), os.O_WRONLY | os.O_CREAT, 0o600)
+        running = self.part_digests.begin(key, number)
+        whole = False
         try:
-            self.put_lfs(sha256, size, Chunks(chunks()))
+            consumers: list[Consumer] = [FileWriter(fd, offset)]
+            if running is not None:
+                consumers.append(running.update)
+            received = sink(source, consumers, length)
+            if received != length:
+                raise StoreError(400, f"part {number} must be {length} bytes, got {received} or more")
+            whole = True
         finally:
-            for path in files:
-                path.unlink(missing_ok=True)
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+            os.close(fd)
+            self.part_digests.end(key, number, running, whole)
+        etag = uuid.uuid4().hex
+        # Renamed into place without fsync (``atomic_write_text`` syncs): a part is temporary state,
+        # lost with the upload if the machine goes down, and an fsync would wait for the disk at
+        # every part of every upload.
+        folder = self.multipart_path(upload.sha256, upload.upload_id, ".parts")
+        folder.mkdir(exist_ok=True)
+        written = folder / f"{number:06d}.{etag}"
+        written.write_text(etag)
+        os.replace(written, folder / f"{number:06d}")
+        return etag
+
+    def complete_multipart(self, upload: MultipartUpload, parts: list[dict[str, Any]]) -> None:
+        """Check that the parts named are every part, each with the ETag of its last whole upload,
+        then keep the object if its sha256 and size are the claimed ones (400 otherwise)."""
+        folder = self.multipart_path(upload.sha256, upload.upload_id, ".parts")
+        assembled = self.multipart_path(upload.sha256, upload.upload_id)
+        numbers = sorted(int(part["partNumber"]) for part in parts)
+        if numbers != list(range(1, upload.parts + 1)):
+            raise StoreError(400, f"a multipart upload of {upload.parts} parts names parts {numbers[:20]}")
+        for part in parts:
+            record = folder / f"{int(part['partNumber']):06d}"
+            if not record.is_file():
+                raise StoreError(400, f"multipart upload is missing part {part['partNumber']}")
+            if record.read_text() != str(part["etag"]).strip('"'):
+                raise StoreError(400, f"ETag mismatch for part {part['partNumber']}")
+        if not assembled.is_file():  # removed as stale meanwhile (``clean_stale_tmp``)
+            raise StoreError(400, "the multipart upload's parts are gone: upload them again")
+        try:
+            known = self.part_digests.final(f"{upload.sha256}-{upload.upload_id}", upload.parts)
+            got = (assembled.stat().st_size, known) if known is not None else sha256_file(assembled)
+            self._keep_lfs(assembled, upload.sha256, upload.size, got)
+        finally:
+            assembled.unlink(missing_ok=True)
+            shutil.rmtree(folder, ignore_errors=True)
 
     def put_git_blob(self, data: bytes) -> str:
         sha1 = git_hash(data)
@@ -689,7 +741,7 @@ class HubStore:
             GitAttributes(self.text(self.tree(key, revision)[1], ".gitattributes")),
         ):
             sha256 = hashlib.sha256(data).hexdigest()
-            self.put_lfs(sha256, len(data), Chunks([data]))
+            self.put_lfs(sha256, len(data), io.BytesIO(data))
             self.tenancy.add("lfs", sha256, self.tenant(key))
             op = FileOp("lfsFile", path, sha256=sha256, size=len(data))
         else:

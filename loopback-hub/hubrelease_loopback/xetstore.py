@@ -45,7 +45,7 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,7 @@ from hubrelease_loopback import xetformat
 from hubrelease_loopback.auth import Grant, covers
 from hubrelease_loopback.store import HubStore, RepoKey, StoreError
 from hubrelease_loopback.tenancy import Kind
+from hubrelease_loopback.upload_sink import BUFFER, Chunks, FileWriter, Readable, sink
 from hubrelease_loopback.xetformat import Segment, XetFormatError, XorbChunk
 
 MAX_XORB_BYTES = 80 * 1024 * 1024  # MAX_XORB_BYTES (64 MiB) of chunk data plus headers and footer
@@ -266,19 +267,19 @@ class XetStore:
 
     # -- uploads -----------------------------------------------------------------------------
 
-    def put_xorb(self, xorb: str, chunks: Iterable[bytes], tenant: str) -> bool:
-        """Stream a xorb to disk, decode and hash every chunk, keep it only if it hashes to ``xorb``."""
+    def put_xorb(self, xorb: str, source: Readable, tenant: str) -> bool:
+        """Stream a xorb to disk (written off the request thread, ``upload_sink``), then decode and
+        hash every chunk from the page cache; keep it only if it hashes to ``xorb``."""
         target = self.xorb_path(xorb)
         fd, tmp = tempfile.mkstemp(dir=self.store.tmp_dir(), prefix="xorb.")
         try:
-            received = 0
-            with os.fdopen(fd, "wb") as handle:
-                for piece in chunks:
-                    received += len(piece)
-                    if received > MAX_XORB_BYTES:
-                        raise StoreError(413, f"xorb larger than {MAX_XORB_BYTES} bytes")
-                    handle.write(piece)
-            with open(tmp, "rb") as handle:
+            try:
+                received = sink(source, [FileWriter(fd)], MAX_XORB_BYTES)
+            finally:
+                os.close(fd)
+            if received > MAX_XORB_BYTES:
+                raise StoreError(413, f"xorb larger than {MAX_XORB_BYTES} bytes")
+            with open(tmp, "rb", buffering=BUFFER) as handle:
                 try:
                     index = xetformat.scan_xorb(handle)
                 except XetFormatError as exc:
@@ -409,10 +410,10 @@ class XetStore:
             raise refused
 
     def _register(self, item: xetformat.ShardFile) -> None:
-        # Hashed as decoded, never written: the xorbs stay the file's only copy.
+        # Hashed as decoded, never written: the xorbs stay the file's only copy. Decoding on this
+        # thread, sha256 on another (``upload_sink``): the check costs about the slower of the two.
         digest = hashlib.sha256()
-        for chunk in self.rebuild(item.segments):
-            digest.update(chunk)
+        sink(Chunks(self.rebuild(item.segments)), [digest.update], item.size)
         if digest.hexdigest() != item.sha256:
             raise StoreError(
                 400, f"shard file {item.file_hash}: its bytes do not hash to sha256 {item.sha256}"

@@ -4,13 +4,14 @@ commit line naming any LFS oid, sent over raw HTTP."""
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterable
 
 import pytest
 
 from hubrelease_loopback import LoopbackHub
-from hubrelease_loopback.xetstore import Caller, XetStore
+from hubrelease_loopback.upload_sink import Readable, sink
+from hubrelease_loopback.xetstore import MAX_XORB_BYTES, Caller, XetStore
 from tests.factories.hub import raw_request
 
 
@@ -22,9 +23,11 @@ class ShardRecorder:
         self.shards: list[bytes] = []
         put_xorb, put_shard = xet.put_xorb, xet.put_shard
 
-        def xorb(name: str, chunks: Iterable[bytes], tenant: str) -> bool:
-            self.xorbs[name] = b"".join(chunks)
-            return put_xorb(name, [self.xorbs[name]], tenant)
+        def xorb(name: str, source: Readable, tenant: str) -> bool:
+            body = io.BytesIO()
+            sink(source, [body.write], MAX_XORB_BYTES)
+            self.xorbs[name] = body.getvalue()
+            return put_xorb(name, io.BytesIO(self.xorbs[name]), tenant)
 
         def shard(data: bytes, caller: Caller) -> int:
             self.shards.append(data)

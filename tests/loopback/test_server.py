@@ -364,3 +364,14 @@ def test_datasets_load_dataset_through_hf_endpoint(hub: LoopbackHub, tmp_path: P
         "prompt": ["a", "b", "c"],
         "tokens": [1, 2, 3],
     }
+
+
+def test_a_part_url_is_signed_for_the_object_size_and_takes_exactly_its_share(hub: LoopbackHub) -> None:
+    oid, upload, size = hashlib.sha256(BIG).hexdigest(), "c" * 32, len(BIG)  # parts of 64,000 bytes
+    sig = hub.access.sign(f"{oid}:{upload}:{size}")
+    part = f"{hub.url}/__lfs/{oid}/{upload}/2"
+    assert raw_request(f"{part}?size={size + 1}&sig={sig}", "PUT", BIG[64_000:128_000])[0] == 403
+    status, _, text = raw_request(f"{part}?size={size}&sig={sig}", "PUT", BIG[64_000:128_001])
+    assert status == 400 and b"part 2 must be 64000 bytes" in text
+    status, headers, _ = raw_request(f"{part}?size={size}&sig={sig}", "PUT", BIG[64_000:128_000])
+    assert status == 200 and len(headers["etag"].strip('"')) == 32

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hubrelease_loopback import LoopbackHub, xetformat
+from hubrelease_loopback import LoopbackHub, xetformat, xetstore
 from tests.factories.hub import api_for, raw_request, unique_repo
 from tests.factories.xet_hostile import Xorb, repeating_shard, tiny_chunk_xorb
 
@@ -71,3 +72,21 @@ def test_a_xorb_of_more_chunks_than_hf_xet_makes_is_refused_unread(
     status, _, text = raw_request(f"{hub.url}/__xet/v1/xorbs/default/{xorb.name}", "POST", xorb.body, auth)
     assert status == 400 and b"more than 8192 chunks" in text
     assert hashed[0] == 0  # main hashed all 8,193 and stored it
+
+
+def test_a_xorb_over_the_cap_is_refused_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    xorb = tiny_chunk_xorb(100)
+    with LoopbackHub(tmp_path / "root") as hub:
+        auth = _cas(hub)
+        monkeypatch.setattr(xetstore, "MAX_XORB_BYTES", len(xorb.body) - 1)
+        url = f"{hub.url}/__xet/v1/xorbs/default/{xorb.name}"
+        status, _, text = raw_request(url, "POST", xorb.body, auth)
+        assert status == 413 and f"larger than {len(xorb.body) - 1} bytes".encode() in text
+        assert not hub.xet.has_xorb(xorb.name)
+        assert list((hub.store.root / "tmp").iterdir()) == []
+        monkeypatch.setattr(xetstore, "MAX_XORB_BYTES", len(xorb.body))  # exactly the cap: stored
+        _upload(hub, auth, xorb)
+        assert hub.xet.has_xorb(xorb.name)
+        assert hub.server_errors == []
