@@ -358,3 +358,11 @@ def load_manifest(path: str | Path) -> Manifest:
 def load_manifest_text(text: str, path: str | Path = "<string>") -> Manifest:
     """Validate manifest YAML given as text (``path`` is only used in messages)."""
     return _load(text, Path(path))
+
+
+def with_release(manifest: Manifest, repo_type: str | None = None, revision: str | None = None) -> Manifest:
+    """``manifest`` with ``--repo-type`` / ``--revision`` replacing its release fields, when given."""
+    update = {key: value for key, value in (("repo_type", repo_type), ("revision", revision)) if value}
+    if not update:
+        return manifest
+    return manifest.model_copy(update={"release": manifest.release.model_copy(update=update)})

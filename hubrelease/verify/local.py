@@ -58,6 +58,8 @@ class VerifyPlan(NamedTuple):
     (``verify_manifest``)."""
     published: tuple[tuple[str, str], ...] = ()
     """(repo path, release-folder name) of every file push publishes (the manifest: its file name)."""
+    rooted: bool = False
+    """The manifest declares ``root:``: the copy push publishes is not the file itself."""
     sign_ready: bool = False
     """``sign`` checked this manifest (pins, licences) and it declares no ``signing:`` and no ``root:``:
     a warm ``sign`` needs only the plan and verify's recalled lint (``signing.unchanged.sign_unchanged``)."""
@@ -101,6 +103,7 @@ def plan_manifest(manifest: Manifest, manifest_path: Path, root: Path | None = N
         absent,
         needs_manifest,
         published,
+        rooted=manifest.root is not None,
     )
 
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from hubrelease.manifest.models import Manifest
 
 CACHE_NAME = "verify-plans.json"
-_FORMAT = "hubrelease-verify-plans-6"
+_FORMAT = "hubrelease-verify-plans-7"
 _KEEP = 8  # plans kept per folder (a few manifests, or --dir variants, side by side)
 _KEEP_CHECKS = 2  # lint outcomes kept per plan: verify's and verify --signature's (no remembered target)
 _SPLIT = re.compile(r"-\d{5}-of-\d{5}\.gguf$")  # one part of a GGUF split set (llama.cpp's split naming)
@@ -111,6 +111,7 @@ def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan |
             absent=tuple(str(p) for p in entry["absent"]),
             needs_manifest=entry["needs_manifest"] is True,
             published=tuple((str(path), str(local)) for path, local in entry["published"]),
+            rooted=entry["rooted"] is True,
             sign_ready=entry["sign_ready"] is True,
         )
     except (KeyError, TypeError, ValueError):
@@ -143,6 +144,7 @@ def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPl
         "absent": list(plan.absent),
         "needs_manifest": plan.needs_manifest,
         "published": [list(item) for item in plan.published],
+        "rooted": plan.rooted,
         "sign_ready": plan.sign_ready,
         "checks": checks,
     }

@@ -32,6 +32,7 @@ HEAVY = (
     "google.protobuf",
     "huggingface_hub",
     "jinja2",
+    "pydantic",
 )
 
 
@@ -158,7 +159,7 @@ def test_an_unchanged_release_is_signed_without_validating_its_manifest(tmp_path
         "from hubrelease.cli.app import app\n"
         f"try:\n    app({['sign', str(manifest), '--key', str(keys.private)]!r})\n"
         "except SystemExit as exit:\n    code = exit.code\n"
-        f"print(code, sorted({{m.split('.')[0] for m in sys.modules if m.startswith({(*HEAVY, 'pydantic', 'yaml', 'ruamel')!r})}}))\n"
+        f"print(code, sorted({{m.split('.')[0] for m in sys.modules if m.startswith({(*HEAVY, 'yaml', 'ruamel')!r})}}))\n"
     )
     done = run_program([sys.executable, "-c", probe], check=True)
     assert "unchanged: " in done.stderr
