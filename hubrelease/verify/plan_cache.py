@@ -202,7 +202,7 @@ def verify_manifest_file(
         manifest = load_manifest_text(text, manifest_path)
         plan = _made(manifest, manifest_path, text, root, options.use_cache)
     report = verify_plan(plan, options, progress)
-    found = recalled_checks(manifest_path, text, root, plan, report, options)
+    found = recalled_checks(manifest_path, text, root, plan, report, options=options)
     if found is None:  # lint and provenance read the manifest; the plan (the card's digest) is kept
         if manifest is None:
             from hubrelease.manifest import load_manifest_text
@@ -221,6 +221,7 @@ def recalled_checks(
     root: Path | None,
     plan: VerifyPlan,
     report: VerifyReport,
+    *,
     options: VerifyOptions = VerifyOptions(),
 ) -> list[Finding] | None:
     """What lint and the provenance check say of ``report`` (``verify_plan`` of ``plan``) without
