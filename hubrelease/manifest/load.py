@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml as pyyaml
 from pydantic import ValidationError
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 if TYPE_CHECKING:
     from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
 
 from hubrelease.errors import ManifestError
 from hubrelease.manifest.models import Manifest
@@ -56,6 +56,7 @@ def read_tree(path: Path) -> CommentedMap:
 
 def parse_tree(text: str, path: Path) -> CommentedMap:
     """ruamel's tree of ``text``, once libyaml has screened it for what ruamel is slow to fail on."""
+    from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     _screen(text, path)
@@ -81,6 +82,8 @@ def parse_tree(text: str, path: Path) -> CommentedMap:
 
 def line_of(tree: Any, loc: Sequence[str | int]) -> int | None:
     """1-based line of the deepest node of ``loc`` present in the tree (None if unknown)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq  # only trees ruamel parsed have lines
+
     node = tree
     line: int | None = None
     for part in loc:
