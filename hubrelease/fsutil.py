@@ -15,6 +15,8 @@ from hubrelease.errors import InputError
 
 # Folder inside a release that hubrelease owns (stat cache, embedded state); never published.
 STATE_DIR = ".hubrelease"
+# Pinned targets' facts by pin (``hub.target_facts`` writes it, lint reads it; verify keys its lint on it).
+TARGETS_CACHE = Path(STATE_DIR) / "targets.json"
 # Every temp file and staging folder hubrelease writes starts with this, so a write killed halfway
 # leaves a name that verify, init and add recognise (and skip) instead of taking it for data.
 TEMP_PREFIX = ".hubrelease-tmp-"

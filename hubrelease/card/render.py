@@ -12,6 +12,7 @@ and are found from a source checkout or an editable install alike.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import hashlib
@@ -22,7 +23,10 @@ from pathlib import Path, PurePath, PurePosixPath
 from types import ModuleType, TracebackType
 
 import jinja2
+import jinja2.bccache
 
+from hubrelease import __version__
+from hubrelease.card import budget
 from hubrelease.card.budget import BudgetExceeded, MeteredSandbox, check_size, metered
 from hubrelease.card.context import build_context
 from hubrelease.card.filters import FILTERS
@@ -127,13 +131,40 @@ class _CardSandbox(MeteredSandbox):
         return super().is_safe_attribute(obj, attr, value)
 
 
+class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """Jinja's own bytecode cache, best effort: a cache that cannot be written is one compile more."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates kept between processes: compiling the card's templates (with the budget's
+    transform, ``card.budget``) is most of a first render (about 1.2 of 1.3 s on a loaded 2-core
+    machine, 0.05 s from the cache). Jinja's per-user folder in the temp directory (created 0700 and
+    refused unless the user owns it, ``jinja2/bccache.py:FileSystemBytecodeCache._get_default_cache_dir``);
+    each entry is checked against the template's source digest. The file names hold the identity
+    of the code that compiled them (hubrelease, Jinja, this module and the budget's transform), so
+    another version's entries are never loaded. None: no safe folder, compile every time."""
+    identity = hashlib.sha256(f"{__version__}\0{jinja2.__version__}\0".encode())
+    try:
+        for module in (__file__, budget.__file__):
+            identity.update(Path(module).read_bytes())
+        return _CompiledTemplates(pattern=f"__hubrelease_{identity.hexdigest()[:20]}_%s.cache")
+    except (OSError, RuntimeError):
+        return None
+
+
 @functools.lru_cache(maxsize=16)
 def environment(search: tuple[Path, ...]) -> jinja2.Environment:
     """The sandboxed Jinja environment for a template search path, cached: compiling dominates a render.
 
-    ``auto_reload`` (on by default) re-reads a template whose file changed, so the cache is safe.
+    ``auto_reload`` (on by default) re-reads a template whose file changed, so the cache is safe;
+    compiled templates are kept between processes too (``_bytecode_cache``).
     """
     env = _CardSandbox(
+        bytecode_cache=_bytecode_cache(),
         loader=_ConfinedLoader([str(p) for p in search]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,

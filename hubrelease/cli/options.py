@@ -10,7 +10,6 @@ import typer
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
-    from hubrelease.manifest.models import Manifest
 
 ManifestArg = Annotated[
     Path,
@@ -94,11 +93,3 @@ def hub_session(
     api = hub_api(endpoint, token=token)
     notices.redact_library_logs()
     return api
-
-
-def with_release(manifest: Manifest, repo_type: str | None = None, revision: str | None = None) -> Manifest:
-    """``manifest`` with ``--repo-type`` / ``--revision`` replacing its release fields, when given."""
-    update = {key: value for key, value in (("repo_type", repo_type), ("revision", revision)) if value}
-    if not update:
-        return manifest
-    return manifest.model_copy(update={"release": manifest.release.model_copy(update=update)})

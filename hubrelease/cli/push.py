@@ -16,7 +16,6 @@ from hubrelease.cli.options import (
     RepoTypeOpt,
     TokenOpt,
     hub_session,
-    with_release,
 )
 from hubrelease.cli.report import counted, render_report
 from hubrelease.errors import HubError
@@ -106,6 +105,7 @@ def push(
     from hubrelease.hub.batches import batch_size as parse_batch_size
     from hubrelease.hub.publish import PublishOptions, publish
     from hubrelease.manifest import load_manifest, release_root
+    from hubrelease.manifest.load import with_release
 
     release = load_manifest(manifest)
     root = release_root(release, manifest, directory)

@@ -84,23 +84,12 @@ def sign(
         raise InputError("--chain needs --certificate")
     if trust_config is not None and not sigstore:
         raise InputError("--trust-config applies to --sigstore")
-    from hubrelease.manifest.text import read_text
+    from hubrelease.signing.sign import sign_manifest
     from hubrelease.signing.signers import SigningMethod
-    from hubrelease.signing.unchanged import sign_unchanged
 
-    text = read_text(manifest)
     method = SigningMethod(key, certificate, tuple(chain or ()), sigstore, trust_config)
     with output.progress(json_mode) as progress:
-        result = None if pin_identity else sign_unchanged(manifest, text, directory, method, progress)
-        if result is None:  # not provably current from the caches: load the manifest, check, sign
-            from hubrelease.manifest import load_manifest_text, release_root
-            from hubrelease.signing.release import sign_release
-
-            release = load_manifest_text(text, manifest)
-            root = release_root(release, manifest, directory)
-            result = sign_release(
-                release, manifest, root, method, progress, pin_identity=pin_identity, text=text
-            )
+        result = sign_manifest(manifest, directory, method, progress, pin_identity=pin_identity)
     signed = result.signed
     if json_mode:
         output.emit_document(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NamedTuple
+from typing import Annotated
 
 import typer
 
@@ -18,15 +18,9 @@ from hubrelease.cli.options import (
     RepoTypeOpt,
     TokenOpt,
     hub_session,
-    with_release,
 )
 from hubrelease.cli.report import render_report
 from hubrelease.errors import InputError
-from hubrelease.release_files import SIGNATURE_NAME
-
-if TYPE_CHECKING:
-    from hubrelease.findings import Finding, VerifyReport
-    from hubrelease.signing.verifiers import SignaturePolicy
 
 EXAMPLES = """
 Examples:
@@ -148,8 +142,8 @@ def verify(
     allow_unpinned_signer: AllowUnpinnedOpt = False,
 ) -> None:
     """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
-    from hubrelease.hashing import looks_like_sums
-    from hubrelease.verify import VerifyOptions, verify_manifest_file, verify_sums_file
+    from hubrelease.hub.verification import Trust, VerifyRequest, verify_release
+    from hubrelease.verify.local import VerifyOptions
 
     output.set_quiet(quiet)
     # An option the chosen mode would ignore is refused: a silently local verify is not the check asked for.
@@ -171,137 +165,45 @@ def verify(
             else f"need{'s' * one} --remote"
         )
         raise InputError(f"{', '.join(ignored)} {needs}")
-    policy = _policy(
-        signature,
-        Trust(public_key, certificate_chain, identity, issuer, trust_config, github_workflow, trust_manifest),
+    trust = Trust(
+        public_key,
+        tuple(certificate_chain or ()),
+        identity,
+        issuer,
+        trust_config,
+        github_workflow,
+        trust_manifest,
         allow_unpinned_signer,
     )
-    if remote:
-        from hubrelease.hub import verify_remote
-        from hubrelease.manifest import load_manifest, release_root
-
-        release = load_manifest(manifest)
-        root = release_root(release, manifest, directory)
-        api = hub_session(endpoint, token, quiet)
-        release = with_release(release, repo_type)
-        report = verify_remote(release, api, revision, manifest_path=manifest, root=root)
-        if policy is not None:
-            from hubrelease.hub.remote_signature import signer_policy, verify_remote_signature
-            from hubrelease.signing.release import publish_set
-
-            local = {path: copy for path, copy, _ in publish_set(release, manifest, root)}
-            commit = str(report.extra["commit"])
-            trusted = signer_policy(release, manifest, root, policy, trust_manifest, api=api, remote=True)
-            found, traffic = verify_remote_signature(
-                api, release.release.repo_id, commit, trusted, local, repo_type=release.release.repo_type
-            )
-            report = _with_signature(report, found, traffic.fetched_bytes)
-        raise typer.Exit(render_report(report, str(manifest), json_mode))
-    try:
-        text = manifest.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("manifest not found", path=manifest) from None
-    except (IsADirectoryError, UnicodeDecodeError):
-        raise InputError("not a manifest or sha256sum file", path=manifest) from None
-    options = VerifyOptions(
-        jobs=jobs,
-        use_cache=not no_cache,
-        follow_symlinks=follow_symlinks,
-        remembered_target=policy is None,
+    if not signature:
+        given = [name for name, value in zip(_TRUST_OPTIONS, trust, strict=True) if value]
+        if given:
+            raise InputError(f"{', '.join(given)} need{'s' * (len(given) == 1)} --signature")
+    request = VerifyRequest(
+        manifest,
+        directory,
+        VerifyOptions(jobs=jobs, use_cache=not no_cache, follow_symlinks=follow_symlinks),
+        remote=remote,
+        revision=revision,
+        repo_type=repo_type,
+        trust=trust if signature else None,
     )
-    sums = looks_like_sums(text)
-    if sums and policy is not None:
-        raise InputError(
-            "--signature checks a release against its manifest, not a sha256sum file", path=manifest
-        )
-    if policy is not None:  # whom to trust is settled (and fetched) before any byte is hashed
-        from hubrelease.hub.remote_signature import signer_policy
-        from hubrelease.manifest import load_manifest_text, release_root
-
-        release = load_manifest_text(text, manifest)
-        hub = hub_session(endpoint, token, quiet) if trust_manifest is not None else None
-        root = release_root(release, manifest, directory)
-        policy = signer_policy(release, manifest, root, policy, trust_manifest, api=hub)
-    with output.progress(json_mode) as progress:
-        if sums:
-            report = verify_sums_file(manifest, text, directory, options, progress)
-        else:
-            report = verify_manifest_file(manifest, text, directory, options, progress)
-    if policy is not None:
-        from hubrelease.signing.release import verify_local_signature
-
-        report = _with_signature(report, verify_local_signature(release, manifest, report, policy))
+    with output.progress(json_mode or remote) as progress:  # no bar for the Hub: nothing is hashed
+        report = verify_release(request, lambda: hub_session(endpoint, token, quiet), progress)
     raise typer.Exit(render_report(report, str(manifest), json_mode))
 
 
-class Trust(NamedTuple):
-    """The ``--signature`` options that name whom to trust."""
-
-    public_key: Path | None
-    chain: list[Path] | None
-    identity: str | None
-    issuer: str | None
-    trust_config: Path | None
-    workflow: str | None
-    manifest: str | None
-
-
-def _policy(signature: bool, trust: Trust, allow_unpinned: bool) -> SignaturePolicy | None:
-    """Whom ``--signature`` trusts (no one named yet: a manifest's ``signing:`` says), or None
-    without it (then its options are a usage error)."""
-    options = {
-        "--public-key": trust.public_key,
-        "--certificate-chain": trust.chain,
-        "--identity": trust.identity,
-        "--issuer": trust.issuer,
-        "--trust-config": trust.trust_config,
-        "--github-workflow": trust.workflow,
-        "--trust-manifest": trust.manifest,
-    }
-    given = [name for name, value in options.items() if value]
-    if allow_unpinned:
-        given.append("--allow-unpinned-signer")
-    if not signature:
-        if given:
-            raise InputError(f"{', '.join(given)} need{'s' * (len(given) == 1)} --signature")
-        return None
-    from hubrelease.signing.identity import parse_workflow
-    from hubrelease.signing.verifiers import SignaturePolicy, check
-
-    fingerprint = (
-        trust.identity if trust.identity is not None and trust.identity.startswith("sha256:") else None
-    )
-    if fingerprint is not None:
-        from hubrelease.manifest.models import KEY_FINGERPRINT
-
-        if not KEY_FINGERPRINT.match(fingerprint) or trust.issuer is not None:
-            raise InputError(
-                f"--identity {fingerprint}: a key fingerprint is sha256: and 64 lowercase hex digits, without --issuer"
-            )
-    named = [name for name in given if name not in ("--trust-config", "--issuer", "--allow-unpinned-signer")]
-    if trust.manifest is not None and len(named) > 1:
-        raise InputError(f"--trust-manifest takes the signer from that manifest: drop {named[0]}")
-    policy = SignaturePolicy(
-        public_key=trust.public_key,
-        certificate_chain=tuple(trust.chain or ()),
-        identity=None if fingerprint is not None else trust.identity,
-        issuer=trust.issuer,
-        trust_config=trust.trust_config,
-        fingerprint=fingerprint,
-        workflow=parse_workflow(trust.workflow) if trust.workflow is not None else None,
-        anchor=named[0] if named and trust.manifest is None else None,
-        allow_unpinned=allow_unpinned,
-    )
-    check(policy)
-    return policy
-
-
-def _with_signature(report: VerifyReport, found: list[Finding], fetched: int | None = None) -> VerifyReport:
-    """``report`` with the signature's findings, and ``signature`` in its ``--json`` extra."""
-    extra = dict(report.extra)
-    ok = all(finding.severity != "error" for finding in found)
-    extra["signature"] = {"path": SIGNATURE_NAME, "ok": ok, "fetched_bytes": fetched}
-    return report._replace(findings=tuple(sorted(report.findings + tuple(found))), extra=extra)
+_TRUST_OPTIONS = (
+    "--public-key",
+    "--certificate-chain",
+    "--identity",
+    "--issuer",
+    "--trust-config",
+    "--github-workflow",
+    "--trust-manifest",
+    "--allow-unpinned-signer",
+)
+"""The options of ``Trust``, in its order."""
 
 
 def register(app: typer.Typer) -> None:

@@ -25,16 +25,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard
 from hubrelease.errors import InputError
 from hubrelease.formats.gguf_header import GGUFSet, array_length, read_gguf
 from hubrelease.formats.safetensors_header import read_json_object
-from hubrelease.fsutil import STATE_DIR, atomic_write_text
+from hubrelease.fsutil import TARGETS_CACHE as TARGETS_CACHE
+from hubrelease.fsutil import atomic_write_text
 from hubrelease.lint.findings import RuleFinding, error
 from hubrelease.revisions import is_commit
 from hubrelease.safe_parse import ScreenError, parse_json
 
 if TYPE_CHECKING:
     from hubrelease.manifest.models import Manifest
-
-TARGETS_CACHE = Path(STATE_DIR) / "targets.json"
-"""Pinned targets' facts by pin, in the release folder (``hub.target_facts`` writes it)."""
 
 
 @dataclass(frozen=True)

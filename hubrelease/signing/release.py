@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hubrelease.errors import CheckFailed, InputError
 from hubrelease.findings import Finding, VerifyReport
 from hubrelease.fsutil import STATE_DIR, atomic_write_text, relative_inside
 from hubrelease.hashing import sha256_file
-from hubrelease.manifest.models import GitHubWorkflow, Manifest
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.identity import pem_fingerprint
@@ -36,6 +36,9 @@ from hubrelease.signing.verifiers import (
     signer_problem,
     verify_bundle,
 )
+
+if TYPE_CHECKING:  # pydantic loads only where a manifest is validated: not for a warm verify --signature
+    from hubrelease.manifest.models import Manifest
 
 PublishedFile = tuple[str, Path, str | None]
 """(repo path, local path, pinned sha256) of one file push publishes."""
@@ -252,7 +255,7 @@ def declared_policy(manifest: Manifest, given: SignaturePolicy, root: Path) -> S
         identity=text if keyless else None,
         issuer=signing.issuer if keyless and text is not None else None,
         fingerprint=given.fingerprint or (None if keyless else text),
-        workflow=signing.identity if isinstance(signing.identity, GitHubWorkflow) else None,
+        workflow=None if isinstance(signing.identity, str | None) else signing.identity,
     )
     if given.anchor is not None and policy.pinned is None:
         raise InputError(
@@ -347,10 +350,11 @@ def _inside(path: Path, folder: Path) -> str | None:
 
 
 def verify_local_signature(
-    manifest: Manifest, manifest_path: Path, report: VerifyReport, policy: SignaturePolicy
+    files: Sequence[PublishedFile], report: VerifyReport, policy: SignaturePolicy
 ) -> list[Finding]:
     """The release folder ``report`` checked against its ``model.sig``: the files as they are on disk,
-    the ones ``model_signing verify`` would hash (``signing.folder``), each under its repo path."""
+    the ones ``model_signing verify`` would hash (``signing.folder``), each under its repo path;
+    ``files``: what push publishes (``publish_set``, or the verify plan's list)."""
     from hubrelease.signing.folder import cached_view
 
     folder = Path(report.root)
@@ -360,7 +364,6 @@ def verify_local_signature(
     view = cached_view(folder, signed)
     if view.refusal is not None:
         return [Finding.make("signature", view.refusal[0], view.refusal[1])]
-    files = publish_set(manifest, manifest_path, folder)
     seen = {check.path: check.sha256 for check in report.files}
     present = set(view.files)
     observed: dict[str, str | None] = {}

@@ -2,7 +2,8 @@
 
 ``sign`` of an unchanged release should cost what a warm ``verify`` costs: no manifest validated
 (pydantic and the YAML of every artifact), no card rendered, no model-signing imported. This
-module imports none of them; ``signing.release`` does the rest when a proof is not at hand.
+module imports none of them; ``signing.release`` does the rest when a proof is not at hand
+(``signing.sign`` picks).
 """
 
 from __future__ import annotations
@@ -41,19 +42,21 @@ def sign_unchanged(
     manifest; None when that cannot be shown from the caches (then ``sign_release`` decides).
 
     It needs the plan a ``sign`` of this very text marked ``sign_ready`` (its checks of pins and
-    licences passed; no ``signing:`` section, no ``root:``, no lint or evaluations, which read the
-    manifest), a clean verify of that plan (the digests push publishes are then its pins and the
-    card's render digest), and the statement of a ``model.sig`` this key verified here
+    licences passed; no ``signing:`` section, no ``root:``), a clean verify of that plan (the digests
+    push publishes are then its pins and the card's render digest) with the lint and provenance
+    findings verify recalls for the same inputs (``verify.plan_cache.recalled_checks``), and the statement of a ``model.sig`` this key verified here
     (``signing.verified``) saying exactly those files.
     """
     from hubrelease.hashing import sha256_file
-    from hubrelease.verify.local import VerifyOptions, verify_plan
-    from hubrelease.verify.plan_cache import load_plan
+    from hubrelease.verify.local import VerifyOptions, verify_plan, with_findings
+    from hubrelease.verify.plan_cache import load_plan, recalled_checks
 
     plan = load_plan(manifest_path, text, directory)
-    if plan is None or not plan.sign_ready or plan.needs_manifest or method.name != "key":
+    if plan is None or not plan.sign_ready or method.name != "key":
         return None
-    if verify_plan(plan, VerifyOptions(), progress).has_drift:
+    report = verify_plan(plan, VerifyOptions(), progress)
+    found = recalled_checks(manifest_path, text, directory, plan, report)
+    if found is None or with_findings(report, found).has_drift:
         return None
     root = directory if directory is not None else manifest_path.parent
     pins = {item.name: item.sha256 for item in plan.expected}

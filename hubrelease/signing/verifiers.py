@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from hubrelease.errors import HubReleaseError, InputError
-from hubrelease.manifest.models import GitHubWorkflow
 from hubrelease.signing.extra import required
 from hubrelease.signing.identity import describe, pem_fingerprint, workflow_policy
 from hubrelease.signing.signers import SigstoreUnavailable
@@ -27,6 +26,8 @@ from hubrelease.signing.statement import SignedFiles, signed_files
 if TYPE_CHECKING:
     from model_signing._signing import signing as oms_signing
     from sigstore.verify.policy import VerificationPolicy
+
+    from hubrelease.manifest.models import GitHubWorkflow
 
 
 class SignaturePolicy(NamedTuple):

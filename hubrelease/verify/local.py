@@ -58,9 +58,11 @@ class VerifyPlan(NamedTuple):
     (``verify_manifest``)."""
     published: tuple[tuple[str, str], ...] = ()
     """(repo path, release-folder name) of every file push publishes (the manifest: its file name)."""
+    rooted: bool = False
+    """The manifest declares ``root:``: the copy push publishes is not the file itself."""
     sign_ready: bool = False
     """``sign`` checked this manifest (pins, licences) and it declares no ``signing:`` and no ``root:``:
-    a warm ``sign`` needs only the plan (``signing.release.sign_unchanged``)."""
+    a warm ``sign`` needs only the plan and verify's recalled lint (``signing.unchanged.sign_unchanged``)."""
 
 
 def plan_manifest(manifest: Manifest, manifest_path: Path, root: Path | None = None) -> VerifyPlan:
@@ -101,15 +103,14 @@ def plan_manifest(manifest: Manifest, manifest_path: Path, root: Path | None = N
         absent,
         needs_manifest,
         published,
+        rooted=manifest.root is not None,
     )
 
 
 def verify_plan(plan: VerifyPlan, options: VerifyOptions, progress: Progress = NULL_PROGRESS) -> VerifyReport:
     """Verify the files of a plan (no drafter lint: that needs the manifest, see ``verify_manifest``)."""
     report = verify_tree(plan.folder, plan.expected, options, progress, known=plan.known, ignore=plan.ignore)
-    if not plan.findings:
-        return report
-    return report._replace(findings=tuple(sorted(report.findings + plan.findings)))
+    return with_findings(report, plan.findings)
 
 
 def verify_manifest(
@@ -127,14 +128,27 @@ def verify_manifest(
     """
     plan = plan or plan_manifest(manifest, manifest_path, root)
     report = verify_plan(plan, options, progress)
-    lint = _lint_findings(manifest, ReleaseFolder(plan.folder), report, options.remembered_target)
+    return with_findings(report, manifest_checks(manifest, plan.folder, report, options.remembered_target))
+
+
+def manifest_checks(
+    manifest: Manifest, folder: Path, report: VerifyReport, remembered_target: bool = True
+) -> list[Finding]:
+    """What verify checks beyond the files, reading the manifest: drafter lint and the evaluations'
+    provenance, of the files ``report`` found as pinned."""
+    found = _lint_findings(manifest, ReleaseFolder(folder), report, remembered_target)
     if manifest.evaluations:  # the evaluations' run metadata against the pins
         from hubrelease.evaluation.provenance import provenance_findings
 
-        lint += provenance_findings(manifest, plan.folder, {c.path for c in report.files if c.status == "ok"})
-    if not lint:
+        found += provenance_findings(manifest, folder, {c.path for c in report.files if c.status == "ok"})
+    return found
+
+
+def with_findings(report: VerifyReport, found: Sequence[Finding]) -> VerifyReport:
+    """``report`` with ``found`` among its findings, in their order."""
+    if not found:
         return report
-    return report._replace(findings=tuple(sorted(report.findings + tuple(lint))))
+    return report._replace(findings=tuple(sorted(report.findings + tuple(found))))
 
 
 def _lint_findings(

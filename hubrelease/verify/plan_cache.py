@@ -22,25 +22,29 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import posixpath
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hubrelease import __version__
-from hubrelease.findings import VerifyReport
-from hubrelease.fsutil import STATE_DIR, atomic_write_text
+from hubrelease.findings import Finding, VerifyReport
+from hubrelease.fsutil import STATE_DIR, TARGETS_CACHE, atomic_write_text
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.safe_parse import ScreenError, parse_json
 from hubrelease.verify.compare import ExpectedFile
-from hubrelease.verify.local import VerifyOptions, VerifyPlan, verify_manifest, verify_plan
+from hubrelease.verify.local import VerifyOptions, VerifyPlan, manifest_checks, verify_plan, with_findings
 
 if TYPE_CHECKING:
     from hubrelease.manifest.models import Manifest
 
 CACHE_NAME = "verify-plans.json"
-_FORMAT = "hubrelease-verify-plans-6"
+_FORMAT = "hubrelease-verify-plans-7"
 _KEEP = 8  # plans kept per folder (a few manifests, or --dir variants, side by side)
+_KEEP_CHECKS = 2  # lint outcomes kept per plan: verify's and verify --signature's (no remembered target)
+_SPLIT = re.compile(r"-\d{5}-of-\d{5}\.gguf$")  # one part of a GGUF split set (llama.cpp's split naming)
 
 
 def _key(manifest_path: Path, root: Path | None) -> str:
@@ -48,7 +52,7 @@ def _key(manifest_path: Path, root: Path | None) -> str:
     return json.dumps([str(manifest_path.resolve()), str(root) if root else None])
 
 
-def _code(files: Sequence[str] | None = None) -> list[object]:
+def _code(files: Sequence[str] | None = None, also: object = ()) -> list[object]:
     """The identity of the code that made a plan (as it reads back from JSON): the version, then each
     package file that making it used, with its mtime: every hubrelease module loaded by then and the
     card templates (None: those of this process). Derived, not listed by hand (a list of the modules
@@ -60,8 +64,15 @@ def _code(files: Sequence[str] | None = None) -> list[object]:
         }
         with os.scandir(package / "templates") as entries:  # a symlink: scandir follows it
             templates = {f"templates/{e.name}" for e in entries if e.is_file()}
-        files = sorted({os.path.relpath(f, package) for f in loaded if f} | templates)
+        files = sorted({os.path.relpath(f, package) for f in loaded if f} | templates | _names(also))
     return [__version__, *([name, os.stat(package / name).st_mtime_ns] for name in files)]
+
+
+def _names(stored: object) -> set[str]:
+    """The file names of a stored ``code`` (none from one of another shape)."""
+    if not isinstance(stored, list):
+        return set()
+    return {str(item[0]) for item in stored[1:] if isinstance(item, list) and item}
 
 
 def _same_code(stored: object) -> bool:
@@ -100,6 +111,7 @@ def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan |
             absent=tuple(str(p) for p in entry["absent"]),
             needs_manifest=entry["needs_manifest"] is True,
             published=tuple((str(path), str(local)) for path, local in entry["published"]),
+            rooted=entry["rooted"] is True,
             sign_ready=entry["sign_ready"] is True,
         )
     except (KeyError, TypeError, ValueError):
@@ -113,11 +125,18 @@ def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPl
     path = _cache_file(manifest_path)
     key = _key(manifest_path, root)
     plans = _read(path).get("plans", {})
-    plans = {k: v for k, v in plans.items() if k != key} if isinstance(plans, dict) else {}
+    plans = plans if isinstance(plans, dict) else {}
+    same = plans.get(key)
+    if not isinstance(same, dict) or same.get("manifest") != text or not _same_code(same.get("code")):
+        same = {}
+    # The same text's lint outcomes, made by the same code, still hold (keyed on all else they read);
+    # the code that made them stays part of the plan's identity.
+    checks, code = same.get("checks", []), same.get("code")
+    plans = {k: v for k, v in plans.items() if k != key}
     plans = dict(list(plans.items())[-(_KEEP - 1) :])
     plans[key] = {
         "manifest": text,
-        "code": _code(),
+        "code": _code(also=code),
         "folder": str(plan.folder),
         "expected": [list(e) for e in plan.expected],
         "known": [str(p) for p in plan.known],
@@ -125,7 +144,9 @@ def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPl
         "absent": list(plan.absent),
         "needs_manifest": plan.needs_manifest,
         "published": [list(item) for item in plan.published],
+        "rooted": plan.rooted,
         "sign_ready": plan.sign_ready,
+        "checks": checks,
     }
     with contextlib.suppress(OSError):
         path.parent.mkdir(exist_ok=True)
@@ -180,10 +201,98 @@ def verify_manifest_file(
 
         manifest = load_manifest_text(text, manifest_path)
         plan = _made(manifest, manifest_path, text, root, options.use_cache)
-    if not plan.needs_manifest:
-        return verify_plan(plan, options, progress)
-    if manifest is None:  # lint and provenance read the manifest; the plan (the card's digest) is kept
-        from hubrelease.manifest import load_manifest_text
+    report = verify_plan(plan, options, progress)
+    found = recalled_checks(manifest_path, text, root, plan, report, options=options)
+    if found is None:  # lint and provenance read the manifest; the plan (the card's digest) is kept
+        if manifest is None:
+            from hubrelease.manifest import load_manifest_text
 
-        manifest = load_manifest_text(text, manifest_path)
-    return verify_manifest(manifest, manifest_path, root, options, progress, plan=plan)
+            manifest = load_manifest_text(text, manifest_path)
+        found = manifest_checks(manifest, plan.folder, report, options.remembered_target)
+        if options.use_cache and _checks_read_only_pinned(manifest, plan):
+            key = _checks_key(plan, report, options.remembered_target)
+            _store_checks(manifest_path, text, root, key, found)
+    return with_findings(report, found)
+
+
+def recalled_checks(
+    manifest_path: Path,
+    text: str,
+    root: Path | None,
+    plan: VerifyPlan,
+    report: VerifyReport,
+    *,
+    options: VerifyOptions = VerifyOptions(),
+) -> list[Finding] | None:
+    """What lint and the provenance check say of ``report`` (``verify_plan`` of ``plan``) without
+    loading the manifest: nothing when the plan asks for neither, else what they said last time
+    for exactly the same inputs (``_checks_key``); None when they must run."""
+    if not plan.needs_manifest:
+        return []
+    if not options.use_cache:
+        return None
+    return _recall_checks(manifest_path, text, root, _checks_key(plan, report, options.remembered_target))
+
+
+def _checks_key(plan: VerifyPlan, report: VerifyReport, remembered_target: bool) -> list[object]:
+    """Everything lint and the provenance check read besides the manifest, as it reads back from
+    JSON: each listed file's state and digest (a file that verified has its pinned bytes) and the
+    remembered target facts lint compares the drafter with (``lint.target``)."""
+    facts: str | None = None
+    if remembered_target:
+        try:
+            facts = (plan.folder / TARGETS_CACHE).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            facts = ""
+    return [[[c.path, c.status, c.size, c.sha256] for c in report.files], facts]
+
+
+def _checks_read_only_pinned(manifest: Manifest, plan: VerifyPlan) -> bool:
+    """Whether lint reads only files the plan lists (so ``_checks_key`` holds all it read): one GGUF
+    or safetensors file per artifact, its config listed; not a split set or an index, which read
+    further files (the provenance check reads listed evaluations and artifacts only)."""
+    listed = {item.name for item in plan.expected}
+    for artifact in manifest.artifacts:
+        if not artifact.lint:
+            continue
+        name = artifact.local_path
+        sibling = posixpath.join(posixpath.dirname(name), "config.json")
+        config = artifact.lint_config or (None if name.endswith(".gguf") else sibling)
+        if _SPLIT.search(name) or not name.endswith((".gguf", ".safetensors")):
+            return False
+        if config is not None and config not in listed:
+            return False
+    return True
+
+
+def _recall_checks(
+    manifest_path: Path, text: str, root: Path | None, key: list[object]
+) -> list[Finding] | None:
+    """The findings lint and the provenance check gave for this plan and ``key``, if stored."""
+    entry = _read(_cache_file(manifest_path)).get("plans", {}).get(_key(manifest_path, root))
+    if not isinstance(entry, dict) or entry.get("manifest") != text:
+        return None
+    for stored in entry.get("checks", ()):
+        if isinstance(stored, dict) and stored.get("key") == key:
+            try:
+                return [Finding._make(row) for row in stored["findings"]]
+            except (KeyError, TypeError):
+                return None
+    return None
+
+
+def _store_checks(
+    manifest_path: Path, text: str, root: Path | None, key: list[object], found: list[Finding]
+) -> None:
+    """Keep ``found`` beside the plan (best effort), with the code that made it: the lint and
+    evaluation modules now loaded join the plan's code identity."""
+    path = _cache_file(manifest_path)
+    stored = _read(path)
+    entry = stored.get("plans", {}).get(_key(manifest_path, root))
+    if not isinstance(entry, dict) or entry.get("manifest") != text:
+        return
+    kept = [c for c in entry.get("checks", ()) if isinstance(c, dict) and c.get("key") != key]
+    entry["checks"] = [*kept[-(_KEEP_CHECKS - 1) :], {"key": key, "findings": [list(f) for f in found]}]
+    entry["code"] = _code(also=entry.get("code"))
+    with contextlib.suppress(OSError):
+        atomic_write_text(path, json.dumps(stored, separators=(",", ":")))

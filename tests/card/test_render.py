@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pytest
 import yaml
 
+import hubrelease.card.render as render_module
 from hubrelease.card import builtin_templates, check_card, render_card
 from hubrelease.card.render import BUILTIN_DIR
 from hubrelease.errors import CheckFailed, InputError, ManifestError
@@ -459,3 +463,32 @@ def test_a_table_dated_on_its_own_says_so_above_itself_only(tmp_path: Path) -> N
     text = render_card(_gguf_release(tmp_path, {"eval/ab.json": evaluation}))
     assert text.count("Measured 2026-08-09.") == 1
     assert "Measured 2026-08-09. Drafter" in text or "Measured 2026-08-09. 1 server boot" in text
+
+
+def test_templates_compiled_once_are_not_compiled_by_the_next_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh process finds the compiled templates in Jinja's bytecode cache; code of another
+    identity (here: another hubrelease version) never loads them and compiles its own."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # Jinja's per-user folder under it
+    compiled: list[str] = []
+    real = render_module._CardSandbox.compile
+
+    def counted(self: jinja2.Environment, source: Any, name: str | None = None, *args: Any) -> Any:
+        compiled.append(str(name))
+        return real(self, source, name, *args)
+
+    monkeypatch.setattr(render_module._CardSandbox, "compile", counted)
+    fresh = functools.lru_cache(maxsize=16)(render_module.environment.__wrapped__)
+    monkeypatch.setattr(render_module, "environment", fresh)  # the process-wide cache stays untouched
+    manifest = write_card_release(tmp_path / "release")
+    first = render_card(manifest)
+    assert compiled
+    for version, compiles in (("same", False), ("other", True)):
+        if version == "other":
+            monkeypatch.setattr(render_module, "__version__", "0.0.0+other")
+        fresh.cache_clear()  # as a new process starts
+        compiled.clear()
+        assert render_card(manifest) == first
+        assert bool(compiled) is compiles

@@ -81,3 +81,10 @@ def example_release(folder: Path, repo: str) -> Path:
     manifest = folder / "example" / "hubrelease.yaml"
     manifest.write_text(manifest.read_text(encoding="utf-8").replace(EXAMPLE_REPO, repo), encoding="utf-8")
     return manifest
+
+
+def pin_target_header(manifest: Path, header: str) -> None:
+    """Pin the example's target by one GGUF's header digest, so lint reads the target facts
+    remembered for that pin (``lint.target``; a branch pin has none)."""
+    pinned = f"      unpinned: true\n      files:\n        - {{path: t.gguf, header_sha256: {header}}}\n"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace("      unpinned: true\n", pinned, 1))

@@ -420,16 +420,14 @@ def signed_download(work: Path, target_header: str) -> SignedDownload:
     from hubrelease.fsutil import STATE_DIR
     from hubrelease.signing.statement import read_unverified
     from tests.factories.cli import run_cli
+    from tests.factories.releases import pin_target_header
 
     repo = Path(__file__).resolve().parents[2]
     for name in ("example", "example-target"):
         shutil.copytree(repo / "manifests" / name, work / name, ignore=shutil.ignore_patterns(STATE_DIR))
     keys, other = ec_key_pair(work / "keys"), ec_key_pair(work / "keys", "other")
     manifest = work / "example" / "hubrelease.yaml"
-    pinned = (
-        f"      unpinned: true\n      files:\n        - {{path: t.gguf, header_sha256: {target_header}}}\n"
-    )
-    manifest.write_text(manifest.read_text(encoding="utf-8").replace("      unpinned: true\n", pinned, 1))
+    pin_target_header(manifest, target_header)
     assert run_cli("render-card", manifest, "--force")[0] == 0
     code, _, err = run_cli("sign", manifest, "--key", keys.private)
     assert code == 0, err

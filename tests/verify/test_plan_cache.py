@@ -9,11 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from hubrelease.fsutil import STATE_DIR
+from hubrelease.fsutil import STATE_DIR, TARGETS_CACHE
 from hubrelease.verify import plan_cache
 from hubrelease.verify.plan_cache import CACHE_NAME
-from tests.factories.cli import invoke, run_program, verify_json
-from tests.factories.releases import write_release
+from tests.factories.cli import invoke, run_cli, run_program, verify_json
+from tests.factories.releases import example_release, pin_target_header, write_release
+
+TARGET_HEADER = "ab" * 32
+PLANTED = {f"header:{TARGET_HEADER}": {"depth": 2, "hidden": 8, "vocab": 10, "source": "planted"}}
+"""Remembered facts of a target with 2 layers and 10 tokens, for TARGET_HEADER: lint errors."""
 
 
 def test_warm_verify_loads_no_pydantic_and_no_yaml(tmp_path: Path) -> None:
@@ -102,3 +106,70 @@ def test_no_cache_neither_reads_nor_writes_plans(tmp_path: Path) -> None:
     manifest = write_release(tmp_path)
     assert verify_json(manifest, "--no-cache")[0] == 0
     assert not (tmp_path / STATE_DIR / CACHE_NAME).exists()
+
+
+def _probe(*args: str) -> str:
+    """Run ``hubrelease ARGS`` in a fresh interpreter: its exit code and which of the manifest's
+    readers (pydantic, the models, YAML) and lint's format readers it loaded."""
+    heavy = ("pydantic", "yaml", "ruamel", "hubrelease.manifest.models", "hubrelease.formats.gguf_header")
+    probe = (
+        "import sys\n"
+        "from hubrelease.cli.app import app\n"
+        f"try:\n    app({list(args)!r})\nexcept SystemExit as exit:\n    code = exit.code\n"
+        f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    return run_program([sys.executable, "-c", probe], check=True).stdout.strip().splitlines()[-1]
+
+
+def _header_pinned(work: Path) -> Path:
+    """The example, its target pinned by a GGUF header (lint reads the facts remembered for it)."""
+    manifest = example_release(work, "acme/warm")
+    pin_target_header(manifest, TARGET_HEADER)
+    assert run_cli("render-card", manifest, "--force")[0] == 0
+    (manifest.parent / STATE_DIR).mkdir(exist_ok=True)
+    return manifest
+
+
+def test_a_warm_verify_recalls_lint_and_provenance_without_the_manifest(tmp_path: Path) -> None:
+    """The example lints its GGUF and checks its evaluation's provenance: both read the manifest,
+    so a warm verify loaded it every time; their findings are now recalled for the same inputs."""
+    manifest = _header_pinned(tmp_path)
+    (manifest.parent / TARGETS_CACHE).write_text(json.dumps(PLANTED), encoding="utf-8")
+    code, cold = verify_json(manifest)
+    assert code == 1
+    assert {f["kind"] for f in cold["findings"]} == {"lint"}
+    assert _probe("verify", str(manifest)) == "1 []"
+    code, warm = verify_json(manifest)
+    assert (code, warm["findings"]) == (1, cold["findings"])
+
+
+def test_changed_target_facts_lint_again(tmp_path: Path) -> None:
+    """Lint compares the drafter with the target facts remembered in the folder: new facts are a new
+    input, not a recalled answer."""
+    manifest = _header_pinned(tmp_path)
+    assert verify_json(manifest)[0] == 0
+    assert verify_json(manifest)[0] == 0  # recalled
+    (manifest.parent / TARGETS_CACHE).write_text(json.dumps(PLANTED), encoding="utf-8")
+    code, report = verify_json(manifest)
+    assert code == 1
+    assert {f["kind"] for f in report["findings"] if f["severity"] == "error"} == {"lint"}
+    (manifest.parent / TARGETS_CACHE).unlink()
+    assert verify_json(manifest)[0] == 0
+
+
+def test_lint_reading_an_unlisted_config_is_never_recalled(tmp_path: Path) -> None:
+    """A lint_config the manifest does not list is bytes no key covers: lint runs every time."""
+    manifest = example_release(tmp_path, "acme/warm")
+    text = manifest.read_text(encoding="utf-8")
+    (manifest.parent / "lint-config.json").write_bytes((manifest.parent / "config.json").read_bytes())
+    manifest.write_text(
+        text.replace("lint_config: config.json", "lint_config: lint-config.json").replace(
+            "ignore:\n", "ignore:\n  - lint-config.json\n"
+        ),
+        encoding="utf-8",
+    )
+    assert run_cli("render-card", manifest, "--force")[0] == 0
+    assert verify_json(manifest)[0] == 0
+    assert _probe("verify", str(manifest)).startswith("0 [") and "pydantic" in _probe("verify", str(manifest))
+    plans = json.loads((manifest.parent / STATE_DIR / CACHE_NAME).read_text())["plans"]
+    assert [plan["checks"] for plan in plans.values()] == [[]]
