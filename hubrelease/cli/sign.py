@@ -87,7 +87,13 @@ def sign(
     from hubrelease.signing.sign import sign_manifest
     from hubrelease.signing.signers import SigningMethod
 
-    method = SigningMethod(key, certificate, tuple(chain or ()), sigstore, trust_config)
+    method = SigningMethod(
+        key=key,
+        certificate=certificate,
+        chain=tuple(chain or ()),
+        sigstore=sigstore,
+        trust_config=trust_config,
+    )
     with output.progress(json_mode) as progress:
         result = sign_manifest(manifest, directory, method, progress, pin_identity=pin_identity)
     signed = result.signed

@@ -166,23 +166,23 @@ def verify(
         )
         raise InputError(f"{', '.join(ignored)} {needs}")
     trust = Trust(
-        public_key,
-        tuple(certificate_chain or ()),
-        identity,
-        issuer,
-        trust_config,
-        github_workflow,
-        trust_manifest,
-        allow_unpinned_signer,
+        public_key=public_key,
+        chain=tuple(certificate_chain or ()),
+        identity=identity,
+        issuer=issuer,
+        trust_config=trust_config,
+        workflow=github_workflow,
+        manifest=trust_manifest,
+        allow_unpinned=allow_unpinned_signer,
     )
     if not signature:
         given = [name for name, value in zip(_TRUST_OPTIONS, trust, strict=True) if value]
         if given:
             raise InputError(f"{', '.join(given)} need{'s' * (len(given) == 1)} --signature")
     request = VerifyRequest(
-        manifest,
-        directory,
-        VerifyOptions(jobs=jobs, use_cache=not no_cache, follow_symlinks=follow_symlinks),
+        manifest=manifest,
+        directory=directory,
+        options=VerifyOptions(jobs=jobs, use_cache=not no_cache, follow_symlinks=follow_symlinks),
         remote=remote,
         revision=revision,
         repo_type=repo_type,

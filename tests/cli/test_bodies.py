@@ -35,6 +35,8 @@ PARSING_AND_RENDERING = frozenset(
         # The MANIFEST argument read into a release and its folder, as push reads it before publish().
         "hubrelease.manifest.load.load_manifest",
         "hubrelease.manifest.root.release_root",
+        # --repo-type / --revision applied to that release (options onto the value they override).
+        "hubrelease.manifest.load.with_release",
         # Option text to a value: a number of bytes, a REPO[@REVISION].
         "hubrelease.sizes.parse_size",
         "hubrelease.hub.batches.batch_size",
@@ -45,10 +47,6 @@ PARSING_AND_RENDERING = frozenset(
 )
 """Library functions that only turn an option's text into a value, or a value into text: parsing
 and rendering, not work."""
-
-ELSEWHERE = frozenset({"verify", "sign"})
-"""Commands whose bodies are being reshaped on another branch at the same time as this check:
-expected to fail here until that work lands."""
 
 
 def _commands() -> Iterator[tuple[str, Callable[..., Any]]]:
@@ -139,20 +137,10 @@ COMMANDS = sorted(_commands())
 
 def test_every_command_is_checked() -> None:
     names = {name for name, _ in COMMANDS}
-    assert {"push", "eval", "rebuild", "lint", "gguf-drafter", "serve"} <= names
-    assert names >= ELSEWHERE
+    assert {"push", "eval", "rebuild", "lint", "gguf-drafter", "serve", "verify", "sign"} <= names
 
 
-def _case(name: str, callback: Callable[..., Any]) -> Any:
-    """A command as a test case; one reshaped elsewhere is expected to fail until it lands (strict:
-    once it passes, the mark must go)."""
-    if name not in ELSEWHERE:
-        return pytest.param(name, callback, id=name)
-    mark = pytest.mark.xfail(strict=True, reason="its body is being reshaped on another branch")
-    return pytest.param(name, callback, id=name, marks=mark)
-
-
-@pytest.mark.parametrize(("name", "callback"), [_case(name, callback) for name, callback in COMMANDS])
+@pytest.mark.parametrize(("name", "callback"), [pytest.param(n, c, id=n) for n, c in COMMANDS])
 def test_a_command_body_calls_one_library_function(name: str, callback: Callable[..., Any]) -> None:
     called, positional = library_calls(callback)
     work = sorted(called - PARSING_AND_RENDERING)
