@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import os
 import threading
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from math import ceil
 from typing import Any
@@ -124,55 +124,101 @@ def multipart_actions(state: PushState, ops: list[CommitOperationAdd]) -> list[M
     return found
 
 
+OBJECTS_IN_FLIGHT = 2
+"""Objects whose parts may be on the wire before the first of them is registered: the one
+finishing (its last parts, then its completion, which the Hub answers only once it has joined and
+checked the parts) and the next. So a push killed midway has at most two objects to send again."""
+
+
 class PartQueue:
     """The part workers every batch shares, fed in plan order: the batch numbered ``order`` queues
-    its parts once every batch before it has queued its own (or ended), so objects complete one
-    after another and a push killed midway leaves about one of them partly sent."""
+    its objects once every batch before it has queued its own (or ended), each object once fewer
+    than ``OBJECTS_IN_FLIGHT`` are unregistered, so objects are registered one after another."""
 
     def __init__(self, pool: Executor) -> None:
         self.pool = pool
         self._next = 1
-        self._turn = threading.Condition()
+        self._open = 0
+        self._changed = threading.Condition()
 
     def wait_turn(self, order: int) -> None:
-        with self._turn:
-            self._turn.wait_for(lambda: self._next >= order)
+        with self._changed:
+            self._changed.wait_for(lambda: self._next >= order)
 
     def release(self, order: int) -> None:
-        """The batch ``order`` queued its parts or ended: the next one may queue (idempotent)."""
-        with self._turn:
+        """The batch ``order`` queued its objects or ended: the next one may queue (idempotent)."""
+        with self._changed:
             self._next = max(self._next, order + 1)
-            self._turn.notify_all()
+            self._changed.notify_all()
+
+    def admit(self) -> None:
+        """Wait until an object may be queued, and count it as in flight."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._open < OBJECTS_IN_FLIGHT)
+            self._open += 1
+
+    def finished(self) -> None:
+        with self._changed:
+            self._open -= 1
+            self._changed.notify_all()
+
+
+class _InFlight:
+    """One object's parts on the workers; the worker that ends the last part completes the object
+    (or records why not) and lets the next object in. Every part task runs, so this always ends."""
+
+    def __init__(self, state: PushState, item: Multipart, queue: PartQueue) -> None:
+        self.state, self.item, self.queue = state, item, queue
+        self.etags: list[str] = [""] * len(item.part_urls)
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self._left = len(item.part_urls)
+        self._lock = threading.Lock()
+        fd, size, chunk = state.opened[item.op.path_in_repo], item.op.upload_info.size, item.chunk_size
+        for number, url in enumerate(item.part_urls):
+            reader = PartReader(fd, number * chunk, min(chunk, size - number * chunk))
+            queue.pool.submit(self._part, number, url, reader)
+
+    def _part(self, number: int, url: str, reader: PartReader) -> None:
+        try:
+            if self.error is None:  # after a failed part, the others are not sent
+                self.etags[number] = _put_part(url, reader)
+        except BaseException as exc:
+            self.error = self.error or exc
+        with self._lock:
+            self._left -= 1
+            last = self._left == 0
+        if last:
+            try:
+                if self.error is None:
+                    _complete(self.state, self.item, self.etags)
+            except BaseException as exc:
+                self.error = exc
+            finally:
+                self.queue.finished()
+                self.done.set()
 
 
 def upload_parts(state: PushState, objects: list[Multipart], queue: PartQueue, order: int) -> None:
-    """Every object's parts on the shared workers (queued in plan order, see ``PartQueue``), then
-    each completion and verify in order; the first failure cancels what is still queued."""
-    queued: list[tuple[Multipart, list[Future[str]]]] = []
+    """Every object's parts on the shared workers, in plan order (``PartQueue``), each object
+    completed and verified as its last part ends; the first failure is raised once all ended."""
+    sent: list[_InFlight] = []
     queue.wait_turn(order)
     try:
         for item in objects:
-            fd = state.opened[item.op.path_in_repo]
-            size = item.op.upload_info.size
-            starts = [n * item.chunk_size for n in range(len(item.part_urls))]
-            parts = [
-                queue.pool.submit(_put_part, url, PartReader(fd, start, min(item.chunk_size, size - start)))
-                for start, url in zip(starts, item.part_urls, strict=True)
-            ]
-            queued.append((item, parts))
+            queue.admit()
+            sent.append(_InFlight(state, item, queue))
     finally:
         queue.release(order)
-    try:
-        for item, parts in queued:
-            etags = [part.result() for part in parts]
-            _complete(state, item, etags)
-    finally:
-        for _, parts in queued:
-            for part in parts:
-                part.cancel()
+    for one in sent:
+        one.done.wait()
+    errors = [one.error for one in sent if one.error is not None]
+    if errors:
+        raise errors[0]
 
 
 def _put_part(url: str, reader: PartReader) -> str:
+    """One part PUT (retried as huggingface_hub retries its own), its ETag."""
     with reader:
         response = http_backoff("PUT", url, data=reader)
     hf_raise_for_status(response)
