@@ -108,9 +108,11 @@ def upload(state: PushState, additions: list[CommitOperationAdd]) -> UploadRepor
             for number, batch in enumerate(groups, 1)
         ]
         futures = [pool.submit(_upload_batch, state, job) for job in jobs]
-        wait(futures, return_when=FIRST_EXCEPTION)
-        for future in futures:  # after a failure, the batches not started yet never start
-            future.cancel()
+        try:
+            wait(futures, return_when=FIRST_EXCEPTION)
+        finally:  # after a failure (or Ctrl-C), the batches not started yet never start
+            for future in futures:
+                future.cancel()
         wait(futures)  # those running end (or fail) before the first error is raised
         errors = [e for f in futures if not f.cancelled() and (e := f.exception()) is not None]
         if errors:
