@@ -7,7 +7,9 @@ Batches overlap: ``UPLOAD_WORKERS`` of them are in flight at once, taken in plan
 ``hf_api.py`` ``preupload_lfs_files``; over Xet every call shares one hf_xet session, whose own
 limits pace the chunking and xorb uploads as they pace ``hf upload``'s). Over plain LFS the parts of
 a large object are spread over as many workers (``multipart.py``), shared by all batches, queued in
-plan order. So a push killed midway has at most the batches in flight unregistered."""
+plan order, at most two objects ahead of the first unregistered one. So a push killed midway leaves
+unregistered at most the batches in flight (over Xet, less the xorbs already stored), over LFS at
+most two large objects and the small files in flight."""
 
 from __future__ import annotations
 
@@ -146,6 +148,7 @@ def _upload_batch(state: PushState, job: _Job) -> int:
 
 
 def _attempts(state: PushState, job: _Job) -> int:
+    """The attempts at one batch: its large LFS objects in parts, then ``preupload_lfs_files``."""
     plan, unchanged, max_attempts = state.plan, state.unchanged, state.max_attempts
     batch, label = job.batch, job.label
     have = [f for f in batch.files if f.path in job.stored]
