@@ -1,122 +1,269 @@
-"""Bytes read from disk by `hubrelease push` vs `hf upload`, same release, same loopback Hub, same run.
+"""`hubrelease push` against `hf upload`, side by side in one run: wall time and a resumed push.
 
-Each command runs in its own process under a wrapper that reports the process's ``rchar`` from
-``/proc/self/io`` at exit (every byte read(2) returned: files, sockets and Python's own imports);
-the same wrapper around ``--help`` gives each tool's fixed cost, subtracted. The release is a few
-large random files, so the figure is dominated by how many times each file is read.
+Same release, each command in its own process with a fresh ``HF_HOME`` against a fresh loopback Hub
+(in this process: the CAS deduplicates one owner's data across repos, so a Hub that held the
+release would make every upload after the first free), over plain LFS (``HF_HUB_DISABLE_XET=1``)
+and over Xet:
 
-Runs: ``hubrelease verify`` (warms the stat cache as CI's gate does), then ``hubrelease push``
-(preflight verify hits the stat cache; the upload is the one read); a second push after a
-change, with the commit answered 503 once (the retry must not hash or read again); ``hf upload``
-of the same folder to another repo (hf_xet hashes while it uploads: one read). Xet on for all.
+- speed: ``hubrelease push`` at each ``--batch`` size (``default``: push's own, 512 MiB) and
+  ``hf upload`` of the same folder, ``--runs`` rounds interleaved; the median of each and its
+  ratio to ``hf upload``'s. ``hubrelease verify`` runs first (CI's gate does), so push's preflight
+  takes the digests from the stat cache; push's time includes its preflight and remote verify.
+- resume: each tool SIGKILLed once the server has received half the release on the data routes
+  (``faults.trip_after``: a byte count, not a time), then re-run from a fresh ``HF_HOME``; the bytes
+  the re-run sent, as a share of the release, and hubrelease / hf upload.
+- ``--drops``: how long a push whose xorb connection drops every time takes to reach exit 4 with
+  hf_xet's and push's own retry settings.
 
-    python bench/push_bench.py [--files 3] [--mib 96]
+The default is small, for a 2-core machine; on 16 cores use e.g. ``--files 2 --mib 2048``.
+
+    python bench/push_bench.py [--files 2] [--mib 256] [--batch default,8GiB] [--runs 1]
+                               [--transport lfs,xet] [--no-speed] [--no-resume] [--drops]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
+import platform
+import shutil
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
+from importlib.metadata import version
 from pathlib import Path
 
 import yaml
 
 from hubrelease_loopback import LoopbackHub
+from hubrelease_loopback.faults import DATA_ROUTES
 
-WRAP = """
-import atexit, importlib, sys
-def _report():
-    for line in open('/proc/self/io'):
-        if line.startswith('rchar:'):
-            sys.__stderr__.write('RCHAR ' + line.split()[1] + '\\n')
-atexit.register(_report)
-entry, sys.argv = sys.argv[1], sys.argv[1:]
-module, _, function = entry.partition(':')
-sys.exit(getattr(importlib.import_module(module), function)())
-"""
-HUBRELEASE = "hubrelease.cli.app:main"
-HF = "huggingface_hub.cli.hf:main"
+BIN = Path(sys.executable).parent
+MIB = 1 << 20
 
 
-def make_release(folder: Path, files: int, mib: int, repo: str) -> Path:
-    artifacts = []
+def make_release(folder: Path, files: int, mib: int) -> list[dict[str, object]]:
+    """``files`` random files of ``mib`` MiB in ``folder``: their manifest artifacts."""
+    folder.mkdir(parents=True)
+    artifacts: list[dict[str, object]] = []
     for index in range(files):
-        data = os.urandom(mib << 20)
         name = f"model-{index + 1:05d}-of-{files:05d}.safetensors"
-        (folder / name).write_bytes(data)
-        artifacts.append({"path": name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
-    manifest = {"schema_version": 1, "release": {"repo_id": repo, "license": "mit"}, "artifacts": artifacts}
-    path = folder / "hubrelease.yaml"
-    path.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+        digest = hashlib.sha256()
+        with open(folder / name, "wb") as handle:
+            for _ in range(mib):
+                block = os.urandom(MIB)
+                digest.update(block)
+                handle.write(block)
+        artifacts.append({"path": name, "size": mib * MIB, "sha256": digest.hexdigest()})
+    return artifacts
+
+
+def write_manifest(path: Path, repo: str, artifacts: list[dict[str, object]]) -> Path:
+    release = {"repo_id": repo, "license": "mit"}
+    text = yaml.safe_dump({"schema_version": 1, "release": release, "artifacts": artifacts}, sort_keys=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
     return path
 
 
-def run(entry: str, *args: str, env: dict[str, str]) -> int:
-    """rchar of one process running the console-script ``entry`` (module:function) with ``args``."""
-    done = subprocess.run(
-        [sys.executable, "-c", WRAP, entry, *args], env=env, capture_output=True, text=True, check=False
+class Bench:
+    """One scratch folder: fresh loopback Hubs, repos and HF_HOMEs on demand."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp, self.count = tmp, 0
+        self.hub: LoopbackHub | None = None
+
+    @contextlib.contextmanager
+    def fresh_hub(self) -> Iterator[LoopbackHub]:
+        """A loopback Hub that holds nothing yet, removed (with what it stored) afterwards."""
+        self.count += 1
+        root = self.tmp / f"hub-{self.count}"
+        try:
+            with LoopbackHub(root) as hub:
+                self.hub = hub
+                yield hub
+        finally:
+            self.hub = None
+            shutil.rmtree(root, ignore_errors=True)
+
+    def fresh(self, name: str) -> str:
+        self.count += 1
+        return f"bench/{name}-{self.count}"
+
+    def env(self, transport: str) -> dict[str, str]:
+        """A fresh HF_HOME (as on a CI runner) at each call."""
+        assert self.hub is not None
+        self.count += 1
+        env = dict(os.environ, HF_ENDPOINT=self.hub.url, HF_TOKEN=self.hub.owner_token)
+        env.update(HF_HOME=str(self.tmp / "homes" / str(self.count)), HF_HUB_DISABLE_TELEMETRY="1")
+        env.update(HF_HUB_DISABLE_PROGRESS_BARS="1")
+        env.pop("HF_HUB_DISABLE_XET", None)
+        if transport == "lfs":
+            env["HF_HUB_DISABLE_XET"] = "1"
+        return env
+
+    def push(self, folder: Path, artifacts: list[dict[str, object]], batch: str) -> list[str]:
+        """The command pushing ``folder`` to a new repo (its manifest outside the folder)."""
+        manifest = write_manifest(
+            self.tmp / "manifests" / f"{self.count}.yaml", self.fresh("push"), artifacts
+        )
+        command = [str(BIN / "hubrelease"), "push", str(manifest), "--dir", str(folder), "-q"]
+        return command + ([] if batch == "default" else ["--batch-size", batch])
+
+    def hf_upload(self, folder: Path) -> list[str]:
+        return [str(BIN / "hf"), "upload", self.fresh("hf"), str(folder), ".", "--quiet"]
+
+    def data_bytes(self) -> int:
+        """Request bodies the Hub received on the data routes, once no request is still arriving
+        (a killed client's connections end a little after the kill)."""
+        assert self.hub is not None
+        seen = -1
+        while (now := sum(self.hub.requests.bytes_in(r) for r in DATA_ROUTES.split("|"))) != seen:
+            seen = now
+            time.sleep(1)
+        return now
+
+    def run(
+        self, command: list[str], env: dict[str, str], kill_after: int | None = None
+    ) -> tuple[int, float]:
+        """(exit code, seconds) of one run; killed once ``kill_after`` data bytes arrived."""
+        assert self.hub is not None
+        self.hub.requests.clear()
+        start = time.monotonic()
+        process = subprocess.Popen(
+            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        if kill_after is not None:
+            self.hub.faults.trip_after(kill_after, lambda: os.kill(process.pid, signal.SIGKILL))
+        _, err = process.communicate()
+        seconds = time.monotonic() - start
+        self.hub.faults.clear()
+        if kill_after is None and process.returncode != 0:
+            raise SystemExit(f"{' '.join(command[:3])} failed ({process.returncode}):\n{err[-3000:]}")
+        return process.returncode, seconds
+
+    def timed(self, command: list[str], transport: str) -> float:
+        """Seconds of one run against a fresh Hub."""
+        with self.fresh_hub():
+            return self.run(command, self.env(transport))[1]
+
+
+def speed(
+    bench: Bench, folder: Path, artifacts: list[dict[str, object]], options: argparse.Namespace
+) -> None:
+    size = sum(int(str(a["size"])) for a in artifacts)
+    for transport in options.transport:
+        times: dict[str, list[float]] = {}
+        for _ in range(options.runs):
+            for batch in options.batch:
+                times.setdefault(f"hubrelease push --batch-size {batch}", []).append(
+                    bench.timed(bench.push(folder, artifacts, batch), transport)
+                )
+            times.setdefault("hf upload", []).append(bench.timed(bench.hf_upload(folder), transport))
+        peer = statistics.median(times["hf upload"])
+        for name, values in times.items():
+            median = statistics.median(values)
+            print(
+                f"speed {transport:3} {name:40} {median:7.2f} s  {size / MIB / median:7.1f} MiB/s  "
+                f"{median / peer:5.2f}x hf upload  (runs: {', '.join(f'{v:.2f}' for v in values)})"
+            )
+
+
+def resume(
+    bench: Bench, folder: Path, artifacts: list[dict[str, object]], options: argparse.Namespace
+) -> None:
+    size = sum(int(str(a["size"])) for a in artifacts)
+    for transport in options.transport:
+        sent: dict[str, int] = {}
+        push, peer = bench.push(folder, artifacts, options.resume_batch), bench.hf_upload(folder)
+        for name, command in (("hubrelease push", push), ("hf upload", peer)):
+            with bench.fresh_hub():
+                code, _ = bench.run(command, bench.env(transport), kill_after=size // 2)
+                killed = bench.data_bytes()
+                again = bench.run(command, bench.env(transport))[1]  # fresh HF_HOME, same repo
+                sent[name] = bench.data_bytes()
+            print(
+                f"resume {transport:3} {name:16} killed run: exit {code}, {killed:,} bytes; re-run: "
+                f"{sent[name]:,} bytes = {sent[name] / size:.3f}x the release ({again:.1f} s); "
+                f"both runs {(killed + sent[name]) / size:.3f}x"
+            )
+        ratio = sent["hubrelease push"] / max(sent["hf upload"], 1)
+        print(f"resume {transport:3} re-run bytes, hubrelease / hf upload: {ratio:.3f}")
+
+
+def drops(bench: Bench) -> None:
+    folder = bench.tmp / "drops"
+    command = bench.push(folder, make_release(folder, 1, 8), "default")
+    with bench.fresh_hub() as hub:
+        hub.faults.drop_xorb(times=100_000)
+        env = bench.env("xet")
+        for name in (
+            "HF_XET_CLIENT_RETRY_MAX_ATTEMPTS",
+            "HF_XET_CLIENT_RETRY_BASE_DELAY",
+            "HF_XET_CLIENT_RETRY_MAX_DURATION",
+        ):
+            env.pop(name, None)
+        start = time.monotonic()
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        print(
+            f"drops: exit {done.returncode} after {time.monotonic() - start:.1f} s, "
+            f"{hub.requests.count('xet_xorb')} xorb tries; {done.stderr.strip().splitlines()[-1][:160]}"
+        )
+
+
+def machine() -> str:
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in subprocess.run(
+                ["lscpu"], capture_output=True, text=True, check=False
+            ).stdout.splitlines()
+            if line.startswith("Model name")
+        ),
+        platform.processor(),
     )
-    lines = [line for line in done.stderr.splitlines() if line.startswith("RCHAR ")]
-    if not lines or done.returncode != 0:
-        raise SystemExit(f"{entry} {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return int(lines[-1].split()[1])
+    return (
+        f"{model}, {os.cpu_count()} CPUs, Python {platform.python_version()}, huggingface_hub "
+        f"{version('huggingface_hub')}, hf_xet {version('hf_xet')}, load average {os.getloadavg()[0]:.1f}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", type=int, default=3)
-    parser.add_argument("--mib", type=int, default=96)
+    parser.add_argument("--files", type=int, default=2)
+    parser.add_argument("--mib", type=int, default=256)
+    parser.add_argument("--batch", default="default,8GiB", help="push batch sizes, comma-separated")
+    parser.add_argument("--resume-batch", default="default", help="push's batch size in the resumed push")
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--transport", default="lfs,xet")
+    parser.add_argument("--no-speed", action="store_true")
+    parser.add_argument("--no-resume", action="store_true")
+    parser.add_argument("--drops", action="store_true")
     options = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="push-bench-") as tmp, LoopbackHub(Path(tmp) / "hub") as hub:
-        env = dict(
-            os.environ, HF_ENDPOINT=hub.url, HF_HOME=str(Path(tmp) / "hf"), HF_HUB_DISABLE_TELEMETRY="1"
+    options.batch, options.transport = options.batch.split(","), options.transport.split(",")
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # each figure as measured
+    with tempfile.TemporaryDirectory(prefix="push-bench-") as name:
+        bench = Bench(Path(name))
+        folder = bench.tmp / "release"
+        artifacts = make_release(folder, options.files, options.mib)
+        print(f"machine: {machine()}")
+        print(f"release: {options.files} x {options.mib} MiB = {options.files * options.mib} MiB")
+        verify = write_manifest(bench.tmp / "manifests" / "verify.yaml", "bench/verify", artifacts)
+        subprocess.run(
+            [str(BIN / "hubrelease"), "verify", str(verify), "--dir", str(folder), "-q"], check=True
         )
-        env.pop("HF_HUB_DISABLE_XET", None)
-        env["HF_TOKEN"] = hub.owner_token
-        folder = Path(tmp) / "release"
-        folder.mkdir()
-        manifest = make_release(folder, options.files, options.mib, "bench/push")
-        size = sum(p.stat().st_size for p in folder.glob("*.safetensors"))
-        base_hr = run(HUBRELEASE, "--help", env=env)
-        base_hf = run(HF, "--help", env=env)
-        verify = run(HUBRELEASE, "verify", str(manifest), env=env) - base_hr
-        dry = (
-            run(HUBRELEASE, "push", str(manifest), "--endpoint", hub.url, "--dry-run", "-q", env=env)
-            - base_hr
-        )
-        push = run(HUBRELEASE, "push", str(manifest), "--endpoint", hub.url, "-q", env=env) - base_hr
-        # A changed shard, and a commit answered 503 once: the retry reuses operations and digests.
-        changed = folder / f"model-00001-of-{options.files:05d}.safetensors"
-        data = os.urandom(options.mib << 20)
-        changed.write_bytes(data)
-        text = manifest.read_text(encoding="utf-8")
-        old = next(a for a in yaml.safe_load(text)["artifacts"] if a["path"] == changed.name)["sha256"]
-        manifest.write_text(text.replace(old, hashlib.sha256(data).hexdigest()), encoding="utf-8")
-        run(HUBRELEASE, "verify", str(manifest), env=env)
-        hub.faults.inject("status", route="commit", status=503, times=1)
-        retry = run(HUBRELEASE, "push", str(manifest), "--endpoint", hub.url, env=env) - base_hr
-        assert not hub.faults.pending, "the 503 did not fire"
-        upload = run(HF, "upload", "bench/hf-upload", str(folder), ".", "--quiet", env=env)
-        upload -= base_hf
-    mib = 1 << 20
-    print(f"release: {options.files} x {options.mib} MiB = {size / mib:.0f} MiB (Xet uploads)")
-    print(f"{'command':58} {'MiB read':>9} {'x release':>9}")
-    rows = [
-        ("hubrelease verify (cold stat cache)", verify, size),
-        ("hubrelease push --dry-run (imports, preflight, plan)", dry, size),
-        ("hubrelease push (first, stat cache warm from verify)", push, size),
-        ("  the same minus --dry-run's reads", push - dry, size),
-        ("hubrelease push (1 changed shard, commit 503 once, retried)", retry, options.mib * mib),
-        ("  the same minus --dry-run's reads", retry - dry, options.mib * mib),
-        ("hf upload (same folder, new repo)", upload, size),
-    ]
-    for name, read, reference in rows:
-        print(f"{name:58} {read / mib:9.1f} {read / reference:9.2f}")
-    print(f"push / hf upload: {push / upload:.2f}")
+        if not options.no_speed:
+            speed(bench, folder, artifacts, options)
+        if not options.no_resume:
+            resume(bench, folder, artifacts, options)
+        if options.drops:
+            drops(bench)
 
 
 if __name__ == "__main__":

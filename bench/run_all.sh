@@ -26,10 +26,12 @@ if [ "${SCALE:-large}" = small ]; then
   run startup bench/startup_bench.py --repeat 7 --files 500
   run sign bench/sign_bench.py --repeat 3 --files 500
   run ingest bench/hub_ingest_bench.py --mib 256 --repeat 3
-  run push_resume bench/push_resume_bench.py --files 6 --mib 64
+  run push bench/push_bench.py --files 2 --mib 128 --no-resume
+  run push_resume bench/push_bench.py --files 12 --mib 32 --no-speed
 else
   run startup bench/startup_bench.py --repeat 15 --files 2000
   run sign bench/sign_bench.py --repeat 3 --files 2008 --big-count 4 --big-gib 4
   run ingest bench/hub_ingest_bench.py --mib 2048 --repeat 3
-  run push_resume bench/push_resume_bench.py --files 8 --mib 512
+  run push bench/push_bench.py --files 2 --mib 2048 --runs 3 --no-resume
+  run push_resume bench/push_bench.py --files 12 --mib 256 --no-speed
 fi

@@ -91,7 +91,7 @@ def push(
         typer.Option(
             "--batch-size",
             help="Upload batch size (e.g. 512MiB, the default; or $HUBRELEASE_PUSH_BATCH_SIZE): a re-run "
-            "after an interruption sends again at most the batch in flight.",
+            "after an interruption sends again at most the batches in flight.",
             show_default=False,
         ),
     ] = None,

@@ -4,10 +4,11 @@ Data the Hub stores is reused by a later upload only once it is registered: an L
 upload (or its last multipart part) completes, Xet data when the shard that ends an hf_xet upload
 session is accepted (xet-core ``file_upload_session.rs``: xorbs first, the shard at ``finalize``;
 a probe for a chunk is answered from the shards, ``xetstore.py``). One ``preupload_lfs_files`` call
-is one such session, so a push uploads batch by batch: an interrupted push re-run, with or without
-the previous ``HF_HOME``, sends again at most the batch that was in flight (hf_xet finds the rest
-through the Hub's dedup answers, huggingface_hub skips LFS objects the batch API says are stored).
-A file larger than a batch is a batch of its own: it is registered only when it is complete.
+is one such session, so a push uploads in batches (a few at once, ``upload.py``): an interrupted
+push re-run, with or without the previous ``HF_HOME``, sends again at most the batches that were in
+flight (hf_xet finds the rest through the Hub's dedup answers and skips xorbs the Hub stored,
+huggingface_hub skips LFS objects the batch API says are stored). A file larger than a batch is a
+batch of its own: it is registered only when it is complete.
 """
 
 from __future__ import annotations

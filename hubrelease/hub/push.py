@@ -4,12 +4,13 @@ A release larger than one commit carries (``plan.CommitLimits``) is staged on a 
 several such commits and lands on the branch as one merge commit (``stage.py``).
 
 The pipeline, one module a step: ``safe_open.py`` opens the files to upload, ``batches.py`` plans
-the batches, ``upload.py`` sends them, ``commit.py`` makes the commit attempts and ``recovery.py``
+the batches, ``upload.py`` sends them (``multipart.py`` the parts of large LFS objects), ``commit.py`` makes the commit attempts and ``recovery.py``
 says what a failed one means and whether a lost one landed, ``tagging.py`` checks the tag, and
 ``xet_env.py`` bounds hf_xet's retries; ``push_state.PushState`` carries one commit's context.
 
 Upload: the files to add go up in batches (``batches.py``: a large file alone, small ones grouped),
-one ``preupload_lfs_files`` call each, so the Hub registers each batch's data as it completes and a
+one ``preupload_lfs_files`` call each, five at once (the parts of a large LFS object on five
+workers, ``multipart.py``), so the Hub registers each batch's data as it completes and a
 killed, failed or interrupted push re-run sends only what the Hub does not hold yet. Nothing is
 visible until the commit. A batch that fails is retried alone (``max_attempts``, waiting 2 s, 4 s or
 what a 429 asks for); the batches before it are not sent again. Before each batch and again before

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
 import os
 import sys
+import threading
 import urllib.error
 import urllib.request
 import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, EntryPoints, entry_points
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -128,3 +134,63 @@ def logged(hub: LoopbackHub, route: str, count: int) -> list[RequestRecord]:
 
     wait_until(settled)
     return hub.requests.on(route)
+
+
+HOLD_S = 30.0
+"""How long the first upload ``uploads_in_flight`` sees waits for a second one to arrive."""
+
+
+@dataclass
+class InFlight:
+    """Distinct uploads the loopback Hub was receiving at once (``uploads_in_flight``)."""
+
+    peak: int = 0
+    calls: int = 0
+    active: Counter[tuple[object, ...]] = field(default_factory=Counter)
+    overlapped: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@contextlib.contextmanager
+def uploads_in_flight(targets: list[tuple[object, str]]) -> Iterator[InFlight]:
+    """Count the store calls ``targets`` name (``(hub.store, "put_part")``, ``(hub.xet, "put_xorb")``)
+    that run at once, each receiving one request body: distinct ones, named by their str and int
+    arguments (an object, a xorb, a part number), so a client's retry of an upload is not a second.
+
+    The first upload holds its body until a second one is being received (at most ``HOLD_S``;
+    then no upload holds), so two uploads a client runs at once are seen at once however the
+    threads are scheduled, and a client that sends one at a time is seen doing so.
+    """
+    gauge = InFlight()
+    held_once = threading.Event()
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            key = tuple(a for a in args if isinstance(a, str | int))
+            with gauge.lock:
+                gauge.calls += 1
+                gauge.active[key] += 1
+                gauge.peak = max(gauge.peak, len(gauge.active))
+                if len(gauge.active) > 1:
+                    gauge.overlapped.set()
+            try:
+                if not held_once.is_set():
+                    held_once.set()
+                    gauge.overlapped.wait(HOLD_S)
+                return original(*args, **kwargs)
+            finally:
+                with gauge.lock:
+                    gauge.active[key] -= 1
+                    if not gauge.active[key]:
+                        del gauge.active[key]
+
+        return counted
+
+    saved = [(owner, name, getattr(owner, name)) for owner, name in targets]
+    for owner, name, original in saved:
+        setattr(owner, name, wrap(original))
+    try:
+        yield gauge
+    finally:
+        for owner, name, _ in saved:
+            delattr(owner, name)  # the instance attribute goes; the class's method is back

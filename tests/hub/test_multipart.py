@@ -1,0 +1,42 @@
+"""LFS multipart: one large object's parts go up on several workers, read with ``pread``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hubrelease.hub.multipart import PartReader
+from hubrelease.hub.upload import UPLOAD_WORKERS
+from hubrelease_loopback import LoopbackHub
+from tests.factories.hub import uploads_in_flight
+from tests.factories.pushing import push_to_new_repo
+
+MIB = 1 << 20
+
+
+def test_the_parts_of_one_large_lfs_object_go_up_on_several_workers(
+    hub: LoopbackHub, tmp_path: Path, lfs_only: None
+) -> None:
+    # Above the size a regular file may have (10 MiB), so it is LFS whatever its content: the test
+    # Hub answers it in 64 kB parts, which huggingface_hub alone would send one after another.
+    data = os.urandom((10 << 20) + 1)
+    with uploads_in_flight([(hub.store, "put_part")]) as gauge:
+        push_to_new_repo(hub, tmp_path, {"model.safetensors": data}, 512 * MIB)
+    assert 2 <= gauge.peak <= UPLOAD_WORKERS, gauge
+    assert hub.requests.count("lfs_complete") == 1 and hub.requests.count("lfs_verify") == 1
+
+
+def test_a_part_reader_reads_its_slice_only_and_rewinds(tmp_path: Path) -> None:
+    path = tmp_path / "data"
+    path.write_bytes(bytes(range(256)) * 4)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        reader = PartReader(fd, 100, 50)
+        assert reader.seek(0, os.SEEK_END) == 50 and reader.seek(0) == 0  # its length, for the client
+        assert reader.read(30) == (bytes(range(256)) * 4)[100:130]
+        assert reader.read() == (bytes(range(256)) * 4)[130:150] and reader.read() == b""
+        reader.seek(0)  # a retry sends the part again from its start
+        assert reader.read() == (bytes(range(256)) * 4)[100:150]
+        assert os.lseek(fd, 0, os.SEEK_CUR) == 0  # the shared offset never moved
+    finally:
+        os.close(fd)
