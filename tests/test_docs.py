@@ -5,7 +5,10 @@ A page's ```bash blocks run in order in one bash shell (``set -euo pipefail``), 
 where ``manifests/`` is the checkout's, with the virtualenv's ``hubrelease`` first on ``PATH`` and
 ``--endpoint local`` served from a loopback Hub in the test's own folder; a page marked
 ``<!-- docs-test: in the example release -->`` runs inside a copy of ``manifests/example/`` instead
-(``manifests/example-target/`` beside it, as the recipes expect). A block under
+(``manifests/example-target/`` beside it, as the recipes expect); a page marked
+``<!-- docs-test: with the example published -->`` starts with the example's target and the example
+release already pushed to its ``--endpoint local`` (one push for the whole module, copied per page). A
+block under
 ``<!-- docs-test: synopsis -->`` shows commands over placeholder repos or folders: it is not run,
 but each ``hubrelease`` line in it must name a real command and only options that command has.
 """
@@ -27,11 +30,13 @@ import typer
 
 from hubrelease.cli.app import app
 from tests.factories.cli import run_program
+from tests.factories.published import publish_example_locally
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 SYNOPSIS = "<!-- docs-test: synopsis -->"
 IN_EXAMPLE = "<!-- docs-test: in the example release -->"
+PUBLISHED = "<!-- docs-test: with the example published -->"
 FRONT = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
 """Pages outside the site: their blocks are synopses, checked like the site's."""
 BLOCK = re.compile(r"^(?P<mark><!-- docs-test: [a-z]+ -->\n)?```bash\n(?P<body>.*?)^```$", re.S | re.M)
@@ -85,13 +90,21 @@ def _options(words: list[str]) -> tuple[str, set[str], list[str]]:
     return " ".join(path), names, used
 
 
+@pytest.fixture(scope="module")
+def published_hub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return publish_example_locally(tmp_path_factory.mktemp("published"))
+
+
 @pytest.mark.parametrize("page", RUN, ids=_name)
-def test_page_shell_blocks_run(page: Path, tmp_path: Path) -> None:
+def test_page_shell_blocks_run(page: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     script = "set -euo pipefail\n" + "\n".join(body for synopsis, body in _blocks(page) if not synopsis)
     work = tmp_path / "work"
     work.mkdir()
     (work / "manifests").symlink_to(ROOT / "manifests")
-    if IN_EXAMPLE in page.read_text(encoding="utf-8"):
+    text = page.read_text(encoding="utf-8")
+    if PUBLISHED in text:
+        shutil.copytree(request.getfixturevalue("published_hub"), tmp_path / "local-hub")
+    if IN_EXAMPLE in text:
         for name in ("example", "example-target"):
             shutil.copytree(ROOT / "manifests" / name, work / name)
         work = work / "example"
