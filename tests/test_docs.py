@@ -7,8 +7,9 @@ where ``manifests/`` is the checkout's, with the virtualenv's ``hubrelease`` fir
 ``<!-- docs-test: in the example release -->`` runs inside a copy of ``manifests/example/`` instead
 (``manifests/example-target/`` beside it, as the recipes expect); a page marked
 ``<!-- docs-test: with the example published -->`` starts with the example's target and the example
-release already pushed to its ``--endpoint local`` (one push for the whole module, copied per page). A
-block under
+release already pushed to its ``--endpoint local`` (one push for the whole module, copied per page),
+and one marked ``<!-- docs-test: with measured runs -->`` with the stand-in raw runs and dataset of
+``tests/factories/docs_inputs.py`` in its folder. A block under
 ``<!-- docs-test: synopsis -->`` shows commands over placeholder repos or folders: it is not run,
 but each ``hubrelease`` line in it must name a real command and only options that command has.
 """
@@ -30,6 +31,7 @@ import typer
 
 from hubrelease.cli.app import app
 from tests.factories.cli import run_program
+from tests.factories.docs_inputs import MEASURED_MARK, write_measured_runs
 from tests.factories.published import publish_example_locally
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,6 +106,8 @@ def test_page_shell_blocks_run(page: Path, tmp_path: Path, request: pytest.Fixtu
     text = page.read_text(encoding="utf-8")
     if PUBLISHED in text:
         shutil.copytree(request.getfixturevalue("published_hub"), tmp_path / "local-hub")
+    if MEASURED_MARK in text:
+        write_measured_runs(work)
     if IN_EXAMPLE in text:
         for name in ("example", "example-target"):
             shutil.copytree(ROOT / "manifests" / name, work / name)
