@@ -26,7 +26,7 @@ from hubrelease.hub.remote_verify import pin_findings
 from hubrelease.lint.licenses import license_findings
 from hubrelease.manifest import load_manifest, release_root
 from hubrelease.progress import NULL_PROGRESS, Progress
-from hubrelease.release_files import card_published
+from hubrelease.release_files import card_published, count_files
 from hubrelease.sizes import human_bytes
 from hubrelease.verify import verify_manifest
 from hubrelease.verify.preflight import unpinned_revisions
@@ -34,7 +34,7 @@ from hubrelease.verify.preflight import unpinned_revisions
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
-    from hubrelease.findings import Finding
+    from hubrelease.findings import Finding, VerifyReport
     from hubrelease.hub.plan import PushPlan
     from hubrelease.manifest.models import Manifest
 
@@ -100,6 +100,12 @@ class GateReport:
         }
 
 
+def _counted(report: VerifyReport, manifest_path: Path) -> str:
+    """The release's one count (``count_files``), as verify says it."""
+    count = count_files([f.path for f in report.files], manifest_path)
+    return f"{count.files} files ({manifest_path.name} and the {count.pinned} it pins)"
+
+
 def _row(name: CheckName, problems: list[str], passed: str) -> GateCheck:
     """Pass with ``passed`` as its detail, or fail naming the first problem."""
     if not problems:
@@ -145,7 +151,7 @@ def _gate(
     card = manifest.card_output
     drift = [f for f in report.errors if f.kind != "lint" and f.path != card]
     checks = [
-        _row("verify", _named(drift), f"{len(report.files)} files as pinned (size, then sha256)"),
+        _row("verify", _named(drift), f"{_counted(report, manifest_path)} as pinned (size, then sha256)"),
         _lint(manifest, report.errors),
         _card(manifest, manifest_path, root, directory, [f for f in report.errors if f.path == card]),
         _rebuild(manifest, manifest_path, root, api, inputs),

@@ -11,8 +11,8 @@ derives their digests); a hand-written card (``card.template: none``) is pinned 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Collection, Iterable
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from hubrelease.errors import InputError
@@ -89,3 +89,27 @@ def release_files(
 def published_paths(files: Iterable[ReleaseFile]) -> set[str]:
     """Repo paths a release may hold: its files and the Hub's own (anything else is extra)."""
     return {f.path for f in files} | set(HUB_FILES)
+
+
+class FileCount(NamedTuple):
+    """One release counted one way, whichever part of it a command compared.
+
+    ``files`` is what ``release_files`` lists and a signature covers: the manifest and the ``pinned``
+    files. A local verify counts the manifest too (it is the reference every other file is checked
+    against), so verify, sign, push's plan and ``verify --remote`` of one release say one number;
+    ``model.sig``, which signs those files and is none of them, is told apart.
+    """
+
+    files: int
+    pinned: int
+    """The files the manifest pins: artifacts, evaluation files and the card."""
+    signature: bool
+    """Whether ``model.sig`` was among the paths (push's plan of a signed release)."""
+
+
+def count_files(paths: Collection[str], manifest: str | PurePath) -> FileCount:
+    """The count of a release whose files a command covered as ``paths`` (repo paths)."""
+    name = PurePath(manifest).name
+    signature = SIGNATURE_NAME in paths
+    pinned = len(paths) - (name in paths) - signature
+    return FileCount(pinned + 1, pinned, signature)

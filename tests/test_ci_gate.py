@@ -94,6 +94,10 @@ def test_before_the_first_publish_it_passes_with_a_plan_that_creates_the_repo(
     assert (code, report["ok"], report["creates_repo"]) == (0, True, True), report
     assert set(_verdicts(report).values()) == {"pass", "skipped"}
     assert _verdicts(report)["rebuild"] == "skipped"  # no recipes
+    verified = next(c["detail"] for c in report["checks"] if c["name"] == "verify")
+    assert (
+        verified == "4 files (hubrelease.yaml and the 3 it pins) as pinned (size, then sha256)"
+    )  # as verify
     assert _statuses(report) == dict.fromkeys(
         ("model.safetensors", "config.json", "README.md", "hubrelease.yaml"), "added"
     )

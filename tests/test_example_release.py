@@ -78,7 +78,7 @@ def test_example_rebuilds_byte_for_byte_and_publishes(
     for name, data in committed.items():
         assert (release / name).read_bytes() == data, f"{name} is not reproduced byte for byte"
     run("render-card", str(manifest), "--check")
-    assert "OK (local): 9 files pinned by hubrelease.yaml, " in run("verify", str(manifest))  # + the card
+    assert "OK (local): 10 files: hubrelease.yaml and the 9 it pins, " in run("verify", str(manifest))
 
     endpoint = loopback_hub.url
     run("push", str(tmp_path / "example-target" / "hubrelease.yaml"), "--endpoint", endpoint)

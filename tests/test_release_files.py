@@ -8,7 +8,7 @@ import pytest
 
 from hubrelease.errors import InputError
 from hubrelease.manifest import load_manifest
-from hubrelease.release_files import ReleaseFile, published_paths, release_files
+from hubrelease.release_files import FileCount, ReleaseFile, count_files, published_paths, release_files
 from tests.factories.cards import write_card_release
 from tests.factories.releases import write_release
 
@@ -57,3 +57,15 @@ def test_a_manifest_named_like_a_published_file_is_refused(tmp_path: Path) -> No
     manifest = write_release(tmp_path, {"notes.yaml": b"x"}, manifest_name="notes.yaml")
     with pytest.raises(InputError, match="collides with a published file"):
         release_files(load_manifest(manifest), manifest, tmp_path)
+
+
+def test_a_release_is_counted_one_way_whichever_part_a_command_compared(tmp_path: Path) -> None:
+    """Local verify compares the pinned files, sign and ``verify --remote`` the manifest too, push's
+    plan also ``model.sig``: each is the release's count, the signature told apart."""
+    manifest = write_card_release(tmp_path)
+    paths = [f.path for f in release_files(load_manifest(manifest), manifest, tmp_path)]
+    pinned = [p for p in paths if p != "hubrelease.yaml"]
+    one = FileCount(files=len(paths), pinned=len(pinned), signature=False)
+    assert count_files(pinned, manifest) == one  # verify
+    assert count_files(paths, manifest) == one  # sign, verify --remote
+    assert count_files([*paths, "model.sig"], manifest) == one._replace(signature=True)  # push's plan

@@ -6,7 +6,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from hubrelease.cli import output
-from hubrelease.release_files import SIGNATURE_NAME
+from hubrelease.release_files import SIGNATURE_NAME, count_files
 from hubrelease.sizes import human_bytes
 
 if TYPE_CHECKING:
@@ -18,19 +18,10 @@ _STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
 def counted(paths: Collection[str], manifest: str) -> str:
-    """``paths`` counted by what they are, so verify (the files the manifest pins), sign (and the
-    manifest), push's plan (and ``model.sig``) and ``verify --remote`` say why their counts differ."""
-    name = PurePath(manifest).name
-    with_manifest = name in paths
-    with_signature = SIGNATURE_NAME in paths
-    pinned = len(paths) - with_manifest - with_signature
-    if with_manifest and with_signature:
-        return f"{len(paths)} files: {name}, the {pinned} it pins and {SIGNATURE_NAME}"
-    if with_manifest:
-        return f"{len(paths)} files: {name} and the {pinned} it pins"
-    if with_signature:
-        return f"{len(paths)} files: the {pinned} {name} pins and {SIGNATURE_NAME}"
-    return f"{len(paths)} files pinned by {name}"
+    """``paths`` said as the one count of the release (``count_files``), ``model.sig`` apart."""
+    count = count_files(paths, manifest)
+    said = f"{count.files} files: {PurePath(manifest).name} and the {count.pinned} it pins"
+    return f"{said}, plus {SIGNATURE_NAME}" if count.signature else said
 
 
 def render_report(report: VerifyReport, manifest: str, json_mode: bool) -> int:

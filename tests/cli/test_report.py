@@ -1,4 +1,4 @@
-"""One release counted by what each command covers: the files the manifest pins, the manifest, model.sig."""
+"""One release, one count: verify, sign, push's plan and ``verify --remote`` say the same number."""
 
 from __future__ import annotations
 
@@ -12,14 +12,13 @@ PINNED = ["model.safetensors", "config.json", "README.md"]
 @pytest.mark.parametrize(
     ("paths", "said"),
     [
-        (PINNED, "3 files pinned by hubrelease.yaml"),  # verify
+        (PINNED, "4 files: hubrelease.yaml and the 3 it pins"),  # verify: the manifest is the reference
         ([*PINNED, "hubrelease.yaml"], "4 files: hubrelease.yaml and the 3 it pins"),  # sign, verify --remote
         (
             [*PINNED, "hubrelease.yaml", "model.sig"],
-            "5 files: hubrelease.yaml, the 3 it pins and model.sig",
-        ),  # push
-        ([*PINNED, "model.sig"], "4 files: the 3 hubrelease.yaml pins and model.sig"),
+            "4 files: hubrelease.yaml and the 3 it pins, plus model.sig",
+        ),  # push's plan of a signed release
     ],
 )
-def test_a_count_says_what_it_counts(paths: list[str], said: str) -> None:
+def test_a_count_is_the_release_s_whatever_part_a_command_compared(paths: list[str], said: str) -> None:
     assert counted(paths, "some/folder/hubrelease.yaml") == said

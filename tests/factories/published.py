@@ -106,3 +106,19 @@ def files_below(folder: Path) -> set[str]:
         if folder.exists()
         else set()
     )
+
+
+def publish_example_locally(folder: Path) -> Path:
+    """A root for ``--endpoint local`` (``HUBRELEASE_LOCAL_HUB``) where the committed example's target
+    and the example release, as committed, are each pushed once, as the example tutorial pushes them.
+
+    Pages of the manual that start from a published release run on a copy of it, so no page pays for
+    those two pushes again.
+    """
+    root = folder / "local-hub"
+    env = {"HUBRELEASE_LOCAL_HUB": str(root), "HF_HOME": str(folder / "hf-home")}
+    for source in (EXAMPLE_TARGET, EXAMPLE):
+        release = shutil.copytree(source, folder / source.name, ignore=shutil.ignore_patterns(STATE_DIR))
+        done = invoke(["push", release / "hubrelease.yaml", "--endpoint", "local", "-q"], env=env)
+        assert done.exit_code == 0, done.stderr
+    return root

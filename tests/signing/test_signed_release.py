@@ -120,14 +120,14 @@ def _sign_push_download(folder: Path, loopback_hub: LoopbackHub) -> Signed:
     keys = ec_key_pair(folder / "keys")
     _ok("push", folder / "example-target" / "hubrelease.yaml", "--endpoint", loopback_hub.url)
     _ok("render-card", manifest)  # the card names the repo
-    # One release, counted by what each step covers: the 9 pinned files, the manifest, model.sig.
-    assert "signed 10 files: hubrelease.yaml and the 9 it pins (" in _ok(
-        "sign", manifest, "--key", keys.private
-    )
+    # One release, one count in every step: the manifest and the 9 files it pins; model.sig apart.
+    one_count = "10 files: hubrelease.yaml and the 9 it pins"
+    assert f"OK (local): {one_count}, " in _ok("verify", manifest)
+    assert f"signed {one_count} (" in _ok("sign", manifest, "--key", keys.private)
     pushed = _ok("push", manifest, "--endpoint", loopback_hub.url)
     assert "added   model.sig" in pushed
-    assert "plan: 11 files: hubrelease.yaml, the 9 it pins and model.sig; " in pushed
-    assert "OK (remote at " in pushed and "): 10 files: hubrelease.yaml and the 9 it pins, " in pushed
+    assert f"plan: {one_count}, plus model.sig; " in pushed
+    assert "OK (remote at " in pushed and f"): {one_count}, " in pushed
     api = api_for(loopback_hub)
     commits = api.list_repo_commits(repo)
     commit = commits[0].commit_id
