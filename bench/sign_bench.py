@@ -58,6 +58,9 @@ def releases(work: Path, args: argparse.Namespace) -> dict[str, Path]:
         found[f"{args.big_count} x {args.big_gib:g} GiB + {args.small}"] = make_tree(
             tree, args.big_count, args.big_gib, args.small
         )
+        # verify_bench's sums file (for `sha256sum -c`) is not published: verify --signature refuses a
+        # folder holding it, as `model_signing verify` would.
+        (tree / "SHA256SUMS").unlink(missing_ok=True)
     return found
 
 
