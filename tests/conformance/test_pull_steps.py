@@ -19,7 +19,8 @@ def test_pull_fetches_what_each_engine_loads_and_refuses_a_wrong_target_before_w
         monkeypatch.delenv(var, raising=False)
     target = ROOT / "manifests" / "example-target"
     with published_example(tmp_path) as published:
-        rows = {r.consumer: r for r in run_pull(published, tmp_path, target, target / "tiny-qwen3-f16.gguf")}
+        found = run_pull(published, tmp_path, target, target / "tiny-qwen3-f16.gguf")
+    rows = {r.consumer: r for r in found if r.variant in ("example", "example-spec", "wrong target")}
     sglang, llama = rows["pull -> sglang"], rows["pull -> llama.cpp"]
     assert sglang.status == "not run" and llama.status == "not run"
     assert sglang.detail.startswith("pulled model.safetensors, config.json at ")
@@ -27,7 +28,7 @@ def test_pull_fetches_what_each_engine_loads_and_refuses_a_wrong_target_before_w
         "loader: set SGLANG_PYTHON"
     )
     assert llama.detail.startswith("pulled tiny-dflash2-q8_0.gguf at ")
-    assert sorted(p.name for p in (tmp_path / "pulled" / "llama.cpp").iterdir()) == ["tiny-dflash2-q8_0.gguf"]
+    assert sorted(p.name for p in (tmp_path / "pulled" / "example" / "llama.cpp").iterdir()) == ["tiny-dflash2-q8_0.gguf"]
     vllm = rows["pull -> vllm"]
     assert vllm.status == "not run" and vllm.variant == "example-spec"
     assert vllm.detail.startswith("pulled config.json, model.safetensors at ")
@@ -36,4 +37,4 @@ def test_pull_fetches_what_each_engine_loads_and_refuses_a_wrong_target_before_w
     control = rows["pull (control)"]
     assert control.status == "pass", control.detail
     assert "0 weight requests" in control.detail and "does not pair with this release" in control.detail
-    assert not (tmp_path / "pulled" / "wrong-target").exists()
+    assert not (tmp_path / "pull-wrong-target" / "pulled-refused").exists()
