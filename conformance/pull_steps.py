@@ -13,6 +13,10 @@ and target) go through the same rows, each paired with its own target: seed 000 
 into SGLang's loader, seed 001 (ik GGUFs, target a five-shard GGUF set pinned by sizes) into ik's
 ``llama-server`` started with the command pull prints (the seed's own flags; ``--model`` is the local
 target pull paired with); every other engine is its ``n/a`` row with pull's refusal.
+z-lab's loader has its own rows: a DFlash (v1) release of the factories' ``dflash`` checkpoint (the
+tier's ``dflash`` variant, built as ``run.prepare`` builds it), pinned to the published example target,
+is pulled with ``--engine sglang`` (config.json + safetensors) paired with that target and loaded with
+z-lab's ``DFlashDraftModel`` (``zlab_load.py``); the example itself is DFlash2, its z-lab row ``n/a``.
 The controls: a target whose config is not the pinned one, and a target set whose shard sizes are not
 the pinned ones, are refused before any weight is requested (the loopback Hub's request log counts the
 ``.safetensors`` / ``.gguf`` downloads).
@@ -29,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from conformance.consumers import llama_server
 from conformance.hub_steps import Published
 from conformance.records import Result, json_subprocess
@@ -38,6 +44,9 @@ CONSUMERS = Path(__file__).resolve().parent / "consumers"
 WEIGHTS = (".safetensors", ".gguf")
 ENGINES = ("sglang", "vllm", "llama.cpp", "ik")
 SPECULATORS_REPO = "hubrelease-example/tiny-dflash-speculators"
+DFLASH_REPO = "hubrelease-example/tiny-dflash-v1-drafter"
+ZLAB = "z-lab"
+ZLAB_NA = "z-lab dflash defines DFlashDraftModel only (dflash/model.py); no DFlash2 model to load into"
 
 
 def _hubrelease(env: dict[str, str], *args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -68,20 +77,50 @@ def _speculators_release(published: Published, work: Path) -> str:
     """
     out = work / "pull-speculators"
     shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ, HF_TOKEN=published.owner_token)
     verifier = f"{published.target_repo}@{published.target_commit}"
+    build = ("build", "speculators-drafter", published.release / "checkpoint", "--out", out,
+             "--verifier", verifier, "--endpoint", published.url)  # fmt: skip
+    _publish(published, out, SPECULATORS_REPO, build, pin=False)
+    return SPECULATORS_REPO
+
+
+def _dflash_release(published: Published, work: Path) -> str:
+    """The tier's ``dflash`` variant (DFlash v1, what z-lab loads) as a release pinned to the example target.
+
+    ``build safetensors-drafter`` of the factories' DFlash checkpoint, as ``run.prepare`` builds it; the
+    manifest takes the published example's target pin (locked to the target's commit), so pull pairs it.
+    """
+    from tests.factories.drafters import write_checkpoint
+
+    folder = work / "pull-dflash"
+    shutil.rmtree(folder, ignore_errors=True)
+    checkpoint = write_checkpoint(folder / "checkpoint", dflash2=False)
+    out = folder / "drafter"
+    _publish(
+        published, out, DFLASH_REPO, ("build", "safetensors-drafter", checkpoint, "--out", out), pin=True
+    )
+    return DFLASH_REPO
+
+
+def _publish(published: Published, out: Path, repo: str, build: tuple[str | Path, ...], *, pin: bool) -> None:
+    """``build`` into ``out``, ``init``, with ``pin`` the example's target pin, ``render-card``, ``push``."""
+    env = dict(os.environ, HF_TOKEN=published.owner_token)
     manifest = out / "hubrelease.yaml"
-    for args in (
-        ("build", "speculators-drafter", published.release / "checkpoint", "--out", out, "--verifier", verifier,
-         "--endpoint", published.url),
-        ("init", out, "--repo-id", SPECULATORS_REPO, "--license", "apache-2.0"),
-        ("render-card", manifest),
-        ("push", manifest, "--endpoint", published.url),
-    ):  # fmt: skip
+
+    def ok(*args: str | Path) -> None:
         proc = _hubrelease(env, *args)
         if proc.returncode != 0:
             raise RuntimeError(f"hubrelease {args[0]} exited {proc.returncode}: {proc.stderr[-600:]}")
-    return SPECULATORS_REPO
+
+    ok(*build)
+    ok("init", out, "--repo-id", repo, "--license", "apache-2.0")
+    if pin:
+        data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+        example = yaml.safe_load((published.release / "hubrelease.yaml").read_text(encoding="utf-8"))
+        data.setdefault("pins", {})["targets"] = example["pins"]["targets"]
+        manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    ok("render-card", manifest)
+    ok("push", manifest, "--endpoint", published.url)
 
 
 def _weight_requests(published: Published, route: str = FILE_ROUTES) -> list[str]:
@@ -108,6 +147,12 @@ def _load(
 ) -> dict[str, Any] | str:
     """The consumer's verdict on what pull wrote, or why it was not run."""
     env = os.environ
+    if engine == ZLAB:
+        if not (env.get("ZLAB_PYTHON") and env.get("ZLAB_DFLASH_SRC")):
+            return "set ZLAB_DFLASH_SRC"
+        return json_subprocess(
+            [env["ZLAB_PYTHON"], str(CONSUMERS / "zlab_load.py"), env["ZLAB_DFLASH_SRC"], str(folder)]
+        )
     if engine == "sglang":
         if not env.get("SGLANG_PYTHON"):
             return "set SGLANG_PYTHON"
@@ -131,9 +176,13 @@ def _load(
     return llama_server.run(flavor, Path(server), source.target_gguf, gguf, expect)  # type: ignore[arg-type]
 
 
-def _engine_row(published: Published, engine: str, work: Path, source: Source) -> Result:
-    consumer, artifact, variant = f"pull -> {engine}", "pulled from the loopback Hub", source.variant
-    out = work / "pulled" / variant / engine
+def _engine_row(
+    published: Published, engine: str, work: Path, source: Source, *, loader: str | None = None
+) -> Result:
+    """``pull --engine engine``, then ``loader``'s verdict (default: that engine's own loader)."""
+    loader = loader or engine
+    consumer, artifact, variant = f"pull -> {loader}", "pulled from the loopback Hub", source.variant
+    out = work / "pulled" / variant / loader
     shutil.rmtree(out, ignore_errors=True)
     paired = source.paired.get(engine)
     published.requests.clear()
@@ -144,7 +193,7 @@ def _engine_row(published: Published, engine: str, work: Path, source: Source) -
         return Result(consumer, variant, artifact, "fail", f"pull exited {code}: {err[-400:]}")
     files = [f["path"] for f in report["files"]]
     weights = _weight_requests(published, "resolve")  # before the loader: speculators fetches the verifier
-    loaded = _load(engine, out, report, source, published.url)
+    loaded = _load(loader, out, report, source, published.url)
     pulled = (
         f"pulled {', '.join(files)} at {report['commit'][:12]} ({len(weights)} weight file(s) resolved), "
         f"each = its pinned sha256; {'pairing ok' if paired else 'no target pinned, not paired'}"
@@ -208,12 +257,15 @@ def _seed_sources(published: Published, work: Path) -> list[Source]:
 
 
 def run_pull(published: Published, work: Path, target: Path, target_gguf: Path) -> list[Result]:
-    """One row per release x engine (pull, then its loader) and the wrong-target controls."""
+    """One row per release x engine (pull, then its loader), the z-lab rows and the wrong-target controls."""
     example = Source("example", published.drafter_repo,
                      {"sglang": target, "llama.cpp": target_gguf, "ik": target_gguf}, target, target_gguf)  # fmt: skip
     rows = [_engine_row(published, engine, work, example) for engine in ENGINES if engine != "vllm"]
     spec = Source("example-spec", _speculators_release(published, work), {}, target, target_gguf)
     rows.insert(1, _engine_row(published, "vllm", work, spec))
+    rows.append(Result(f"pull -> {ZLAB}", "example", "pulled from the loopback Hub", "n/a", ZLAB_NA))
+    dflash = Source("dflash", _dflash_release(published, work), {"sglang": target}, target, target_gguf)
+    rows.append(_engine_row(published, "sglang", work, dflash, loader=ZLAB))
     seeds = _seed_sources(published, work)
     for source in seeds:
         rows += [_engine_row(published, engine, work, source) for engine in ENGINES]

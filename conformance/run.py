@@ -31,7 +31,7 @@ import yaml
 from conformance.compare import compare, tensor_names
 from conformance.consumers import llama_server
 from conformance.hub_steps import Published, published_example, run_hf_fetch, run_speculators
-from conformance.pull_steps import run_pull
+from conformance.pull_steps import ZLAB_NA, run_pull
 from conformance.records import Result, Variant, json_subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,10 +120,7 @@ def run_zlab(variants: list[Variant], target: Path) -> list[Result]:
     results = []
     for v in variants:
         if v.dflash2:
-            why = (
-                "z-lab dflash defines DFlashDraftModel only (dflash/model.py); no DFlash2 model to load into"
-            )
-            results.append(Result("z-lab", v.name, "safetensors", "n/a", why))
+            results.append(Result("z-lab", v.name, "safetensors", "n/a", ZLAB_NA))
         elif not (python and src):
             results.append(Result("z-lab", v.name, "safetensors", "not run", "set ZLAB_DFLASH_SRC"))
         else:
