@@ -22,6 +22,7 @@ import re
 import shlex
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -137,6 +138,28 @@ def test_synopsis_blocks_name_real_commands_and_options(page: Path) -> None:
 def test_every_block_of_the_site_runs() -> None:
     blocks = [synopsis for page in PAGES if DOCS in page.parents for synopsis, _ in _blocks(page)]
     assert len(blocks) > 40 and not any(blocks)
+
+
+INDENTED = re.compile(r"^(?P<indent> +)```bash\n(?P<body>.*?)^(?P=indent)```$", re.S | re.M)
+
+
+def test_indented_blocks_are_the_lock_commands_the_rehearsal_runs() -> None:
+    """Blocks inside list items are not run by this suite: they write and check the CI lock, which
+    downloads wheels from the package index. The rehearsal tier (scripts/ci_recipe.py) runs the same
+    two commands, so each must stay one of them."""
+    lines = [
+        line
+        for page in DOCS.rglob("*.md")
+        for match in INDENTED.finditer(page.read_text(encoding="utf-8"))
+        for line in textwrap.dedent(match["body"]).splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    lock = [shlex.split(line) for line in lines if "scripts/ci_lock.py" in line]
+    assert [words[3:] for words in lock] == [[], ["--check"]], lock
+    assert all(line.startswith("git -C ") for line in lines if "scripts/ci_lock.py" not in line), lines
+    recipe = (ROOT / "scripts" / "ci_recipe.py").read_text(encoding="utf-8")
+    assert "[sys.executable, str(lock), str(repo)]" in recipe
+    assert '[sys.executable, str(lock), str(repo), "--check"]' in recipe
 
 
 def _gen_reference() -> ModuleType:
