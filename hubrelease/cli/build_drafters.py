@@ -9,8 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import EndpointOpt, JobsOpt, JsonOpt, hub_session, is_hub_uri
-from hubrelease.fsutil import relative_inside
-from hubrelease.sizes import parse_size
 
 if TYPE_CHECKING:
     from hubrelease.builders.safetensors_drafter import BuiltFile, Cast
@@ -73,6 +71,7 @@ def _record(
     """One artifact per output in the manifest checked before the build (``manifest.record``), each
     with the recipe that re-runs the build (``recipes.record``: inputs by digest, tool versions)."""
     from hubrelease.formats.gguf_header import read_gguf
+    from hubrelease.fsutil import relative_inside
     from hubrelease.recipes.inputs import file_inputs
     from hubrelease.recipes.record import drafter_inputs, make_recipe
 
@@ -129,6 +128,7 @@ def safetensors_drafter(
 ) -> None:
     """Drop rotary buffers, cast, check the tensor set, write SGLang-ready safetensors + normalised config.json."""
     from hubrelease.builders.safetensors_drafter import build_safetensors_drafter
+    from hubrelease.sizes import parse_size
 
     cast = _cast(dtype)
     shard = parse_size(max_shard_size)
@@ -174,6 +174,7 @@ def gguf_drafter(
     from hubrelease.builders.gguf_drafter import OutType, build_gguf_drafter
     from hubrelease.formats.dflash import Flavor
     from hubrelease.formats.gguf_header import GGUFSet, read_gguf
+    from hubrelease.sizes import parse_size
 
     if flavor not in ("ik", "mainline"):
         raise typer.BadParameter("--flavor must be ik or mainline")
@@ -253,6 +254,7 @@ def speculators_drafter(
 ) -> None:
     """Write a speculators-format drafter (vLLM): speculators config.json naming the verifier, draft body tensors."""
     from hubrelease.builders.speculators_drafter import Verifier, build_speculators_drafter
+    from hubrelease.sizes import parse_size
 
     cast = _cast(dtype)
     recorder = _recorder(manifest, out)

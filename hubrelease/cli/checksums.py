@@ -9,8 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import ManifestArg
-from hubrelease.errors import InputError
-from hubrelease.fsutil import atomic_write_text
 
 EXAMPLES = """
 Examples:
@@ -28,6 +26,8 @@ def checksums(
     ] = None,
 ) -> None:
     """Print `sha256sum -c` lines for every artifact with a pinned digest (paths relative to the release folder)."""
+    from hubrelease.errors import InputError
+    from hubrelease.fsutil import atomic_write_text
     from hubrelease.hashing import format_sums
     from hubrelease.manifest import load_manifest
 

@@ -8,7 +8,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import EndpointOpt, JsonOpt, QuietOpt, TokenOpt, hub_session
-from hubrelease.errors import InputError
 
 EXAMPLES = """
 Examples:
@@ -48,6 +47,7 @@ def diff(
 ) -> None:
     """Files, pins, architecture (from headers), evaluation cells, licence and signer that changed."""
     from hubrelease.diff.compare import diff_specs, needs_hub, record_changes
+    from hubrelease.errors import InputError
 
     output.set_quiet(quiet)
     if record:

@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.groups import CommandGroup
-from hubrelease.errors import InputError
+from hubrelease.cli.groups import CommandApp, CommandGroup
 
 EXAMPLES = """
 Examples:
@@ -48,7 +47,7 @@ Limits (what a slow or hostile client can hold, and the largest accepted inputs)
   OIDC exchange     an id token is exchanged once; the token it gives writes one repo for expires_in (3600 s)
 """
 
-hub_app = typer.Typer(
+hub_app = CommandApp(
     cls=CommandGroup,
     name="hub",
     help="The loopback Hub: a local, disk-backed Hub for tests and demos.",
@@ -123,6 +122,7 @@ def serve(
     ] = None,
 ) -> None:
     """Serve a Hub-compatible API (git LFS and Xet) on 127.0.0.1 until interrupted."""
+    from hubrelease.errors import InputError
     from hubrelease.hub.client import require_loopback
 
     require_loopback()

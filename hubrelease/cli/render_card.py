@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,8 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, JsonOpt, ManifestArg
-from hubrelease.errors import CheckFailed, InputError
-from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
 
 if TYPE_CHECKING:
     from hubrelease.card import CardCheck
@@ -35,6 +32,8 @@ to publish a hand-written card instead, set card.template: none and `hubrelease 
 
 
 def _payload(result: CardCheck, manifest: Path, status: str) -> dict[str, object]:
+    import hashlib
+
     data = result.expected.encode("utf-8")
     return output.document(
         None,
@@ -70,6 +69,8 @@ def render_card(
     """Render the card from the manifest and evaluation files (same inputs, same bytes)."""
     from hubrelease.card import check_card
     from hubrelease.card.marker import is_generated
+    from hubrelease.errors import InputError
+    from hubrelease.fsutil import atomic_write_text
     from hubrelease.manifest import load_manifest
 
     release = load_manifest(manifest)
@@ -104,6 +105,7 @@ def _write_charts(manifest: Path, out: Path | None, directory: Path | None, resu
     """Write the charts that differ, pin them, and re-render the card that lists their pins."""
     from hubrelease.card import check_card
     from hubrelease.card.render import pin_charts
+    from hubrelease.fsutil import atomic_write_bytes
 
     rendered = result.rendered
     if rendered is None or not result.stale_charts:
@@ -123,6 +125,7 @@ def _hand_written(
 ) -> None:
     """``card.template: none``: nothing to render; ``--check`` compares the card with its pins."""
     from hubrelease.card.render import hand_written_status
+    from hubrelease.errors import CheckFailed, InputError
 
     assert release.card is not None
     if not checking:

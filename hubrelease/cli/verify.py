@@ -20,9 +20,6 @@ from hubrelease.cli.options import (
     hub_session,
     with_release,
 )
-from hubrelease.cli.report import render_report
-from hubrelease.errors import InputError
-from hubrelease.release_files import SIGNATURE_NAME
 
 if TYPE_CHECKING:
     from hubrelease.findings import Finding, VerifyReport
@@ -148,6 +145,8 @@ def verify(
     allow_unpinned_signer: AllowUnpinnedOpt = False,
 ) -> None:
     """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
+    from hubrelease.cli.report import render_report
+    from hubrelease.errors import InputError
     from hubrelease.hashing import looks_like_sums
     from hubrelease.verify import VerifyOptions, verify_manifest_file, verify_sums_file
 
@@ -249,6 +248,8 @@ class Trust(NamedTuple):
 def _policy(signature: bool, trust: Trust, allow_unpinned: bool) -> SignaturePolicy | None:
     """Whom ``--signature`` trusts (no one named yet: a manifest's ``signing:`` says), or None
     without it (then its options are a usage error)."""
+    from hubrelease.errors import InputError
+
     options = {
         "--public-key": trust.public_key,
         "--certificate-chain": trust.chain,
@@ -298,6 +299,8 @@ def _policy(signature: bool, trust: Trust, allow_unpinned: bool) -> SignaturePol
 
 def _with_signature(report: VerifyReport, found: list[Finding], fetched: int | None = None) -> VerifyReport:
     """``report`` with the signature's findings, and ``signature`` in its ``--json`` extra."""
+    from hubrelease.release_files import SIGNATURE_NAME
+
     extra = dict(report.extra)
     ok = all(finding.severity != "error" for finding in found)
     extra["signature"] = {"path": SIGNATURE_NAME, "ok": ok, "fetched_bytes": fetched}
