@@ -10,7 +10,6 @@ A command is built the way typer's documentation gives: ``typer.main.get_command
 
 from __future__ import annotations
 
-import functools
 import importlib
 import inspect
 from collections.abc import Callable
@@ -19,8 +18,6 @@ from typing import Any, ClassVar
 import typer
 from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandFunctionType
-
-from hubrelease.cli.params import plain
 
 USAGE_ERROR = 2
 """click's exit code for usage errors, also what a bare group exits with."""
@@ -34,7 +31,7 @@ def _verbatim(text: str) -> str:
 
 
 def prepare(command: TyperCommand | TyperGroup) -> None:
-    """For this command and those under it: plain help, verbatim epilogs, no pydantic (``params``).
+    """For this command and those under it: plain help, verbatim epilogs, no pydantic for help flags.
 
     typer coerces a parameter's value through a pydantic ``TypeAdapter`` unless it is a bool flag
     whose value is already a bool (typer 0.29.2 typer/core.py:107, ``process_value``). click's help
@@ -46,10 +43,7 @@ def prepare(command: TyperCommand | TyperGroup) -> None:
     help_option = command.get_help_option(typer.Context(command, help_option_names=HELP_NAMES))
     if help_option is not None:
         help_option.default = False
-    plain(command.params, command.callback)
     command.rich_markup_mode = None
-    if command.callback is not None and not hasattr(command, "commands"):
-        command.callback = _with_notices(command.callback)
     if command.epilog and not command.epilog.startswith("\b"):
         command.epilog = _verbatim(command.epilog)
     for child in getattr(command, "commands", {}).values():
@@ -70,21 +64,32 @@ class Entry:
         self.summary = summary
 
 
-def _with_notices(callback: Callable[..., Any]) -> Callable[..., Any]:
-    """``callback`` with the library's log records shown as notices (``notices``) while it runs."""
+class Command(TyperCommand):
+    """Every hubrelease command: its values converted without pydantic (``params``), the library's log
+    records shown as notices (``notices``) while it runs. ``--help`` converts no value and runs
+    nothing, so it imports neither module.
+    """
 
-    @functools.wraps(callback)
-    def run(*args: Any, **kwargs: Any) -> Any:
+    plain_values = False
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not self.plain_values and not set(args) & set(HELP_NAMES):
+            from hubrelease.cli.params import plain
+
+            plain(self.params, self.callback)
+            self.plain_values = True
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
         from hubrelease.cli import notices
 
         notices.listen()
-        return callback(*args, **kwargs)
-
-    return run
+        return super().invoke(ctx)
 
 
 class CommandApp(typer.Typer):
-    """A typer app whose commands' string annotations are evaluated once, as each is registered.
+    """A typer app whose commands are ``Command``s, their string annotations evaluated once, as each
+    is registered.
 
     typer reads a callback's parameters twice, each time through ``inspect.signature(eval_str=True)``
     and ``typing.get_type_hints``: four evaluations of every ``Annotated[..., typer.Option(...)]``
@@ -97,7 +102,7 @@ class CommandApp(typer.Typer):
     def command(
         self, name: str | None = None, **settings: Any
     ) -> Callable[[CommandFunctionType], CommandFunctionType]:
-        register = super().command(name, **settings)
+        register = super().command(name, **{"cls": Command, **settings})
 
         def evaluated(callback: CommandFunctionType) -> CommandFunctionType:
             callback.__annotations__ = inspect.get_annotations(callback, eval_str=True)
