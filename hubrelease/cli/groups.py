@@ -4,20 +4,20 @@ typer 0.29 vendors click under a private name and exports no name for click's ``
 ``Command``, ``HelpFormatter`` or its exception classes, so the CLI handles them through public
 typer names only: ``typer.core.TyperGroup`` to subclass, ``typer.TyperException`` (the base of
 click's exceptions) to catch, and ``Any`` where a hint would have to name a vendored click class.
+A command is built the way typer's documentation gives: ``typer.main.get_command`` of an app
+(here a scratch app holding that one command), never from typer's undocumented attributes.
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
-
-from hubrelease.cli.params import plain
+from typer.models import CommandFunctionType
 
 USAGE_ERROR = 2
 """click's exit code for usage errors, also what a bare group exits with."""
@@ -31,7 +31,7 @@ def _verbatim(text: str) -> str:
 
 
 def prepare(command: TyperCommand | TyperGroup) -> None:
-    """For this command and those under it: plain help, verbatim epilogs, no pydantic (``params``).
+    """For this command and those under it: plain help, verbatim epilogs, no pydantic for help flags.
 
     typer coerces a parameter's value through a pydantic ``TypeAdapter`` unless it is a bool flag
     whose value is already a bool (typer 0.29.2 typer/core.py:107, ``process_value``). click's help
@@ -43,63 +43,111 @@ def prepare(command: TyperCommand | TyperGroup) -> None:
     help_option = command.get_help_option(typer.Context(command, help_option_names=HELP_NAMES))
     if help_option is not None:
         help_option.default = False
-    plain(command.params)
     command.rich_markup_mode = None
-    if command.callback is not None and not hasattr(command, "commands"):
-        command.callback = _with_notices(command.callback)
     if command.epilog and not command.epilog.startswith("\b"):
         command.epilog = _verbatim(command.epilog)
     for child in getattr(command, "commands", {}).values():
         prepare(child)
 
 
-class Entry(NamedTuple):
-    """One row of the command table."""
+class Entry:
+    """One row of the command table (a plain class: defining a ``NamedTuple`` costs more at start-up)."""
 
+    __slots__ = ("module", "summary")
     module: str
     """The module under hubrelease.cli whose ``register(app)`` defines the command."""
     summary: str
     """The first paragraph of the command's help, as ``hubrelease --help`` lists it."""
 
+    def __init__(self, module: str, summary: str) -> None:
+        self.module = module
+        self.summary = summary
 
-def _with_notices(callback: Callable[..., Any]) -> Callable[..., Any]:
-    """``callback`` with the library's log records shown as notices (``notices``) while it runs."""
 
-    @functools.wraps(callback)
-    def run(*args: Any, **kwargs: Any) -> Any:
+class Command(TyperCommand):
+    """Every hubrelease command: its values converted without pydantic (``params``), the library's log
+    records shown as notices (``notices``) while it runs. ``--help`` converts no value and runs
+    nothing, so it imports neither module.
+    """
+
+    plain_values = False
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not self.plain_values and not set(args) & set(HELP_NAMES):
+            from hubrelease.cli.params import plain
+
+            plain(self.params, self.callback)
+            self.plain_values = True
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
         from hubrelease.cli import notices
 
         notices.listen()
-        return callback(*args, **kwargs)
-
-    return run
+        return super().invoke(ctx)
 
 
-@functools.cache
-def registered(module_name: str) -> typer.Typer:
-    """A scratch app holding only what one command module registers."""
-    module = importlib.import_module(f"hubrelease.cli.{module_name}")
-    scratch = typer.Typer(rich_markup_mode=None, add_completion=False)
-    module.register(scratch)
-    _evaluate_annotations(scratch)
-    return scratch
-
-
-def _evaluate_annotations(app: typer.Typer) -> None:
-    """Each callback's string annotations (``from __future__ import annotations``) evaluated once.
+class CommandApp(typer.Typer):
+    """A typer app whose commands are ``Command``s, their string annotations evaluated once, as each
+    is registered.
 
     typer reads a callback's parameters twice, each time through ``inspect.signature(eval_str=True)``
     and ``typing.get_type_hints``: four evaluations of every ``Annotated[..., typer.Option(...)]``
-    string, most of the time a command takes to build (pull: 3.7 ms, 1.0 ms once evaluated here). With
-    ``inspect.get_annotations`` (which, unlike ``get_type_hints`` on Python 3.10, adds no
-    ``Optional``), typer finds the objects and evaluates nothing.
+    string (``from __future__ import annotations``), most of the time a command takes to build
+    (pull: 3.7 ms, 1.0 ms once evaluated here). With ``inspect.get_annotations`` (which, unlike
+    ``get_type_hints`` on Python 3.10, adds no ``Optional``), typer finds the objects and evaluates
+    nothing.
     """
-    for info in app.registered_commands:
-        if info.callback is not None:
-            info.callback.__annotations__ = inspect.get_annotations(info.callback, eval_str=True)
-    for group in app.registered_groups:
-        if group.typer_instance is not None:
-            _evaluate_annotations(group.typer_instance)
+
+    def command(
+        self, name: str | None = None, **settings: Any
+    ) -> Callable[[CommandFunctionType], CommandFunctionType]:
+        register = super().command(name, **{"cls": Command, **settings})
+
+        def evaluated(callback: CommandFunctionType) -> CommandFunctionType:
+            callback.__annotations__ = inspect.get_annotations(callback, eval_str=True)
+            return register(callback)
+
+        return evaluated
+
+
+def _unchanged(callback: CommandFunctionType) -> CommandFunctionType:
+    return callback
+
+
+class _OneCommand(CommandApp):
+    """A scratch app that keeps, of what a command module registers, the one command ``wanted``:
+    typer builds every command of the app it is given, and one module registers up to three
+    (build_drafters)."""
+
+    def __init__(self, wanted: str) -> None:
+        super().__init__(rich_markup_mode=None, add_completion=False)
+        self.wanted = wanted
+
+    def command(
+        self, name: str | None = None, **settings: Any
+    ) -> Callable[[CommandFunctionType], CommandFunctionType]:
+        return super().command(name, **settings) if name == self.wanted else _unchanged
+
+    def add_typer(self, typer_instance: typer.Typer, **settings: Any) -> None:
+        if settings.get("name") == self.wanted:
+            super().add_typer(typer_instance, **settings)
+
+
+def build(module_name: str, name: str) -> TyperCommand | TyperGroup:
+    """Command ``name`` as ``hubrelease.cli.<module_name>`` registers it, built alone and prepared.
+
+    ``typer.main.get_command`` gives the command itself for an app of one command, and a group
+    holding it for an app of one sub-app (``build``, ``hub``).
+    """
+    module = importlib.import_module(f"hubrelease.cli.{module_name}")
+    scratch = _OneCommand(name)
+    module.register(scratch)
+    built = typer.main.get_command(scratch)
+    command = built.commands[name] if isinstance(built, TyperGroup) else built
+    assert isinstance(command, (TyperCommand, TyperGroup)), command
+    prepare(command)
+    return command
 
 
 class CommandGroup(TyperGroup):
@@ -132,16 +180,7 @@ class LazyGroup(CommandGroup):
         if cmd_name not in self.table:
             return None
         if cmd_name not in self.commands:
-            # A scratch app with this command alone: typer builds every command of the app it is
-            # given, and one module registers up to three (build_drafters).
-            source = registered(self.table[cmd_name].module)
-            alone = typer.Typer(rich_markup_mode=None, add_completion=False)
-            alone.registered_commands = [c for c in source.registered_commands if c.name == cmd_name]
-            alone.registered_groups = [g for g in source.registered_groups if g.name == cmd_name]
-            command = typer.main.get_group(alone).commands[cmd_name]
-            assert isinstance(command, (TyperCommand, TyperGroup)), command
-            prepare(command)
-            self.commands[cmd_name] = command
+            self.commands[cmd_name] = build(self.table[cmd_name].module, cmd_name)
         found = self.commands[cmd_name]
         assert isinstance(found, (TyperCommand, TyperGroup)), found
         return found

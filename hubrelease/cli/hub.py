@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from hubrelease.cli import output
-from hubrelease.cli.groups import CommandGroup
+from hubrelease.cli.groups import CommandApp, CommandGroup
 
 EXAMPLES = """
 Examples:
@@ -47,7 +47,7 @@ Limits (what a slow or hostile client can hold, and the largest accepted inputs)
   OIDC exchange     an id token is exchanged once; the token it gives writes one repo for expires_in (3600 s)
 """
 
-hub_app = typer.Typer(
+hub_app = CommandApp(
     cls=CommandGroup,
     name="hub",
     help="The loopback Hub: a local, disk-backed Hub for tests and demos.",

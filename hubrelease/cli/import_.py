@@ -9,7 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import EndpointOpt, JsonOpt, QuietOpt, TokenOpt, hub_session
-from hubrelease.cli.written import print_written, written_payload
 
 EXAMPLES = """
 Examples:
@@ -56,6 +55,7 @@ def import_(
     json_mode: JsonOpt = False,
 ) -> None:
     """Describe a published repo at one commit: sizes, sha256s and card metadata from the Hub."""
+    from hubrelease.cli.written import print_written, written_payload
     from hubrelease.onboarding.importer import import_repo
 
     output.quiet_library_progress()

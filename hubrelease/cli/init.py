@@ -9,7 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import JobsOpt, JsonOpt
-from hubrelease.cli.written import print_written, written_payload
 
 if TYPE_CHECKING:
     pass
@@ -75,6 +74,7 @@ def init(
     json_mode: JsonOpt = False,
 ) -> None:
     """Describe every file in DIR in a new, commented manifest that passes `verify` as written."""
+    from hubrelease.cli.written import print_written, written_payload
     from hubrelease.onboarding.init import InitOptions, init_manifest
 
     options = InitOptions(

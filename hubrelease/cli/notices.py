@@ -1,7 +1,7 @@
 """The library's log records as the CLI's notice lines, and huggingface_hub's log lines redacted.
 
-A module of its own, loaded when a command's body runs (``app._prepare`` wraps each command's
-callback): ``logging`` costs more to import than ``--help`` may add to ``import typer``.
+A module of its own, loaded when a command's body runs (``groups.Command.invoke``): ``logging``
+costs more to import than ``--help`` may add to ``import typer``.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ huggingface_hub's own tqdm bars are switched off too, so logs stay clean.
 rich loads only when something needs it (a table, a bar, colour on a terminal): importing it costs
 more than a warm ``verify`` does (bench/startup_bench.py). One-line messages and listings to a pipe or
 file, what CI and pre-commit hooks see, are written as plain text, which is what rich writes there too.
+Every command module imports this one, for ``--help`` too, so the helpers it writes through
+(``redaction``, ``printable``, ``progress``) are imported where a line is written.
 """
 
 from __future__ import annotations
@@ -16,14 +18,12 @@ import sys
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from hubrelease.printable import escaped
-from hubrelease.progress import NULL_PROGRESS, Progress
-from hubrelease.redaction import redact
-
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress as RichProgress
     from rich.progress import TaskID
+
+    from hubrelease.progress import Progress
 
 _consoles: dict[str, Console] = {}
 _quiet = False
@@ -52,6 +52,8 @@ class _Redacting:
         return sys.stdout if self._name == "stdout" else sys.stderr
 
     def write(self, text: str) -> int:
+        from hubrelease.redaction import redact
+
         return self._target.write(redact(text))
 
     def __getattr__(self, attr: str) -> Any:
@@ -77,6 +79,9 @@ def _plain(stream: TextIO) -> bool:
 def styled_line(label: str, style: str, text: str, *, stream: str = "stdout") -> None:
     """``label`` in ``style`` (rich style name) then ``text``, on one line: a control character in it
     (from a file's or a server's value: a newline in a GGUF key) is shown as its escape."""
+    from hubrelease.printable import escaped
+    from hubrelease.redaction import redact
+
     target: TextIO = sys.stdout if stream == "stdout" else sys.stderr
     text = escaped(redact(text))
     if _plain(target):
@@ -133,6 +138,8 @@ class _RichProgress:
 def progress(json_mode: bool = False) -> Iterator[Progress]:
     """Yield a progress sink: a rich bar when interactive, else a no-op."""
     if _quiet or not interactive(json_mode):
+        from hubrelease.progress import NULL_PROGRESS
+
         quiet_library_progress()
         yield NULL_PROGRESS
         return
@@ -181,6 +188,8 @@ def print_rows(
     if _quiet or not rows:
         return
     if not sys.stdout.isatty():
+        from hubrelease.redaction import redact
+
         table = [list(header), *([_cell(c) for c in row] for row in rows)]
         widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
         lines = []
@@ -217,6 +226,9 @@ def _cell(text: str) -> str:
 def value_line(text: str) -> None:
     """A line of a result on stdout that holds values read from a file or a server, escaped
     (``printable.escaped``) so that it stays one line."""
+    from hubrelease.printable import escaped
+    from hubrelease.redaction import redact
+
     line = escaped(redact(text))
     if _plain(sys.stdout):
         sys.stdout.write(line + "\n")
@@ -246,6 +258,8 @@ def emit_json(payload: Any) -> None:
     """Write one JSON document to stdout (stable key order, UTF-8)."""
     import json  # here, not at the top: every command module imports this one, --help included
 
+    from hubrelease.redaction import redact
+
     sys.stdout.write(redact(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
@@ -254,6 +268,8 @@ def github_annotation(level: str, message: str, file: str | None = None) -> None
     """Print a GitHub Actions workflow command when running under Actions."""
     if os.environ.get("GITHUB_ACTIONS") != "true":
         return
+    from hubrelease.redaction import redact
+
     escaped = redact(message).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     location = f" file={file}" if file else ""
     sys.stdout.write(f"::{level}{location}::{escaped}\n")
@@ -266,6 +282,8 @@ def error_line(message: str) -> None:
 
 def debug_text(text: str) -> None:
     """Diagnostics for a bug report (``HUBRELEASE_DEBUG``) on stderr, redacted, never styled."""
+    from hubrelease.redaction import redact
+
     sys.stderr.write(redact(text if text.endswith("\n") else text + "\n"))
     sys.stderr.flush()
 
@@ -280,6 +298,8 @@ def info_line(message: str) -> None:
     if _quiet:
         return
     if _plain(sys.stderr):
+        from hubrelease.redaction import redact
+
         sys.stderr.write(redact(message) + "\n")
         return
     __getattr__("stderr").print(message, markup=False, highlight=False)

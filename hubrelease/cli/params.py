@@ -8,22 +8,25 @@ Literal choices, lists of those), so ``PlainOption`` / ``PlainArgument`` convert
 typer's messages; any other annotation, a custom ``parser``, ``clamp``, ``resolve_path`` or
 ``allow_dash`` keeps typer's own coercion, and so does a missing required value (its message).
 
-typer builds its ``TyperOption`` / ``TyperArgument`` itself (typer/main.py ``get_click_param``) and
-takes no parameter class, so ``plain`` moves each built parameter to the subclass, which adds no
-state and overrides only click's public ``Parameter.process_value``. The annotation and
-``ParameterInfo`` come from the ``type_descriptor`` typer sets on each parameter, an attribute it
-does not document: typer is bounded below its next minor (pyproject.toml).
-``tests/cli/test_params.py`` checks the messages and that parsing leaves pydantic unloaded.
+What each parameter declares is read from our own callback: its signature (``inspect.signature``
+follows the ``__wrapped__`` that typer's wrapper carries) gives the annotation and the
+``typer.Option`` / ``typer.Argument`` it was declared with, matched to click's parameter by name.
+typer builds its ``TyperOption`` / ``TyperArgument`` itself (typer/main.py ``_get_param``) and takes
+no parameter class, so ``plain`` moves each built parameter to the subclass, which overrides only
+click's public ``Parameter.process_value``: Python's class assignment, the one step here no typer
+API offers. ``tests/cli/test_params.py`` fails if typer stops building these classes (every
+parameter of every command must have moved) or stops calling ``process_value`` (pydantic loads).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
-import re
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import typer
 from typer.core import TyperArgument, TyperOption
@@ -31,7 +34,13 @@ from typer.models import ParameterInfo
 
 Convert = Callable[[Any, Any, Any], Any]
 """(value, parameter, click context) -> the converted value, or ``typer.BadParameter``."""
-_INT = re.compile(r"^\s*[-+]?[0-9]+\s*$")
+
+
+def _integral(text: str) -> bool:
+    """pydantic's integer strings: ``^\\s*[-+]?[0-9]+\\s*$`` (checked without compiling a pattern)."""
+    digits = text.strip()
+    digits = digits[1:] if digits[:1] in ("+", "-") else digits
+    return digits.isascii() and digits.isdigit()
 
 
 def _bool(value: Any, param: Any, ctx: Any) -> bool:
@@ -55,7 +64,7 @@ def _str(value: Any, param: Any, ctx: Any) -> str:
 def _int(info: ParameterInfo) -> Convert:
     def convert(value: Any, param: Any, ctx: Any) -> int:
         # pydantic's int parsing and messages (typer's adapter adds ``ge``/``le`` for min/max).
-        if isinstance(value, bool) or not (isinstance(value, int) or _INT.match(str(value))):
+        if isinstance(value, bool) or not (isinstance(value, int) or _integral(str(value))):
             message = "Input should be a valid integer, unable to parse string as an integer"
             raise typer.BadParameter(message, ctx=ctx, param=param)
         number = int(value)
@@ -151,11 +160,23 @@ def _converter(annotation: Any, info: ParameterInfo) -> Convert | None:
     return _leaf(annotation, info)
 
 
-def _process(param: TyperOption | TyperArgument, ctx: Any, value: Any) -> tuple[bool, Any]:
+def _declared(parameter: inspect.Parameter) -> Convert | None:
+    """The converter for what ``parameter`` declares: ``Annotated[T, typer.Option(...)]`` or
+    ``T = typer.Option(...)``, ``T | None`` read as ``T`` (as typer reads it)."""
+    annotation, info = parameter.annotation, parameter.default
+    if get_origin(annotation) is Annotated:
+        annotation, *extras = get_args(annotation)
+        info = next((extra for extra in extras if isinstance(extra, ParameterInfo)), None)
+    if not isinstance(info, ParameterInfo):
+        return None
+    if get_origin(annotation) in (Union, UnionType):  # typer allows only ``T | None``
+        annotation = next(arg for arg in get_args(annotation) if arg is not type(None))
+    return _converter(annotation, info)
+
+
+def _process(param: PlainOption | PlainArgument, ctx: Any, value: Any) -> tuple[bool, Any]:
     """(handled, value): typer's ``process_value`` steps with ``_converter`` doing the coercion."""
-    descriptor = param.type_descriptor
-    convert = _converter(descriptor.annotation, descriptor.parameter_info)
-    if convert is None or (param.required and param.value_is_missing(value)):
+    if param.required and param.value_is_missing(value):
         return False, None
     multiple = param.multiple or param.nargs == -1
     if value is None:
@@ -163,7 +184,7 @@ def _process(param: TyperOption | TyperArgument, ctx: Any, value: Any) -> tuple[
     elif multiple and isinstance(value, str):
         raise typer.BadParameter("Value must be an iterable.", ctx=ctx, param=param)
     else:
-        value = convert(value, param, ctx)
+        value = param.convert_plain(value, param, ctx)
     if param.callback is not None:
         value = param.callback(ctx, param, value)
     return True, value
@@ -171,6 +192,8 @@ def _process(param: TyperOption | TyperArgument, ctx: Any, value: Any) -> tuple[
 
 class PlainOption(TyperOption):
     """A ``TyperOption`` whose plain values are converted without pydantic."""
+
+    convert_plain: Convert
 
     def process_value(self, ctx: Any, value: Any) -> Any:
         handled, converted = _process(self, ctx, value)
@@ -180,15 +203,28 @@ class PlainOption(TyperOption):
 class PlainArgument(TyperArgument):
     """A ``TyperArgument`` whose plain values are converted without pydantic."""
 
+    convert_plain: Convert
+
     def process_value(self, ctx: Any, value: Any) -> Any:
         handled, converted = _process(self, ctx, value)
         return converted if handled else super().process_value(ctx, value)
 
 
-def plain(params: Iterable[Any]) -> None:
-    """Move each typer option and argument to its pydantic-free subclass."""
+_PLAIN: dict[type, type[PlainOption | PlainArgument]] = {
+    TyperOption: PlainOption,
+    TyperArgument: PlainArgument,
+}
+
+
+def plain(params: Iterable[Any], callback: Callable[..., Any] | None) -> None:
+    """Move each typer option and argument whose declaration in ``callback`` is plain to its
+    pydantic-free subclass; the others keep typer's coercion."""
+    if callback is None:
+        return
+    declared = inspect.signature(callback, eval_str=True).parameters
     for param in params:
-        if type(param) is TyperOption:
-            param.__class__ = PlainOption
-        elif type(param) is TyperArgument:
-            param.__class__ = PlainArgument
+        subclass = _PLAIN.get(type(param))
+        convert = _declared(declared[param.name]) if param.name in declared else None
+        if subclass is not None and convert is not None:
+            param.__class__ = subclass
+            param.convert_plain = convert

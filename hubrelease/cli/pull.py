@@ -9,7 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import EndpointOpt, JsonOpt, QuietOpt, TokenOpt, hub_session
-from hubrelease.errors import InputError
 
 if TYPE_CHECKING:
     from hubrelease.pull.moved import MovedReport
@@ -82,6 +81,7 @@ def pull(
     quiet: QuietOpt = False,
 ) -> None:
     """Download what one engine loads from a release, each file checked against its pinned sha256."""
+    from hubrelease.errors import InputError
     from hubrelease.pull.moved import MovedReport
     from hubrelease.pull.resolve import parse_ref
     from hubrelease.pull.run import PullOptions
@@ -143,6 +143,8 @@ def _render(report: PullReport, json_mode: bool) -> None:
 def _run(report: PullReport) -> int:
     import shutil
     import subprocess
+
+    from hubrelease.errors import InputError
 
     if len(report.commands) != 1:
         raise InputError(

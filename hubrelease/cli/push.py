@@ -17,9 +17,6 @@ from hubrelease.cli.options import (
     TokenOpt,
     hub_session,
 )
-from hubrelease.cli.report import counted, render_report
-from hubrelease.errors import HubError
-from hubrelease.sizes import human_bytes
 
 if TYPE_CHECKING:
     from hubrelease.hub.plan import PushPlan
@@ -46,6 +43,9 @@ refused us (network, token, rate limit, 5xx, Xet). The token comes from HF_TOKEN
 
 
 def print_plan(plan: PushPlan) -> None:
+    from hubrelease.cli.report import counted
+    from hubrelease.sizes import human_bytes
+
     rows: list[tuple[str, str, str]] = [(f.status, f.path, human_bytes(f.size)) for f in plan.files]
     rows += [("deleted", f.path, human_bytes(f.size)) for f in plan.deleted]
     style = {"added": "green", "changed": "yellow", "unchanged": "dim", "deleted": "red"}
@@ -102,6 +102,8 @@ def push(
     json_mode: JsonOpt = False,
 ) -> None:
     """Publish the release as one commit guarded by the head it was planned on, then verify the Hub."""
+    from hubrelease.cli.report import render_report
+    from hubrelease.errors import HubError
     from hubrelease.hub.batches import batch_size as parse_batch_size
     from hubrelease.hub.publish import PublishOptions, publish
     from hubrelease.manifest import load_manifest, release_root

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Annotated
 
@@ -58,6 +57,8 @@ def render_card(
         extra: dict[str, object] = {}
         if card is not None:
             data = card.expected.encode("utf-8")
+            import hashlib
+
             extra = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "diff": card.diff()}
         output.emit_document(None, manifest=str(manifest), path=result.path, status=result.status, **extra)
     elif card is None:

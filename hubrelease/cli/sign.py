@@ -9,9 +9,6 @@ import typer
 
 from hubrelease.cli import output
 from hubrelease.cli.options import DirOpt, JsonOpt, ManifestArg, QuietOpt
-from hubrelease.cli.report import counted
-from hubrelease.errors import InputError
-from hubrelease.sizes import human_bytes
 
 EXAMPLES = """
 Examples:
@@ -75,6 +72,10 @@ def sign(
     json_mode: JsonOpt = False,
 ) -> None:
     """Sign the release: model.sig at its root, an OpenSSF Model Signing bundle over every published file."""
+    from hubrelease.cli.report import counted
+    from hubrelease.errors import InputError
+    from hubrelease.sizes import human_bytes
+
     output.set_quiet(quiet)
     if sigstore == (key is not None):
         raise InputError("say how to sign: --key PEM (with --certificate for a certificate), or --sigstore")

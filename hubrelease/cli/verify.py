@@ -19,8 +19,6 @@ from hubrelease.cli.options import (
     TokenOpt,
     hub_session,
 )
-from hubrelease.cli.report import render_report
-from hubrelease.errors import InputError
 
 EXAMPLES = """
 Examples:
@@ -142,6 +140,8 @@ def verify(
     allow_unpinned_signer: AllowUnpinnedOpt = False,
 ) -> None:
     """Verify every artifact of a release: size, then SHA-256, plus files the manifest does not list."""
+    from hubrelease.cli.report import render_report
+    from hubrelease.errors import InputError
     from hubrelease.hub.verification import Trust, VerifyRequest, verify_release
     from hubrelease.verify.local import VerifyOptions
 

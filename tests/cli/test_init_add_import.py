@@ -37,7 +37,7 @@ def test_init_then_verify_passes(tmp_path: Path) -> None:
     )
     code, out, _ = run_cli("verify", root / "hubrelease.yaml")
     assert code == 0
-    assert out.startswith("OK (local): 8 files")
+    assert out.startswith("OK (local): 9 files: hubrelease.yaml and the 8 it pins")
 
 
 def test_init_refuses_to_overwrite(tmp_path: Path) -> None:

@@ -4,25 +4,72 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Annotated, Any
 
+import pytest
 import typer
-from typer.core import TyperArgument, TyperOption
+from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from hubrelease.cli.app import app
-from hubrelease.cli.params import PlainArgument, PlainOption
+from hubrelease.cli.params import PlainArgument, PlainOption, plain
 from tests.factories.cli import invoke, run_program
 
 
-def test_every_parameter_of_a_built_command_is_converted_here() -> None:
-    """typer's ``type_descriptor`` (undocumented) is where ``params`` reads it; a move fails here."""
-    group = typer.main.get_command(app)
-    command = group.get_command(typer.Context(group), "verify")  # type: ignore[attr-defined]
-    assert command is not None and command.params
-    for param in command.params:
-        assert isinstance(param, (PlainOption, PlainArgument)), param
+def _built(command: Any) -> list[Any]:
+    """``command`` and every command under it, built."""
+    found = [command]
+    if isinstance(command, TyperGroup):
+        ctx = typer.Context(command)
+        for name in command.list_commands(ctx):
+            found += _built(command.get_command(ctx, name))
+    return found
+
+
+def test_every_parameter_of_every_command_is_converted_here() -> None:
+    """Once a command parses its arguments, each option and argument typer built is moved to its plain
+    subclass, its converter read from the callback's own declaration: if typer stops building
+    ``TyperOption`` / ``TyperArgument``, or a declaration is no longer found, the parameter keeps
+    typer's pydantic coercion and fails here."""
+    commands = [c for c in _built(typer.main.get_command(app)) if not isinstance(c, TyperGroup)]
+    assert len(commands) >= 26
+    for command in commands:
+        command.make_context(command.name, [], resilient_parsing=True)
+    params = [param for command in commands for param in command.params]
+    assert len(params) > 100
+    for param in params:
+        assert isinstance(param, (PlainOption, PlainArgument)), param.name
         assert isinstance(param, (TyperOption, TyperArgument))
-        descriptor = param.type_descriptor
-        assert descriptor.annotation is not None and descriptor.parameter_info is not None
+        assert callable(param.convert_plain)
+
+
+def test_a_declaration_this_module_does_not_convert_keeps_typers_coercion() -> None:
+    """A float, a custom parser or a resolved path keeps typer's own class and its pydantic adapter."""
+
+    def command(
+        count: Annotated[int, typer.Option(min=2)] = 3,
+        ratio: Annotated[float, typer.Option()] = 0.5,
+        size: Annotated[int, typer.Option(parser=int)] = 1,
+        where: Annotated[Path | None, typer.Option(resolve_path=True)] = None,
+        names: Annotated[list[str] | None, typer.Argument()] = None,
+    ) -> None:
+        """A command."""
+
+    scratch = typer.Typer(add_completion=False)
+    scratch.command()(command)
+    built = typer.main.get_command(scratch)
+    plain(built.params, built.callback)
+    classes = {param.name: type(param) for param in built.params}
+    assert classes == {
+        "count": PlainOption,
+        "ratio": TyperOption,
+        "size": TyperOption,
+        "where": TyperOption,
+        "names": PlainArgument,
+    }
+    ctx = typer.Context(built)
+    with pytest.raises(typer.BadParameter, match="greater than or equal to 2"):
+        built.params[0].process_value(ctx, "1")
+    assert built.params[4].process_value(ctx, ("a", "b")) == ["a", "b"]
 
 
 def test_parsing_a_commands_values_leaves_pydantic_unloaded() -> None:

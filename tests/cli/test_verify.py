@@ -33,7 +33,7 @@ def test_clean_release_exits_0_and_second_run_uses_the_cache(tmp_path: Path) -> 
 def test_human_output_says_ok(tmp_path: Path) -> None:
     code, out, _ = run_cli("verify", str(write_release(tmp_path)))
     assert code == 0
-    assert out.startswith("OK (local): 4 files")
+    assert out.startswith("OK (local): 5 files: hubrelease.yaml and the 4 it pins")
 
 
 def test_invalid_manifest_exits_2_with_one_line(tmp_path: Path) -> None:
