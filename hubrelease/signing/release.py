@@ -48,18 +48,16 @@ def publish_set(manifest: Manifest, manifest_path: Path, root: Path) -> list[Pub
     """Every file push publishes (``hubrelease.release_files``, the one definition push and verify
     use), where its bytes are: the manifest as published (without ``root:``), the rest in ``root``."""
     from hubrelease.fsutil import ReleaseFolder
-    from hubrelease.manifest.editor import published_manifest
     from hubrelease.release_files import release_files
 
+    published = manifest_path
+    if manifest.root is not None:  # a copy without ``root:``: the round-trip editor (ruamel) loads only then
+        from hubrelease.manifest.editor import published_manifest
+
+        published = published_manifest(manifest, manifest_path, root)
     folder = ReleaseFolder(root)
     return [
-        (
-            item.path,
-            published_manifest(manifest, manifest_path, root)
-            if item.kind == "manifest"
-            else folder.path(item.local),
-            item.sha256,
-        )
+        (item.path, published if item.kind == "manifest" else folder.path(item.local), item.sha256)
         for item in release_files(manifest, manifest_path, root)
     ]
 

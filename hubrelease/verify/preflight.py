@@ -12,9 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hubrelease.errors import CheckFailed
-from hubrelease.lint import lint_file
 from hubrelease.lint.licenses import license_findings
-from hubrelease.lint.target import cached_target
 from hubrelease.manifest.models import Manifest, PinnedDataset, PinnedRepo
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.revisions import is_commit
@@ -61,7 +59,9 @@ def preflight(
             path=manifest_path,
             field="pins",
         )
-    # Verify checks every file push publishes: the card against a fresh render, the manifest's copy.
+    # Verify checks every file push publishes: the card against a fresh render, the manifest's copy;
+    # it lints each `lint: true` artifact whose bytes verified (a lint error is drift), so the
+    # drafter lint runs once here, and its format readers load only for a release that asks for it.
     report = verify_manifest(manifest, manifest_path, root, progress=progress, plan=plan)
     if report.has_drift:
         first = report.errors[0]
@@ -72,18 +72,6 @@ def preflight(
             f"local verify found {len(report.errors)} problem(s), first: {first.path}: {first.message}; {fix}",
             path=manifest_path,
         )
-    target = cached_target(manifest, root)
-    for artifact in manifest.artifacts:
-        if not artifact.lint:
-            continue
-        config = root / artifact.lint_config if artifact.lint_config else None
-        errors = [
-            f
-            for f in lint_file(root / artifact.local_path, config, artifact.composition, target)
-            if f.severity == "error"
-        ]
-        if errors:
-            raise CheckFailed(f"lint: {errors[0].rule_id}: {errors[0].message}", path=artifact.path)
     conflicts = [f for f in license_findings(manifest) if f.severity == "error"]
     if conflicts:
         raise CheckFailed(f"lint: license: {conflicts[0].message}", path=manifest_path, field="pins")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import hubrelease.signing.release as release_module
 from hubrelease.hashing import sha256_file
 from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease_loopback import LoopbackHub
-from tests.factories.cli import run_cli
+from tests.factories.cli import run_cli, run_program
 from tests.factories.hub import api_for, unique_repo
 from tests.factories.releases import write_release
 from tests.factories.signing import certificate_chain, ec_key_pair
@@ -78,6 +79,39 @@ def test_sign_reads_no_artifact_byte_after_a_warm_verify(
     monkeypatch.setattr(release_module, "sha256_file", hash_it)
     assert run_cli("sign", manifest, "--key", keys.private)[0] == 0
     assert hashed == ["hubrelease.yaml"]
+
+
+def test_a_cold_sign_hashes_each_published_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No stat cache: the preflight's verify hashes the artifacts, the statement takes their pins."""
+    manifest = _release(tmp_path / "rel")
+    keys = ec_key_pair(tmp_path / "keys")
+    hashed: list[str] = []
+
+    def hash_it(path: str | Path, *args: Any, **kwargs: Any) -> str:
+        hashed.append(Path(path).relative_to(tmp_path / "rel").as_posix())
+        return sha256_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(pool_module, "sha256_file", hash_it)
+    monkeypatch.setattr(release_module, "sha256_file", hash_it)
+    assert run_cli("sign", manifest, "--key", keys.private)[0] == 0
+    assert sorted(hashed) == sorted([*FILES, "hubrelease.yaml"])
+
+
+def test_a_cold_key_sign_loads_no_lint_reader_and_no_round_trip_editor(tmp_path: Path) -> None:
+    """A release without ``lint: true`` or ``root:``: nothing reads a GGUF or rewrites the manifest."""
+    manifest = _release(tmp_path / "rel")
+    keys = ec_key_pair(tmp_path / "keys")
+    unneeded = ("ruamel", "hubrelease.lint.drafter", "hubrelease.manifest.editor", "hubrelease.formats.gguf")
+    probe = (
+        "import sys\n"
+        "from hubrelease.cli.app import app\n"
+        f"try:\n    app({['sign', str(manifest), '--key', str(keys.private)]!r})\n"
+        "except SystemExit as exit:\n    code = exit.code\n"
+        f"print(code, sorted(m for m in sys.modules if m.startswith({unneeded!r})))\n"
+    )
+    done = run_program([sys.executable, "-c", probe], check=True)
+    assert (tmp_path / "rel" / SIGNATURE_NAME).is_file()
+    assert done.stdout.strip().splitlines()[-1] == "0 []"
 
 
 def test_certificate_chain_signature(tmp_path: Path) -> None:

@@ -7,17 +7,20 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import hubrelease.lint.drafter as drafter
 from hubrelease.errors import CheckFailed
 from hubrelease.manifest import load_manifest
 from hubrelease.manifest.models import Manifest, PinnedRepo, Pins
 from hubrelease.verify.preflight import preflight, unpinned_revisions
 from hubrelease_loopback import LoopbackHub, RepoKey
 from tests.factories.cli import run_cli
+from tests.factories.drafters import write_ik_mixed_gguf
 from tests.factories.hub import api_for, unique_repo, upload_files
-from tests.factories.releases import write_release
+from tests.factories.releases import example_release, write_release
 
 # Routes that write: none may be reached by a refused push.
 WRITES = {
@@ -161,3 +164,43 @@ def test_a_licence_conflict_is_not_published(tmp_path: Path) -> None:
         CheckFailed, match=re.escape("the release's apache-2.0 vs dataset acme/nc's cc-by-nc-4.0")
     ):
         preflight(load_manifest(manifest), manifest, tmp_path)
+
+
+def _counted_lint(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The GGUF files drafter lint reads from now on (``lint_gguf`` is what both lint paths call)."""
+    linted: list[str] = []
+    real = drafter.lint_gguf
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        linted.append("gguf")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(drafter, "lint_gguf", counted)
+    return linted
+
+
+def test_a_linted_artifact_is_linted_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify lints each ``lint: true`` artifact (the example's GGUF): preflight does not read it again."""
+    path = example_release(tmp_path, "acme/linted")
+    assert run_cli("render-card", path, "--force")[0] == 0  # its card names the new repo
+    linted = _counted_lint(monkeypatch)
+    preflight(load_manifest(path), path, path.parent)
+    assert linted == ["gguf"]
+
+
+def test_a_lint_error_refuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gguf = write_ik_mixed_gguf(tmp_path / "drafter-q4.gguf")  # no dflash metadata: lint errors
+    data = gguf.read_bytes()
+    artifact = {
+        "path": gguf.name,
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "lint": True,
+    }
+    path = tmp_path / "hubrelease.yaml"
+    manifest = {"schema_version": 1, "release": {"repo_id": "a/b", "license": "mit"}, "artifacts": [artifact]}
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    linted = _counted_lint(monkeypatch)
+    with pytest.raises(CheckFailed, match=r"local verify found \d+ problem\(s\), first: drafter-q4.gguf: "):
+        preflight(load_manifest(path), path, tmp_path)
+    assert linted == ["gguf"]
