@@ -195,12 +195,18 @@ def test_a_published_file_edited_on_the_hub_fails_even_beside_a_real_change(
     assert _statuses(report)["model.safetensors"] == "changed"
 
 
-def test_a_broken_link_on_the_page_fails(hub: LoopbackHub, tmp_path: Path) -> None:
+def _release_with_a_broken_link(tmp_path: Path) -> Path:
+    """A hand-written card linking a file the release does not publish, under a repo of its own."""
     card = "---\nlicense: mit\n---\n# Drafter\n\nSee [the notes](docs/notes.md).\n"
     manifest = write_hand_written_release(tmp_path / "rel", card)
     data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
     data["release"]["repo_id"] = unique_repo("links")
     manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return manifest
+
+
+def test_a_broken_link_on_the_page_fails(hub: LoopbackHub, tmp_path: Path) -> None:
+    manifest = _release_with_a_broken_link(tmp_path)
     code, report = _check(hub, manifest)
     assert (code, _verdicts(report)["card"], _verdicts(report)["preview"]) == (1, "pass", "fail")
     assert _problems(report, "preview") == ["link: link docs/notes.md: no file docs/notes.md in the repo"]
@@ -211,11 +217,7 @@ def test_without_the_loopback_hub_the_page_check_is_skipped_and_said(
     hub: LoopbackHub, tmp_path: Path
 ) -> None:
     """A runner that installed the client alone still gets every other check."""
-    card = "---\nlicense: mit\n---\n# Drafter\n\nSee [the notes](docs/notes.md).\n"
-    manifest = write_hand_written_release(tmp_path / "rel", card)
-    data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
-    data["release"]["repo_id"] = unique_repo("links")
-    manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    manifest = _release_with_a_broken_link(tmp_path)
     code, report = _check(hub, manifest)
     assert (code, _verdicts(report)["card"], _verdicts(report)["preview"]) == (0, "pass", "skipped")
     [preview] = [c for c in report["checks"] if c["name"] == "preview"]
