@@ -21,7 +21,7 @@ run hubrelease build safetensors-drafter checkpoint --out . --manifest hubreleas
 run hubrelease build gguf-drafter . --flavor mainline --outtype q8_0 --tokenizer-from ../example-target/tiny-qwen3-f16.gguf \
   --out tiny-dflash2-q8_0.gguf --manifest hubrelease.yaml
 run hubrelease build eval autoregressive=bench/autoregressive.jsonl dflash2=bench/dflash2.jsonl \
-  --spec bench/eval-spec.yaml --prompts bench/prompts.jsonl --out evaluation.json --manifest hubrelease.yaml --record
+  --spec bench/eval-spec.yaml --prompts bench/prompts.jsonl --out evaluation.json --manifest hubrelease.yaml
 run hubrelease lint tiny-dflash2-q8_0.gguf --config config.json
 # Every recorded recipe re-run in a temporary folder: inputs by digest, bytes and figures compared.
 run hubrelease rebuild hubrelease.yaml --check --inputs ../example-target

@@ -54,7 +54,7 @@ def make_drafter(folder: Path) -> None:
     hubrelease(
         "build", "eval", "autoregressive=bench/autoregressive.jsonl", "dflash2=bench/dflash2.jsonl",
         "--spec", "bench/eval-spec.yaml", "--prompts", "bench/prompts.jsonl", "--out", "evaluation.json",
-        "--manifest", "hubrelease.yaml", "--record", cwd=folder,
+        "--manifest", "hubrelease.yaml", cwd=folder,
     )  # fmt: skip
     hubrelease("lint", DRAFTER_GGUF, "--config", "config.json", cwd=folder)
     hubrelease("render-card", "hubrelease.yaml", cwd=folder)
