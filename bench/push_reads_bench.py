@@ -38,7 +38,7 @@ entry, sys.argv = sys.argv[1], sys.argv[1:]
 module, _, function = entry.partition(':')
 sys.exit(getattr(importlib.import_module(module), function)())
 """
-HUBRELEASE = "hubrelease.cli.app:main"
+HUBRELEASE = "hubrelease.cli.start:main"
 HF = "huggingface_hub.cli.hf:main"
 
 

@@ -258,7 +258,7 @@ def main() -> None:
                 "-X",
                 "importtime",
                 "-c",
-                "from hubrelease.cli.app import main; main()",
+                "from hubrelease.cli.start import main; main()",
                 "--help",
             ],
             capture_output=True,

@@ -66,7 +66,7 @@ def spawn(
     """
     command = [str(ENTRY_POINT)]
     if setup is not None:
-        command = [sys.executable, "-c", f"{setup}\nfrom hubrelease.cli.app import main\nmain()"]
+        command = [sys.executable, "-c", f"{setup}\nfrom hubrelease.cli.start import main\nmain()"]
     with _ctrl_c_as_at_a_terminal():
         return subprocess.Popen(
             [*command, *map(str, args)],
