@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,15 @@ from hubrelease.fsutil import atomic_write_bytes, atomic_write_text
 from hubrelease.revisions import is_commit
 from hubrelease_loopback.gitpatterns import GitAttributes
 from hubrelease_loopback.tenancy import Kind, Tenancy
-from hubrelease_loopback.upload_sink import Consumer, FileWriter, PartDigests, Readable, sha256_file, sink
+from hubrelease_loopback.upload_sink import (
+    Consumer,
+    FileWriter,
+    PartDigests,
+    Readable,
+    hash_span,
+    sha256_file,
+    sink,
+)
 
 REPO_TYPES = ("model", "dataset", "space")
 # A new repo's .gitattributes, like (a part of) the Hub's default one: preupload sends what it
@@ -294,13 +303,15 @@ class HubStore:
 
         A part must be exactly its share of the object (the batch gave the part size), else 400. The
         ETag names this upload of the part, as S3's do (the client only echoes it): the content is
-        checked once, by the whole object's sha256 at completion, taken here as the parts arrive in
-        order (``PartDigests``). A part cut short leaves no ETag.
+        checked once, by the whole object's sha256 at completion, taken here as the parts arrive
+        (``PartDigests``: inline for the next part, read back for one that came ahead of it). A
+        part cut short leaves no ETag.
         """
         offset, length = upload.span(number)
         key = f"{upload.sha256}-{upload.upload_id}"
-        fd = os.open(self.multipart_path(upload.sha256, upload.upload_id), os.O_WRONLY | os.O_CREAT, 0o600)
-        running = self.part_digests.begin(key, number)
+        assembled = self.multipart_path(upload.sha256, upload.upload_id)
+        fd = os.open(assembled, os.O_WRONLY | os.O_CREAT, 0o600)
+        running = self.part_digests.begin(key, number, partial(_hash_part, assembled, upload))
         whole = False
         try:
             consumers: list[Consumer] = [FileWriter(fd, offset)]
@@ -748,3 +759,8 @@ class HubStore:
             op = FileOp("file", path, blob=self.put_git_blob(data), size=len(data))
         commit_id, _ = self.commit(key, revision, [op], {"summary": f"replace {path}"}, create_pr=False)
         return commit_id
+
+
+def _hash_part(assembled: Path, upload: MultipartUpload, number: int, digest: hashlib._Hash) -> None:
+    """Part ``number`` of ``upload``, read back from the object being assembled, into ``digest``."""
+    hash_span(assembled, *upload.span(number), digest)

@@ -184,61 +184,133 @@ def sha256_file(path: Path) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-@dataclass
+PartHasher = Callable[[int, "hashlib._Hash"], None]
+"""Adds part N's bytes, read back from where the part was written, to a digest (catching up)."""
+
+
+@dataclass(eq=False)
 class _Running:
     digest: hashlib._Hash
+    hash_part: PartHasher
     next: int = 1
+    """The first part not yet in ``digest``."""
     busy: bool = False
+    """A thread is adding a part to ``digest`` (the request thread inline, or the catch-up)."""
+    arrived: set[int] = field(default_factory=set)
+    """Parts after ``next`` that arrived whole and wait for the digest to reach them."""
+    sending: set[int] = field(default_factory=set)
+    """Parts whose upload is under way."""
 
 
 class PartDigests:
-    """The sha256 of objects that arrive in numbered parts, kept while the parts arrive in order.
+    """The sha256 of objects that arrive in numbered parts, taken while the parts arrive.
 
-    huggingface_hub sends a multipart upload's parts one after another, first to last
-    (``lfs.py`` ``_upload_parts_iteratively``), so the whole object's sha256 can be taken as the
-    parts stream in, and the completion need not read the object again. Whatever breaks that order
-    (a part sent twice, out of order or alongside another part of the same object) drops the
-    running digest for good, and the completion reads the object instead; so does a server that
-    forgot it (a restart, ``MAX_OPEN`` newer uploads).
+    huggingface_hub sends a multipart upload's parts one after another (``lfs.py``
+    ``_upload_parts_iteratively``): each is hashed as it streams in. hubrelease sends several parts
+    of one object at once, as S3-style stores accept: a part that arrives ahead of the digest is
+    read back (from the page cache, off the request thread) once every part before it is in, so the
+    digest follows the contiguous prefix and the completion waits for at most the last few parts,
+    not a second read of the whole object. A part sent again after it arrived whole, or two uploads
+    of one part at once, drop the running digest for good (the bytes under it may have changed):
+    the completion then reads the object, as it does for a server that forgot it (a restart,
+    ``MAX_OPEN`` newer uploads) or a catch-up read that failed.
     """
 
     MAX_OPEN = 1024
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
         self._running: dict[str, _Running | None] = {}
 
-    def begin(self, upload: str, number: int) -> hashlib._Hash | None:
-        """A copy of the running digest if part ``number`` is the next one, else None (and the
-        running digest dropped). The copy is kept only if ``end`` says the part arrived whole."""
+    def begin(self, upload: str, number: int, hash_part: PartHasher) -> hashlib._Hash | None:
+        """A copy of the running digest to hash part ``number`` into as it streams (it is the next
+        one and no other thread adds to the digest), else None. The copy is kept only if ``end``
+        says the part arrived whole."""
         with self._lock:
             if upload not in self._running:
                 if len(self._running) >= self.MAX_OPEN:
                     self._running.pop(next(iter(self._running)))
-                self._running[upload] = _Running(hashlib.sha256()) if number == 1 else None
+                self._running[upload] = _Running(hashlib.sha256(), hash_part)
             running = self._running[upload]
-            if running is None or running.busy or running.next != number:
+            if running is None:
+                return None
+            if number < running.next or number in running.arrived or number in running.sending:
                 self._running[upload] = None
+                return None
+            running.sending.add(number)
+            if running.busy or running.next != number:
                 return None
             running.busy = True
             return running.digest.copy()
 
     def end(self, upload: str, number: int, digest: hashlib._Hash | None, whole: bool) -> None:
         """Part ``number`` is over; ``whole``: every byte of it arrived and was written."""
-        if digest is None:
-            return
         with self._lock:
             running = self._running.get(upload)
-            if running is None or running.next != number:
+            if running is None:
                 return
-            running.busy = False
-            if whole:
-                running.digest, running.next = digest, number + 1
+            running.sending.discard(number)
+            if digest is not None:
+                running.busy = False
+                if whole:
+                    running.digest, running.next = digest, number + 1
+            elif whole:
+                running.arrived.add(number)
+            if not running.busy and running.next in running.arrived:
+                running.busy = True
+                threading.Thread(
+                    target=self._catch_up, args=(upload, running), name="loopback-hub-parts", daemon=True
+                ).start()
+            self._idle.notify_all()
+
+    def _catch_up(self, upload: str, running: _Running) -> None:
+        """Add the parts that arrived ahead of the digest, in order, while the next one is there."""
+        while True:
+            with self._lock:
+                current = self._running.get(upload) is running
+                if not current or running.next not in running.arrived:
+                    running.busy = False
+                    self._idle.notify_all()
+                    return
+                number = running.next
+            try:
+                running.hash_part(number, running.digest)
+            except OSError:  # the object is gone (completed, cleaned as stale): nothing to follow
+                with self._lock:
+                    if self._running.get(upload) is running:
+                        self._running[upload] = None
+                    running.busy = False
+                    self._idle.notify_all()
+                return
+            with self._lock:
+                running.arrived.discard(number)
+                running.next = number + 1
 
     def final(self, upload: str, parts: int) -> str | None:
-        """The object's sha256 hex if all ``parts`` parts were taken in order, else None; forgets it."""
+        """The object's sha256 hex if all ``parts`` parts are in the digest, else None; forgets it.
+        Waits for a catch-up under way (it reads at most the parts still behind)."""
         with self._lock:
+            running = self._running.get(upload)
+            while running is not None and running.busy and not running.sending:
+                self._idle.wait()
             running = self._running.pop(upload, None)
-        if running is None or running.busy or running.next != parts + 1:
+        if running is None or running.busy or running.sending or running.next != parts + 1:
             return None
         return running.digest.hexdigest()
+
+
+def hash_span(path: Path, start: int, length: int, digest: hashlib._Hash) -> None:
+    """Add bytes ``[start, start + length)`` of the file at ``path`` to ``digest``."""
+    buffer = _buffer(BUFFER)
+    try:
+        with path.open("rb", buffering=0) as handle:
+            done = 0
+            while done < length:
+                got = os.preadv(handle.fileno(), [buffer[: min(BUFFER, length - done)]], start + done)
+                if not got:
+                    raise OSError(f"{path} ends before byte {start + length}")
+                digest.update(buffer[:got])
+                done += got
+    finally:
+        _give_back(buffer)

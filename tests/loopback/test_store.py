@@ -92,27 +92,34 @@ def _put(hub_store: HubStore, upload: MultipartUpload, data: bytes, number: int)
     return {"partNumber": number, "etag": hub_store.put_part(upload, number, io.BytesIO(piece))}
 
 
-def test_parts_in_order_are_assembled_in_place_and_not_read_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def no_reread(path: Path) -> tuple[int, str]:
-        raise AssertionError("the object was read again")
+def _no_reread(path: Path) -> tuple[int, str]:
+    raise AssertionError("the object was read again")
 
-    monkeypatch.setattr(store, "sha256_file", no_reread)
+
+@pytest.mark.parametrize("order", [(1, 2, 3, 4), (4, 2, 1, 3), (2, 1, 4, 3)])
+def test_parts_in_any_order_are_assembled_in_place_and_not_read_again_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order: tuple[int, ...]
+) -> None:
+    """Parts sent several at once (hubrelease) or one after another (huggingface_hub): the
+    completion takes the sha256 the parts gave as they came, without a second read of the object."""
+    monkeypatch.setattr(store, "sha256_file", _no_reread)
     data = os.urandom(250_000)
     hub_store, upload = HubStore(tmp_path), _multipart(data, 64_000)
-    parts = [_put(hub_store, upload, data, n) for n in range(1, upload.parts + 1)]
+    parts = [_put(hub_store, upload, data, n) for n in order]
     hub_store.complete_multipart(upload, parts)
     assert hub_store.lfs_path(upload.sha256).read_bytes() == data
     assert _leftovers(hub_store) == [upload.sha256]
 
 
-def test_parts_out_of_order_are_checked_by_reading_the_object(tmp_path: Path) -> None:
+def test_parts_out_of_order_with_other_bytes_are_refused(tmp_path: Path) -> None:
+    """A part that came ahead of the digest is read back as written: its bytes are what is checked."""
     data = os.urandom(250_000)
     hub_store, upload = HubStore(tmp_path), _multipart(data, 64_000)
-    parts = [_put(hub_store, upload, data, n) for n in (4, 2, 1, 3)]
-    hub_store.complete_multipart(upload, parts)
-    assert hub_store.lfs_path(upload.sha256).read_bytes() == data
+    tampered = data[:128_000] + os.urandom(64_000) + data[192_000:]
+    parts = [_put(hub_store, upload, tampered, n) for n in (3, 4, 2, 1)]
+    with pytest.raises(StoreError, match="do not match the LFS object"):
+        hub_store.complete_multipart(upload, parts)
+    assert _leftovers(hub_store) == []
 
 
 def test_a_part_sent_again_with_other_bytes_is_caught_at_completion(tmp_path: Path) -> None:

@@ -96,51 +96,87 @@ def test_file_writer_puts_parts_side_by_side(tmp_path: Path) -> None:
     assert path.read_bytes() == b"helloworld"
 
 
-def _send(digests: PartDigests, upload: str, number: int, data: bytes, whole: bool = True) -> None:
-    running = digests.begin(upload, number)
-    if running is not None:
-        running.update(data)
-    digests.end(upload, number, running, whole)
+class Parts:
+    """An object's parts as the Hub holds them: what was written, and which parts were read back."""
+
+    def __init__(self, *parts: bytes) -> None:
+        self.parts = dict(enumerate(parts, 1))
+        self.read_back: list[int] = []
+
+    def hash_part(self, number: int, digest: hashlib._Hash) -> None:
+        self.read_back.append(number)
+        digest.update(self.parts[number])
+
+    def send(self, digests: PartDigests, number: int, whole: bool = True) -> None:
+        running = digests.begin("u", number, self.hash_part)
+        data = self.parts[number] if whole else self.parts[number][:1]
+        if running is not None:
+            running.update(data)
+        digests.end("u", number, running, whole)
 
 
-def test_parts_in_order_give_the_objects_sha256() -> None:
-    digests, parts = PartDigests(), [b"one", b"two", b"three"]
-    for number, part in enumerate(parts, 1):
-        _send(digests, "u", number, part)
-    assert digests.final("u", 3) == hashlib.sha256(b"".join(parts)).hexdigest()
+def test_parts_in_order_give_the_objects_sha256_without_reading_any_back() -> None:
+    digests, parts = PartDigests(), Parts(b"one", b"two", b"three")
+    for number in (1, 2, 3):
+        parts.send(digests, number)
+    assert digests.final("u", 3) == hashlib.sha256(b"onetwothree").hexdigest()
+    assert parts.read_back == []
     assert digests.final("u", 3) is None  # forgotten once asked
 
 
 def test_a_part_cut_short_and_sent_again_keeps_the_running_sha256() -> None:
-    digests = PartDigests()
-    _send(digests, "u", 1, b"one")
-    _send(digests, "u", 2, b"tw", whole=False)
-    _send(digests, "u", 2, b"two")
+    digests, parts = PartDigests(), Parts(b"one", b"two")
+    parts.send(digests, 1)
+    parts.send(digests, 2, whole=False)
+    parts.send(digests, 2)
     assert digests.final("u", 2) == hashlib.sha256(b"onetwo").hexdigest()
 
 
-@pytest.mark.parametrize(
-    "order",
-    [
-        [1, 3, 2],  # out of order
-        [1, 2, 1, 2],  # parts sent again after they were taken
-        [2, 1],  # the first part last
-    ],
-)
-def test_parts_out_of_order_leave_no_running_sha256(order: list[int]) -> None:
-    digests = PartDigests()
+@pytest.mark.parametrize(("order", "read_back"), [([1, 3, 2], [3]), ([2, 1], [2]), ([3, 2, 1], [2, 3])])
+def test_parts_out_of_order_are_read_back_once_the_parts_before_them_are_in(
+    order: list[int], read_back: list[int]
+) -> None:
+    """Several parts of one object sent at once: each part that came ahead of the digest is read
+    back once, the others are hashed as they stream in; no second read of the whole object."""
+    digests, parts = PartDigests(), Parts(b"one", b"two", b"three")
     for number in order:
-        _send(digests, "u", number, b"x")
+        parts.send(digests, number)
+    assert (
+        digests.final("u", len(order))
+        == hashlib.sha256(b"".join(parts.parts[n] for n in sorted(order))).hexdigest()
+    )
+    assert parts.read_back == read_back
+
+
+@pytest.mark.parametrize("order", [[1, 2, 1], [2, 2, 1], [1, 3, 3, 2]])
+def test_a_part_sent_again_after_it_arrived_whole_drops_the_running_sha256(order: list[int]) -> None:
+    """The bytes under the digest may have changed: the completion must read the object."""
+    digests, parts = PartDigests(), Parts(b"one", b"two", b"three")
+    for number in order:
+        parts.send(digests, number)
     assert digests.final("u", max(order)) is None
 
 
 def test_two_uploads_of_one_part_at_once_leave_no_running_sha256() -> None:
-    digests = PartDigests()
-    first = digests.begin("u", 1)
-    assert first is not None and digests.begin("u", 1) is None
+    digests, parts = PartDigests(), Parts(b"one")
+    first = digests.begin("u", 1, parts.hash_part)
+    assert first is not None and digests.begin("u", 1, parts.hash_part) is None
     first.update(b"one")
     digests.end("u", 1, first, True)
     assert digests.final("u", 1) is None
+
+
+def test_a_part_that_cannot_be_read_back_leaves_no_running_sha256() -> None:
+    def gone(number: int, digest: hashlib._Hash) -> None:
+        raise FileNotFoundError("the object was cleaned up")
+
+    digests = PartDigests()
+    for number in (2, 1):
+        running = digests.begin("u", number, gone)
+        if running is not None:
+            running.update(b"x")
+        digests.end("u", number, running, True)
+    assert digests.final("u", 2) is None
 
 
 def test_full_size_buffers_are_kept_for_the_next_upload() -> None:
