@@ -17,14 +17,13 @@ from hubrelease.fsutil import STATE_DIR, atomic_write_text, relative_inside
 from hubrelease.hashing import sha256_file
 from hubrelease.progress import NULL_PROGRESS, Progress
 from hubrelease.release_files import SIGNATURE_NAME
+from hubrelease.signing.bundle import SignRequest, signed_bundle
 from hubrelease.signing.identity import pem_fingerprint
-from hubrelease.signing.signers import SigningMethod, public_key_pem, sign_statement
+from hubrelease.signing.signers import SigningMethod, public_key_pem
 from hubrelease.signing.statement import (
     SignedFiles,
     differences,
     download_problem,
-    payload,
-    read_unverified,
     signs,
 )
 from hubrelease.signing.unchanged import SignResult, key_fingerprint, recalled
@@ -32,13 +31,13 @@ from hubrelease.signing.verifiers import (
     SignatureInvalid,
     SignaturePolicy,
     check,
-    check_declared,
     signer_problem,
     verify_bundle,
 )
 
 if TYPE_CHECKING:  # pydantic loads only where a manifest is validated: not for a warm verify --signature
     from hubrelease.manifest.models import Manifest
+    from hubrelease.signing.worker import SigningWorker
 
 PublishedFile = tuple[str, Path, str | None]
 """(repo path, local path, pinned sha256) of one file push publishes."""
@@ -87,6 +86,7 @@ def sign_release(
     *,
     pin_identity: bool = False,
     text: str | None = None,
+    worker: SigningWorker | None = None,
 ) -> SignResult:
     """Check the release as push would, then write ``model.sig`` over what push publishes.
 
@@ -94,6 +94,7 @@ def sign_release(
     renders the card again if it was current: it prints the identity), since both are signed.
     ``text``: the manifest's text ``manifest`` was loaded from; the preflight's verify then takes
     its plan from verify's plan cache (``verify.plan_cache``), so an unchanged card is not rendered again.
+    ``worker``: builds the signature where model-signing was imported meanwhile (else in process).
     """
     from hubrelease.verify.plan_cache import manifest_plan, mark_sign_ready
     from hubrelease.verify.preflight import preflight
@@ -137,11 +138,9 @@ def sign_release(
     kept = _still_signed(target, method, files)
     if kept is not None:
         return SignResult(target, method.name, kept, written=False, pinned=pinned)
-    bundle = sign_statement(method, payload(manifest.release.repo_id, files))
-    if declared is not None:
-        check_declared(bundle, declared, manifest_path)
+    request = SignRequest(method, manifest.release.repo_id, files, declared, manifest_path)
+    bundle, signed = signed_bundle(request) if worker is None else worker.sign(request)
     atomic_write_text(target, bundle)
-    signed = read_unverified(target)
     fingerprint = key_fingerprint(method)
     if fingerprint is not None:  # signed just now with that key: the next sign or verify recalls it
         from hubrelease.signing.verified import remember

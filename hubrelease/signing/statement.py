@@ -120,8 +120,13 @@ def from_statement(data: dict[str, object], where: Path) -> SignedFiles:
 
 def read_unverified(path: Path) -> SignedFiles:
     """The statement inside a bundle, without checking who signed it (push compares it with its plan)."""
+    return statement_in(path.read_bytes(), path)
+
+
+def statement_in(text: bytes, path: Path) -> SignedFiles:
+    """``read_unverified`` of a bundle's bytes (``path``: where they are, for the error)."""
     try:
-        bundle = parse_json(path.read_bytes())
+        bundle = parse_json(text)
         envelope = bundle["dsseEnvelope"]
         if envelope["payloadType"] != "application/vnd.in-toto+json":
             raise ValueError(f"DSSE payload type {envelope['payloadType']!r}, not in-toto JSON")
