@@ -7,6 +7,7 @@ rendered card and the manifest itself (which the signature covers), both small.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -336,14 +337,15 @@ def check_signer(manifest: Manifest, root: Path, signature: Path) -> None:
         )
 
 
-def _inside(path: Path, folder: Path) -> str | None:
-    """``relative_inside``, resolving only a path not lexically under ``folder`` (the manifest):
-    past the view's check the folder holds no symlink (model-signing refuses any), so a path
-    under it is where it says (one resolve per file cost 0.16 s for 2,008 files)."""
-    try:
-        return path.relative_to(folder).as_posix()
-    except ValueError:
-        return relative_inside(path, folder)
+def _inside(path: Path, folder: Path, prefix: str) -> str | None:
+    """``relative_inside``, resolving only a path not lexically under ``folder`` (``prefix``: its
+    text and a separator; the manifest may be elsewhere): past the view's check the folder holds no
+    symlink (model-signing refuses any), so a path under it is where it says. Compared as text:
+    one resolve per file cost 0.16 s for 2,008 files, one ``relative_to`` 0.03 s."""
+    text = str(path)
+    if text.startswith(prefix):
+        return text[len(prefix) :].replace(os.sep, "/")
+    return relative_inside(path, folder)
 
 
 def verify_local_signature(
@@ -364,8 +366,9 @@ def verify_local_signature(
     seen = {check.path: check.sha256 for check in report.files}
     present = set(view.files)
     observed: dict[str, str | None] = {}
+    prefix = os.path.join(str(folder), "")
     for path, local, _ in files:
-        name = _inside(local, folder)
+        name = _inside(local, folder, prefix)
         if name in present:
             present.discard(name)
             observed[path] = seen.get(name)

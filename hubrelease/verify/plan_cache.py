@@ -20,6 +20,7 @@ own tools write; a cache that cannot be read is ignored, never trusted.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import posixpath
@@ -89,12 +90,25 @@ def _cache_file(manifest_path: Path) -> Path:
     return manifest_path.resolve().parent / STATE_DIR / CACHE_NAME
 
 
+_last_read: tuple[tuple[str, int, int, int], dict[str, Any]] | None = None
+"""The cache file as last parsed, under its path, inode, size and mtime: ``verify --signature``
+reads it for the plan, the files to publish and the recalled checks, and the screened parse of
+2,000 entries costs more than a ``stat``."""
+
+
 def _read(path: Path) -> dict[str, Any]:
+    global _last_read
     try:
+        info = path.stat()
+        seen = (str(path), info.st_ino, info.st_size, info.st_mtime_ns)
+        if _last_read is not None and _last_read[0] == seen:
+            return _last_read[1]
         stored = parse_json(path.read_bytes())
     except (OSError, ScreenError):  # a corrupt cache is rebuilt
         return {}
-    return stored if isinstance(stored, dict) and stored.get("format") == _FORMAT else {}
+    found = stored if isinstance(stored, dict) and stored.get("format") == _FORMAT else {}
+    _last_read = (seen, found)
+    return found
 
 
 def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan | None:
@@ -102,8 +116,23 @@ def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan |
     entry = _read(_cache_file(manifest_path)).get("plans", {}).get(_key(manifest_path, root))
     if not isinstance(entry, dict) or entry.get("manifest") != text or not _same_code(entry.get("code")):
         return None
+    plan = _plan_of(entry)
+    # A card that appeared since (no `card:` section: README.md is published when present) re-plans.
+    if plan is None or any(os.path.lexists(plan.folder / name) for name in plan.absent):
+        return None
+    return plan
+
+
+_last_plan: tuple[dict[str, Any], VerifyPlan | None] | None = None
+
+
+def _plan_of(entry: dict[str, Any]) -> VerifyPlan | None:
+    """The plan a stored entry holds, made once for the entry ``_read`` keeps (2,000 paths)."""
+    global _last_plan
+    if _last_plan is not None and _last_plan[0] is entry:
+        return _last_plan[1]
     try:
-        plan = VerifyPlan(
+        plan: VerifyPlan | None = VerifyPlan(
             Path(entry["folder"]),
             tuple(map(ExpectedFile._make, entry["expected"])),  # a row of another length: TypeError
             tuple(Path(p) for p in entry["known"]),
@@ -115,9 +144,9 @@ def load_plan(manifest_path: Path, text: str, root: Path | None) -> VerifyPlan |
             sign_ready=entry["sign_ready"] is True,
         )
     except (KeyError, TypeError, ValueError):
-        return None
-    # A card that appeared since (no `card:` section: README.md is published when present) re-plans.
-    return None if any(os.path.lexists(plan.folder / name) for name in plan.absent) else plan
+        plan = None
+    _last_plan = (entry, plan)
+    return plan
 
 
 def store_plan(manifest_path: Path, text: str, root: Path | None, plan: VerifyPlan) -> None:
@@ -287,7 +316,7 @@ def _store_checks(
     """Keep ``found`` beside the plan (best effort), with the code that made it: the lint and
     evaluation modules now loaded join the plan's code identity."""
     path = _cache_file(manifest_path)
-    stored = _read(path)
+    stored = copy.deepcopy(_read(path))  # the parse ``_read`` keeps is not changed in place
     entry = stored.get("plans", {}).get(_key(manifest_path, root))
     if not isinstance(entry, dict) or entry.get("manifest") != text:
         return
