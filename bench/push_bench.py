@@ -9,7 +9,7 @@ and over Xet:
   ``hf upload`` of the same folder, ``--runs`` rounds interleaved; the median of each and its
   ratio to ``hf upload``'s. ``hubrelease verify`` runs first (CI's gate does), so push's preflight
   takes the digests from the stat cache; push's time includes its preflight and remote verify.
-- resume: each tool SIGKILLed once the server has received half the release on the data routes
+- resume: each tool SIGKILLed once the server has received half the release (``--kill-at``) on the data routes
   (``faults.trip_after``: a byte count, not a time), then re-run from a fresh ``HF_HOME``; the bytes
   the re-run sent, as a share of the release, and hubrelease / hf upload.
 - ``--drops``: how long a push whose xorb connection drops every time takes to reach exit 4 with
@@ -184,22 +184,22 @@ def resume(
     bench: Bench, folder: Path, artifacts: list[dict[str, object]], options: argparse.Namespace
 ) -> None:
     size = sum(int(str(a["size"])) for a in artifacts)
-    for transport in options.transport:
+    for transport, share in ((t, k) for t in options.transport for k in options.kill_at):
         sent: dict[str, int] = {}
         push, peer = bench.push(folder, artifacts, options.resume_batch), bench.hf_upload(folder)
         for name, command in (("hubrelease push", push), ("hf upload", peer)):
             with bench.fresh_hub():
-                code, _ = bench.run(command, bench.env(transport), kill_after=size // 2)
+                code, _ = bench.run(command, bench.env(transport), kill_after=int(size * share))
                 killed = bench.data_bytes()
                 again = bench.run(command, bench.env(transport))[1]  # fresh HF_HOME, same repo
                 sent[name] = bench.data_bytes()
             print(
-                f"resume {transport:3} {name:16} killed run: exit {code}, {killed:,} bytes; re-run: "
+                f"resume {transport:3} {name:16} killed at {share:g}: exit {code}, {killed:,} bytes; re-run: "
                 f"{sent[name]:,} bytes = {sent[name] / size:.3f}x the release ({again:.1f} s); "
                 f"both runs {(killed + sent[name]) / size:.3f}x"
             )
         ratio = sent["hubrelease push"] / max(sent["hf upload"], 1)
-        print(f"resume {transport:3} re-run bytes, hubrelease / hf upload: {ratio:.3f}")
+        print(f"resume {transport:3} killed at {share:g}: re-run bytes, hubrelease / hf upload: {ratio:.3f}")
 
 
 def drops(bench: Bench) -> None:
@@ -245,6 +245,12 @@ def main() -> None:
     parser.add_argument("--mib", type=int, default=256)
     parser.add_argument("--batch", default="default,8GiB", help="push batch sizes, comma-separated")
     parser.add_argument("--resume-batch", default="default", help="push's batch size in the resumed push")
+    parser.add_argument(
+        "--kill-at",
+        default="0.5",
+        help="shares of the release received when each resumed push is killed, comma-separated (0.5: at "
+        "half, which for equal files is where one LFS object ends and the next begins)",
+    )
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--transport", default="lfs,xet")
     parser.add_argument("--no-speed", action="store_true")
@@ -252,6 +258,7 @@ def main() -> None:
     parser.add_argument("--drops", action="store_true")
     options = parser.parse_args()
     options.batch, options.transport = options.batch.split(","), options.transport.split(",")
+    options.kill_at = [float(share) for share in options.kill_at.split(",")]
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # each figure as measured
     with tempfile.TemporaryDirectory(prefix="push-bench-") as name:
         bench = Bench(Path(name))

@@ -8,8 +8,11 @@ connection however many the Hub offers. The protocol is the one huggingface_hub 
 part number; each part is PUT, then the ETags are POSTed to the upload ``href`` (the completion),
 then the ``verify`` action is called. An object is registered (a re-run's batch answer says it is
 stored) only once its completion is accepted, as with the Hub's storage: a part sent before a kill
-is sent again. Objects the batch answer gives a single-part upload are left to
-``preupload_lfs_files``, which then finds the multipart ones stored and sends nothing for them.
+is sent again. Objects the batch answer gives a single-part upload go up on the same workers,
+each one PUT then its ``verify`` (huggingface_hub's ``_upload_single_part``, ``lfs.py`` line 351):
+with the batches overlapping, huggingface_hub's own uploads would run one pool per batch, so up to
+five batches times five objects would be half sent when a push is killed. ``preupload_lfs_files``
+then finds every object stored and sends nothing for them.
 """
 
 from __future__ import annotations
@@ -70,18 +73,19 @@ class PartReader(io.RawIOBase):
 
 @dataclass(frozen=True)
 class Multipart:
-    """One object the batch answer wants in parts: the part URLs in order, their size, the hrefs."""
+    """One object the batch answer wants uploaded: the part URLs in order, their size, the hrefs.
+    A single-part upload is one part of the object's size and no completion."""
 
     op: CommitOperationAdd
     chunk_size: int
     part_urls: list[str]
-    complete_url: str
+    complete_url: str | None
     verify_url: str | None
 
 
 def multipart_actions(state: PushState, ops: list[CommitOperationAdd]) -> list[Multipart]:
-    """The LFS batch answer for ``ops`` larger than a regular file: the objects it wants in parts
-    (stored ones and single-part ones are left out)."""
+    """The LFS batch answer for ``ops`` larger than a regular file: the objects it wants uploaded,
+    in parts or in one (stored ones are left out)."""
     big = [op for op in ops if op.upload_info.size > REGULAR_FILE_MAX]
     by_oid = {op.upload_info.sha256.hex(): op for op in big}
     found: list[Multipart] = []
@@ -101,33 +105,32 @@ def multipart_actions(state: PushState, ops: list[CommitOperationAdd]) -> list[M
             continue
         for action in actions:
             upload = (action.get("actions") or {}).get("upload") or {}
-            header = upload.get("header") or {}
-            if "chunk_size" not in header or action["oid"] not in by_oid:
+            if "href" not in upload or action["oid"] not in by_oid:
                 continue
-            op, chunk = by_oid[action["oid"]], int(header["chunk_size"])
+            op, header, endpoint = by_oid[action["oid"]], upload.get("header") or {}, state.api.endpoint
+            href = fix_hf_endpoint_in_url(upload["href"], endpoint)
+            verify = (action["actions"].get("verify") or {}).get("href")
+            verify = None if verify is None else fix_hf_endpoint_in_url(verify, endpoint)
+            if "chunk_size" not in header:
+                found.append(Multipart(op, max(op.upload_info.size, 1), [href], None, verify))
+                continue
+            chunk = int(header["chunk_size"])
             urls = [url for number, url in sorted((int(k), v) for k, v in header.items() if k.isdigit())]
             if len(urls) != ceil(op.upload_info.size / chunk):
                 raise ValueError(
                     "Invalid server response to upload large LFS file"
                 )  # as huggingface_hub says
-            verify = (action["actions"].get("verify") or {}).get("href")
-            endpoint = state.api.endpoint
-            found.append(
-                Multipart(
-                    op,
-                    chunk,
-                    urls,
-                    fix_hf_endpoint_in_url(upload["href"], endpoint),
-                    None if verify is None else fix_hf_endpoint_in_url(verify, endpoint),
-                )
-            )
+            found.append(Multipart(op, chunk, urls, href, verify))
     return found
 
 
 OBJECTS_IN_FLIGHT = 2
-"""Objects whose parts may be on the wire before the first of them is registered: the one
+"""Objects in parts that may be on the wire before the first of them is registered: the one
 finishing (its last parts, then its completion, which the Hub answers only once it has joined and
-checked the parts) and the next. So a push killed midway has at most two objects to send again."""
+checked the parts) and the next. So a push killed midway has at most two objects to send again.
+Single-part objects count too; one is let in while fewer than ``SINGLE_IN_FLIGHT`` are open, as
+``hf upload`` keeps that many files going (one connection each, their bytes not shared out)."""
+SINGLE_IN_FLIGHT = 5
 
 
 class PartQueue:
@@ -151,10 +154,11 @@ class PartQueue:
             self._next = max(self._next, order + 1)
             self._changed.notify_all()
 
-    def admit(self) -> None:
-        """Wait until an object may be queued, and count it as in flight."""
+    def admit(self, parts: int) -> None:
+        """Wait until an object of ``parts`` parts may be queued, and count it as in flight."""
+        most = SINGLE_IN_FLIGHT if parts == 1 else OBJECTS_IN_FLIGHT
         with self._changed:
-            self._changed.wait_for(lambda: self._open < OBJECTS_IN_FLIGHT)
+            self._changed.wait_for(lambda: self._open < most)
             self._open += 1
 
     def finished(self) -> None:
@@ -182,7 +186,7 @@ class _InFlight:
     def _part(self, number: int, url: str, reader: PartReader) -> None:
         try:
             if self.error is None:  # after a failed part, the others are not sent
-                self.etags[number] = _put_part(url, reader)
+                self.etags[number] = _put_part(url, reader, etag=self.item.complete_url is not None)
         except BaseException as exc:
             self.error = self.error or exc
         with self._lock:
@@ -206,7 +210,7 @@ def upload_parts(state: PushState, objects: list[Multipart], queue: PartQueue, o
     queue.wait_turn(order)
     try:
         for item in objects:
-            queue.admit()
+            queue.admit(len(item.part_urls))
             sent.append(_InFlight(state, item, queue))
     finally:
         queue.release(order)
@@ -217,22 +221,24 @@ def upload_parts(state: PushState, objects: list[Multipart], queue: PartQueue, o
         raise errors[0]
 
 
-def _put_part(url: str, reader: PartReader) -> str:
-    """One part PUT (retried as huggingface_hub retries its own), its ETag."""
+def _put_part(url: str, reader: PartReader, *, etag: bool) -> str:
+    """One part PUT (retried as huggingface_hub retries its own), its ETag (``etag``: one is required,
+    as for a part of a multipart upload)."""
     with reader:
         response = http_backoff("PUT", url, data=reader)
     hf_raise_for_status(response)
-    etag = response.headers.get("etag")
-    if not etag:
-        raise ValueError(f"Invalid etag (`{etag}`) returned for a part")
-    return str(etag)
+    found = response.headers.get("etag")
+    if etag and not found:
+        raise ValueError(f"Invalid etag (`{found}`) returned for a part")
+    return str(found or "")
 
 
 def _complete(state: PushState, item: Multipart, etags: list[str]) -> None:
     oid = item.op.upload_info.sha256.hex()
-    payload = {"oid": oid, "parts": [{"partNumber": n, "etag": etag} for n, etag in enumerate(etags, 1)]}
-    done = http_backoff("POST", item.complete_url, json=payload, headers=LFS_HEADERS)
-    hf_raise_for_status(done)
+    if item.complete_url is not None:
+        parts = [{"partNumber": n, "etag": etag} for n, etag in enumerate(etags, 1)]
+        done = http_backoff("POST", item.complete_url, json={"oid": oid, "parts": parts}, headers=LFS_HEADERS)
+        hf_raise_for_status(done)
     if item.verify_url is not None:
         checked = http_backoff(
             "POST",

@@ -5,11 +5,12 @@ and the batches before it are not sent again. Nothing is visible until the commi
 Batches overlap: ``UPLOAD_WORKERS`` of them are in flight at once, taken in plan order, as
 ``hf upload`` keeps that many files in flight (huggingface_hub's ``num_threads=5`` for LFS,
 ``hf_api.py`` ``preupload_lfs_files``; over Xet every call shares one hf_xet session, whose own
-limits pace the chunking and xorb uploads as they pace ``hf upload``'s). Over plain LFS the parts of
-a large object are spread over as many workers (``multipart.py``), shared by all batches, queued in
-plan order, at most two objects ahead of the first unregistered one. So a push killed midway leaves
+limits pace the chunking and xorb uploads as they pace ``hf upload``'s). Over plain LFS every object
+over 10 MiB goes up on as many workers (``multipart.py``), shared by all batches and queued in plan
+order: the parts of one object spread over them, at most two such objects ahead of the first
+unregistered one, or up to five objects the Hub takes in one PUT. So a push killed midway leaves
 unregistered at most the batches in flight (over Xet, less the xorbs already stored), over LFS at
-most two large objects and the small files in flight."""
+most two objects in parts or five whole ones, and the smaller files in flight."""
 
 from __future__ import annotations
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from hubrelease.hub.multipart import PartReader
+import pytest
+
+from hubrelease.hub.multipart import OBJECTS_IN_FLIGHT, SINGLE_IN_FLIGHT, PartQueue, PartReader
 from hubrelease.hub.upload import UPLOAD_WORKERS
 from hubrelease_loopback import LoopbackHub
 from tests.factories.hub import uploads_in_flight
@@ -40,3 +44,44 @@ def test_a_part_reader_reads_its_slice_only_and_rewinds(tmp_path: Path) -> None:
         assert os.lseek(fd, 0, os.SEEK_CUR) == 0  # the shared offset never moved
     finally:
         os.close(fd)
+
+
+def test_single_part_lfs_objects_go_up_on_the_shared_workers(
+    hub: LoopbackHub, tmp_path: Path, lfs_only: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Objects the Hub takes in one PUT share the part workers too: with overlapping batches,
+    huggingface_hub's own uploads would run one pool per batch."""
+    import huggingface_hub.lfs
+
+    def not_here(**kwargs: object) -> None:
+        raise AssertionError("huggingface_hub uploaded an object itself")
+
+    monkeypatch.setattr(huggingface_hub.lfs, "_upload_single_part", not_here)
+    monkeypatch.setattr(hub, "multipart_threshold", 64 * MIB)  # the Hub's default: one PUT each
+    files = {f"model-{n}.safetensors": os.urandom((10 << 20) + n + 1) for n in range(2)}
+    _, batches = push_to_new_repo(hub, tmp_path, files, 11 * MIB)
+    assert batches == 2
+    assert hub.requests.count("lfs_upload") == 2 and hub.requests.count("lfs_verify") == 2
+    assert hub.requests.count("lfs_complete") == 0
+
+
+def test_the_queue_lets_in_five_single_part_objects_and_two_in_parts() -> None:
+    """What a push killed midway leaves half sent: at most five whole-object PUTs (``hf upload``
+    keeps as many files going) or two objects in parts."""
+    with ThreadPoolExecutor(1) as pool:
+        queue = PartQueue(pool)
+        for _ in range(SINGLE_IN_FLIGHT):
+            queue.admit(1)
+        blocked = threading.Thread(target=queue.admit, args=(1,), daemon=True)
+        blocked.start()
+        blocked.join(0.2)
+        assert blocked.is_alive()
+        for _ in range(SINGLE_IN_FLIGHT - OBJECTS_IN_FLIGHT + 1):
+            queue.finished()
+        blocked.join()  # let in by the first finished
+        parted = threading.Thread(target=queue.admit, args=(3,), daemon=True)
+        parted.start()
+        parted.join(0.2)
+        assert parted.is_alive()  # two are still open
+        queue.finished()
+        parted.join()
