@@ -3,7 +3,7 @@
 # Run from the repository root in an environment where `pip install ".[sign]" ./loopback-hub` is done
 # (hubrelease, hf, model_signing beside the Python that runs this). Sizes default to a 16-core machine;
 # SCALE=small runs the same benches at 2-core sizes. Each bench's output is teed to $LOGDIR (default: bench-logs/).
-# Arguments name the benches to run (startup sign ingest push push_resume; default: all), so a machine lent
+# Arguments name the benches to run (verify startup sign ingest push push_resume; default: all), so a machine lent
 # for ten minutes a call can take them in two calls.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,12 +27,14 @@ run() {
 }
 machine | tee "$LOGDIR/machine.log"
 if [ "${SCALE:-large}" = small ]; then
+  run verify bench/verify_bench.py --big-count 2 --big-gib 0.5 --small 200 --repeat 3
   run startup bench/startup_bench.py --repeat 7 --files 500
   run sign bench/sign_bench.py --repeat 3 --files 500
   run ingest bench/hub_ingest_bench.py --mib 256 --repeat 3
   run push bench/push_bench.py --files 2 --mib 128 --no-resume
   run push_resume bench/push_bench.py --files 12 --mib 32 --no-speed --kill-at 0.5,0.54
 else
+  run verify bench/verify_bench.py --big-count 16 --big-gib 1 --small 1992 --repeat 2
   run startup bench/startup_bench.py --repeat 15 --files 2000
   run sign bench/sign_bench.py --repeat 3 --files 2008 --big-count 4 --big-gib 4
   run ingest bench/hub_ingest_bench.py --mib 2048 --repeat 3
