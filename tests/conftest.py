@@ -40,16 +40,6 @@ def no_backoff_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _signing_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In-process signs make their signature in this process whatever this machine's cores: each one
-    through the signing worker would import model-signing in a fresh interpreter, which a test
-    process holds already (tests/signing/test_worker.py covers the worker)."""
-    import hubrelease.signing.sign as sign_module
-
-    monkeypatch.setattr(sign_module, "WORKER_CPUS", 1 << 20)
-
-
-@pytest.fixture(autouse=True)
 def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's HF cache, token, or CI annotations; console width is fixed."""
     home = tmp_path_factory.mktemp("hf_home")
