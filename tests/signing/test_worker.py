@@ -53,16 +53,13 @@ def test_a_key_signature_made_in_the_worker_verifies(tmp_path: Path, workers: li
     assert run_cli("verify", manifest, "--signature", "--public-key", keys.public)[0] == 1
 
 
-def test_a_small_release_is_signed_in_process_on_few_cores(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Below ``WORKER_BYTES`` and ``WORKER_CPUS`` a second interpreter would cost more than it overlaps."""
+def test_a_small_release_is_signed_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below ``WORKER_BYTES`` a second interpreter would cost more than it overlaps."""
 
     def refuse(self: worker_module.SigningWorker) -> None:
         raise AssertionError("a worker was started for a small release")
 
     monkeypatch.setattr(worker_module.SigningWorker, "__init__", refuse)
-    monkeypatch.setattr(sign_module, "WORKER_CPUS", 1 << 20)  # a machine of 2 cores, whatever this one has
     manifest = _release(tmp_path / "rel")
     code, _, err = run_cli("sign", manifest, "--key", ec_key_pair(tmp_path / "keys").private)
     assert code == 0, err
@@ -149,22 +146,3 @@ def test_a_worker_that_dies_is_an_internal_error_and_writes_nothing(
     code, _, err = run_cli("sign", manifest, "--key", ec_key_pair(tmp_path / "keys").private)
     assert code == 3 and "the signing process ended with exit 1" in err, err
     assert not (tmp_path / "rel" / SIGNATURE_NAME).exists()
-
-
-def test_with_cores_to_spare_every_key_signature_is_made_in_the_worker(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    started: list[bool] = []
-    start = worker_module.SigningWorker.__init__
-
-    def counted(self: worker_module.SigningWorker) -> None:
-        started.append(True)
-        start(self)
-
-    monkeypatch.setattr(sign_module, "WORKER_CPUS", 1)
-    monkeypatch.setattr(worker_module.SigningWorker, "__init__", counted)
-    manifest = _release(tmp_path / "rel")
-    keys = ec_key_pair(tmp_path / "keys")
-    assert run_cli("sign", manifest, "--key", keys.private)[0] == 0
-    assert len(started) == 1
-    assert run_cli("verify", manifest, "--signature", "--public-key", keys.public)[0] == 0
