@@ -90,8 +90,8 @@ def _cache_file(manifest_path: Path) -> Path:
     return manifest_path.resolve().parent / STATE_DIR / CACHE_NAME
 
 
-_last_read: tuple[tuple[str, int, int, int], dict[str, Any]] | None = None
-"""The cache file as last parsed, under its path, inode, size and mtime: ``verify --signature``
+_last_read: tuple[tuple[str, int, int, int, int], dict[str, Any]] | None = None
+"""The cache file as last parsed, under its path, inode, size, mtime and ctime: ``verify --signature``
 reads it for the plan, the files to publish and the recalled checks, and the screened parse of
 2,000 entries costs more than a ``stat``."""
 
@@ -100,7 +100,7 @@ def _read(path: Path) -> dict[str, Any]:
     global _last_read
     try:
         info = path.stat()
-        seen = (str(path), info.st_ino, info.st_size, info.st_mtime_ns)
+        seen = (str(path), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         if _last_read is not None and _last_read[0] == seen:
             return _last_read[1]
         stored = parse_json(path.read_bytes())

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hubrelease.fsutil import STATE_DIR, TARGETS_CACHE
+from hubrelease.safe_parse import parse_json
 from hubrelease.verify import plan_cache
 from hubrelease.verify.plan_cache import CACHE_NAME
 from tests.factories.cli import invoke, run_cli, run_program, verify_json
@@ -173,3 +174,28 @@ def test_lint_reading_an_unlisted_config_is_never_recalled(tmp_path: Path) -> No
     assert _probe("verify", str(manifest)).startswith("0 [") and "pydantic" in _probe("verify", str(manifest))
     plans = json.loads((manifest.parent / STATE_DIR / CACHE_NAME).read_text())["plans"]
     assert [plan["checks"] for plan in plans.values()] == [[]]
+
+
+def test_the_cache_file_is_parsed_once_per_process_until_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``verify --signature`` asks for the plan, the published files and the recalled checks: one
+    screened parse of the file, until it is replaced (a new inode, or its size, mtime or ctime)."""
+    manifest = write_release(tmp_path)
+    assert verify_json(manifest)[0] == 0
+    text = manifest.read_text()
+    parsed: list[int] = []
+
+    def counted(data: bytes) -> object:
+        parsed.append(len(data))
+        return parse_json(data)
+
+    monkeypatch.setattr(plan_cache, "parse_json", counted)
+    first = plan_cache.load_plan(manifest, text, None)
+    assert first is not None and plan_cache.load_plan(manifest, text, None) is first
+    assert len(parsed) == 1
+    manifest.write_text(f"{text}# edited\n")
+    assert verify_json(manifest)[0] == 0  # stores the new text's plan: the file is replaced
+    assert plan_cache.load_plan(manifest, f"{text}# edited\n", None) is not None
+    assert plan_cache.load_plan(manifest, text, None) is None  # the old text's plan is gone
+    assert len(parsed) >= 2
