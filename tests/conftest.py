@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
@@ -19,6 +20,35 @@ os.environ.setdefault("HF_XET_CLIENT_RETRY_MAX_DURATION", "200ms")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.pop("HF_TOKEN", None)
 os.environ.pop("GITHUB_ACTIONS", None)
+
+# Tests reach no host but this machine: a name other than the loopback's fails at once, as it does
+# on a machine without a network, instead of a client waiting out its timeouts (or, on a CI runner
+# with a network, reaching huggingface.co). Child processes (pip's own venvs) resolve as usual.
+_resolve = socket.getaddrinfo
+_LOOPBACK = {"127.0.0.1", "::1", "localhost", None, ""}
+_reached: list[str] = []
+"""Names a test tried to resolve beyond the loopback (``_no_network`` fails that test)."""
+
+
+def _loopback_only(host: bytes | str | None, *args: Any, **kwargs: Any) -> Any:
+    name = host.decode() if isinstance(host, bytes) else host
+    if name not in _LOOPBACK:
+        _reached.append(str(name))
+        raise socket.gaierror(socket.EAI_NONAME, f"the test session resolves loopback names only, not {name}")
+    return _resolve(host, *args, **kwargs)
+
+
+socket.getaddrinfo = _loopback_only
+
+
+@pytest.fixture(autouse=True)
+def _no_network() -> Iterator[None]:
+    """A test that tried to reach a host beyond this machine fails, even where the code under test
+    took the failure in its stride (a warning, a retry): the test depended on the network."""
+    _reached.clear()
+    yield
+    assert _reached == [], f"the test tried to reach {sorted(set(_reached))}"
+
 
 # One fixed hypothesis profile: derandomized and without an example database, so every run (CI
 # included) draws the same cases and a failure reproduces. HYPOTHESIS_PROFILE=dev explores.

@@ -210,7 +210,7 @@ def test_build_with_manifest_pins_the_verifier_and_the_card_states_it(tmp_path: 
     }
     assert weights["lint"] is True and weights["lint_config"] == "speculators/config.json"
     assert "speculators/config.json" in entries
-    assert run_cli("lint", manifest)[0] == 0
+    assert run_cli("lint", manifest, "--target", TARGET_CONFIG)[0] == 0
     assert run_cli("render-card", manifest, "--force")[0] == 0
     card = (manifest.parent / "README.md").read_text()
     assert (
@@ -234,7 +234,7 @@ def test_build_with_manifest_pins_the_verifier_and_the_card_states_it(tmp_path: 
     config = json.loads(spec_config.read_text())
     config["speculators_config"]["verifier"]["name_or_path"] = "acme/other-target"
     spec_config.write_text(json.dumps(config))
-    code, out, _ = run_cli("lint", manifest)
+    code, out, _ = run_cli("lint", manifest, "--target", TARGET_CONFIG)
     assert code == 1
     assert (
         "error: [speculators] speculators/model.safetensors: the verifier acme/other-target is not in pins.targets"
