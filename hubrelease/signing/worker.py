@@ -1,12 +1,13 @@
-"""model-signing loaded in a process of its own while ``sign`` checks the release.
+"""model-signing loaded in a process of its own while ``sign`` checks and hashes a large release.
 
 Why a process: importing model-signing costs about half a second (its package ``__init__`` loads
-sigstore, protobuf and requests, whatever the signing method), as much as everything else a cold
-``sign`` of a small release does, and an import is Python bytecode under the GIL: on a thread it
-would not run beside the manifest's validation and the card's render, only take turns with them.
-A child process started when ``sign`` knows it will build a signature imports model-signing on
-another core meanwhile, then builds the statement, signs it with a key or a certificate and reads
-it back (``signed_bundle``, the same function a signature built in process goes through).
+sigstore, protobuf and requests, whatever the signing method), and an import is Python bytecode
+under the GIL: on a thread it would only take turns with the rest of ``sign``. A child process
+started as ``sign`` begins imports it while the parent validates, renders and hashes (the hashing
+releases the GIL and leaves cores free), then builds the statement, signs it with a key or a
+certificate and reads it back (``signed_bundle``, the same function a signature built in process
+goes through). For a small release it is slower: the child imports again what the parent already
+holds (``sign.WORKER_BYTES`` says where it starts to pay).
 
 The child reads the password of an encrypted key from the environment it inherits, as the
 parent would (``signers.PASSWORD_ENV``); nothing secret crosses the pipe. Keyless signing stays in
