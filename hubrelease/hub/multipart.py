@@ -112,7 +112,7 @@ def multipart_actions(state: PushState, ops: list[CommitOperationAdd]) -> list[M
             verify = (action["actions"].get("verify") or {}).get("href")
             verify = None if verify is None else fix_hf_endpoint_in_url(verify, endpoint)
             if "chunk_size" not in header:
-                found.append(Multipart(op, max(op.upload_info.size, 1), [href], None, verify))
+                found.append(Multipart(op, op.upload_info.size, [href], None, verify))
                 continue
             chunk = int(header["chunk_size"])
             urls = [url for number, url in sorted((int(k), v) for k, v in header.items() if k.isdigit())]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from hubrelease.release_files import SIGNATURE_NAME
 from hubrelease.signing.signers import SigningMethod, sign_statement
@@ -13,19 +13,14 @@ from hubrelease.signing.statement import SignedFiles, payload, statement_in
 from hubrelease.signing.verifiers import SignaturePolicy, check_declared
 
 
-class SignRequest:
+class SignRequest(NamedTuple):
     """What to sign and how: the method, the statement's name and files, the signer to hold it to."""
 
-    def __init__(
-        self,
-        method: SigningMethod,
-        name: str,
-        files: Mapping[str, str],
-        declared: SignaturePolicy | None,
-        manifest_path: Path,
-    ) -> None:
-        self.method, self.name, self.files = method, name, dict(files)
-        self.declared, self.manifest_path = declared, manifest_path
+    method: SigningMethod
+    name: str
+    files: Mapping[str, str]
+    declared: SignaturePolicy | None
+    manifest_path: Path
 
     def as_json(self) -> dict[str, Any]:
         method = self.method
@@ -35,7 +30,7 @@ class SignRequest:
             "certificate": _text(method.certificate),
             "chain": [str(p) for p in method.chain],
             "name": self.name,
-            "files": self.files,
+            "files": dict(self.files),
             "declared": None
             if policy is None
             else {

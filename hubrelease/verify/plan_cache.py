@@ -20,7 +20,6 @@ own tools write; a cache that cannot be read is ignored, never trusted.
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import os
 import posixpath
@@ -316,12 +315,15 @@ def _store_checks(
     """Keep ``found`` beside the plan (best effort), with the code that made it: the lint and
     evaluation modules now loaded join the plan's code identity."""
     path = _cache_file(manifest_path)
-    stored = copy.deepcopy(_read(path))  # the parse ``_read`` keeps is not changed in place
-    entry = stored.get("plans", {}).get(_key(manifest_path, root))
-    if not isinstance(entry, dict) or entry.get("manifest") != text:
+    stored, name = _read(path), _key(manifest_path, root)
+    plans = stored.get("plans")
+    entry = plans.get(name) if isinstance(plans, dict) else None
+    if not isinstance(plans, dict) or not isinstance(entry, dict) or entry.get("manifest") != text:
         return
     kept = [c for c in entry.get("checks", ()) if isinstance(c, dict) and c.get("key") != key]
-    entry["checks"] = [*kept[-(_KEEP_CHECKS - 1) :], {"key": key, "findings": [list(f) for f in found]}]
-    entry["code"] = _code(also=entry.get("code"))
+    checks = [*kept[-(_KEEP_CHECKS - 1) :], {"key": key, "findings": [list(f) for f in found]}]
+    # New dicts along the changed path only: the parse ``_read`` keeps is never changed in place.
+    entry = {**entry, "checks": checks, "code": _code(also=entry.get("code"))}
     with contextlib.suppress(OSError):
-        atomic_write_text(path, json.dumps(stored, separators=(",", ":")))
+        updated = {**stored, "plans": {**plans, name: entry}}
+        atomic_write_text(path, json.dumps(updated, separators=(",", ":")))
